@@ -1,0 +1,46 @@
+// swift-tools-version: 6.1
+
+import PackageDescription
+
+let package = Package(
+    name: "Liftoff",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "liftoff", targets: ["liftoff"]),
+        .library(name: "LiftoffProfile", targets: ["LiftoffProfile"]),
+        .library(name: "LiftoffSampler", targets: ["LiftoffSampler"]),
+        .library(name: "LiftoffReports", targets: ["LiftoffReports"]),
+        .library(name: "LiftoffCLI", targets: ["LiftoffCLI"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+    ],
+    targets: [
+        .target(
+            name: "CLiftoffSampler",
+            cSettings: [.define("UNW_LOCAL_ONLY"), .define("_GNU_SOURCE")],
+            linkerSettings: [.linkedLibrary("unwind"), .linkedLibrary("dl")]
+        ),
+        .target(name: "LiftoffProfile"),
+        .target(name: "LiftoffSampler", dependencies: ["CLiftoffSampler", "LiftoffProfile"]),
+        .target(name: "LiftoffReports", dependencies: ["LiftoffProfile"]),
+        .target(
+            name: "LiftoffDemo",
+            dependencies: ["LiftoffSampler", "LiftoffProfile"],
+            resources: [.copy("Resources/catalog.json")]
+        ),
+        .target(
+            name: "LiftoffCLI",
+            dependencies: [
+                "LiftoffProfile", "LiftoffSampler", "LiftoffReports", "LiftoffDemo",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(name: "liftoff", dependencies: ["LiftoffCLI"]),
+        .testTarget(name: "LiftoffSamplerTests", dependencies: ["LiftoffSampler", "CLiftoffSampler", "LiftoffProfile"]),
+        .testTarget(name: "LiftoffProfileTests", dependencies: ["LiftoffProfile"]),
+        .testTarget(name: "LiftoffReportsTests", dependencies: ["LiftoffReports", "LiftoffProfile"]),
+        .testTarget(name: "LiftoffCLITests", dependencies: ["LiftoffCLI", "LiftoffProfile", "LiftoffReports"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

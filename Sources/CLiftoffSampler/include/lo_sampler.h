@@ -1,0 +1,135 @@
+// Liftoff's stack sampler: a sampler thread sends SIGPROF to registered threads
+// with tgkill; the handler captures the interrupted stack with libunwind's
+// unw_backtrace into a preallocated lock-free ring; the sampler thread drains the
+// ring into a growable store that Swift reads after `lo_sampler_stop`.
+//
+// Every public symbol is prefixed `lo_`. Nothing here allocates, locks or calls a
+// function that is not async-signal-safe on the signal path.
+
+#ifndef LO_SAMPLER_H
+#define LO_SAMPLER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// Most frames kept per sample; deeper stacks are cut at the root end and flagged.
+#define LO_MAX_FRAMES 128
+/// Most threads that can be registered at once.
+#define LO_MAX_THREADS 256
+/// Lowest and highest sampling rate accepted by `lo_sampler_start`.
+#define LO_MIN_RATE_HZ 1
+#define LO_MAX_RATE_HZ 10000
+
+/// Flag bit of a stored sample: the stack had more than LO_MAX_FRAMES frames.
+#define LO_SAMPLE_TRUNCATED 1u
+
+/// Result codes of the sampler API.
+typedef enum lo_status {
+    LO_OK = 0,
+    LO_ERR_RATE = 1,            ///< rate outside LO_MIN_RATE_HZ ... LO_MAX_RATE_HZ
+    LO_ERR_CAPACITY = 2,        ///< ring capacity not a power of two in 16 ... 1<<20
+    LO_ERR_NO_MEMORY = 3,       ///< the ring could not be allocated
+    LO_ERR_SIGNAL = 4,          ///< sigaction failed
+    LO_ERR_THREAD = 5,          ///< the sampler thread could not be started
+    LO_ERR_TOO_MANY_THREADS = 6,///< LO_MAX_THREADS already registered
+    LO_ERR_NOT_REGISTERED = 7,  ///< unregistering a thread that is not registered
+} lo_status;
+
+/// Configuration for `lo_sampler_start`.
+typedef struct lo_config {
+    /// Samples per second sent to each registered thread (wall-clock sampling).
+    uint32_t rate_hz;
+    /// Ring slots, a power of two; 0 picks the default (4096).
+    uint32_t ring_capacity;
+} lo_config;
+
+/// Counters of one sampling session (reset by `lo_sampler_start`).
+typedef struct lo_counts {
+    uint64_t signals_sent;   ///< SIGPROF signals sent by the sampler thread
+    uint64_t captured;       ///< samples written to the ring
+    uint64_t dropped;        ///< samples lost because the ring was full
+    uint64_t failed;         ///< handler runs where unw_backtrace found no frame
+    uint64_t truncated;      ///< captured samples cut at LO_MAX_FRAMES
+    uint64_t stored;         ///< samples moved from the ring to the store
+} lo_counts;
+
+/// Layout of one sample in the store: a header of two words followed by `depth`
+/// addresses, leaf first. Word 0 packs tid (low 32 bits), depth (bits 32..47) and
+/// flags (bits 48..63); word 1 is the CLOCK_MONOTONIC time in nanoseconds.
+#define LO_SAMPLE_HEADER_WORDS 2
+
+_Static_assert(sizeof(uint64_t) == sizeof(void *), "the store keeps addresses in 64-bit words");
+
+/// Starts sampling; a no-op returning LO_OK when already running.
+lo_status lo_sampler_start(const lo_config *config);
+/// Stops sampling, waits for running handlers, drains the ring; a no-op when stopped.
+void lo_sampler_stop(void);
+/// Whether a session is running.
+int lo_sampler_is_running(void);
+
+/// Registers the calling thread for sampling and warms libunwind on it.
+lo_status lo_sampler_register_current_thread(void);
+/// Unregisters the calling thread; no signal is sent to it once this returns.
+lo_status lo_sampler_unregister_current_thread(void);
+/// Number of registered threads.
+int lo_sampler_registered_count(void);
+
+/// Counters of the current or last session.
+lo_counts lo_sampler_counts(void);
+/// The store: `*word_count` words of samples in the layout above. Valid until
+/// the next `lo_sampler_start` or `lo_sampler_clear_store`.
+const uint64_t *lo_sampler_store(size_t *word_count);
+/// Frees the store.
+void lo_sampler_clear_store(void);
+/// Bytes the sampler holds now (ring and store), for leak checks.
+size_t lo_sampler_resident_bytes(void);
+
+/// Kernel thread id of the calling thread, cached per thread.
+pid_t lo_current_tid(void);
+/// Kernel thread id of the main thread, saved before `main` ran.
+pid_t lo_main_tid(void);
+/// Whether the calling thread is the process's main thread (cached tid compare).
+int lo_is_main_thread(void);
+/// CLOCK_MONOTONIC nanoseconds taken by a constructor before `main` ran.
+uint64_t lo_premain_ns(void);
+/// CLOCK_MONOTONIC now, in nanoseconds.
+uint64_t lo_monotonic_ns(void);
+/// CPU time consumed by the calling thread, in nanoseconds.
+uint64_t lo_thread_cpu_ns(void);
+
+/// Copies the calling thread's name (pthread name) into `buffer`; returns 0 on success.
+int lo_current_thread_name(char *buffer, size_t length);
+
+/// Captures the calling thread's stack (outside a signal handler) into `buffer`,
+/// leaf first, skipping this function's own frame. Returns the number of frames.
+int lo_capture_current_stack(uintptr_t *buffer, int capacity);
+
+
+/// Most loadable segments reported per object by `lo_iterate_objects`.
+#define LO_MAX_SEGMENTS 16
+
+/// One loaded ELF object (executable, shared library or vDSO).
+typedef struct lo_object_info {
+    const char *name;     ///< path as the loader knows it; empty for the main executable
+    uintptr_t base;       ///< load bias: runtime address minus link-time address
+    int segment_count;    ///< PT_LOAD segments below
+    uintptr_t segment_start[LO_MAX_SEGMENTS];
+    uintptr_t segment_end[LO_MAX_SEGMENTS];
+} lo_object_info;
+
+/// Called once per loaded object; return non-zero to stop early.
+typedef int (*lo_object_visitor)(const lo_object_info *info, void *context);
+
+/// Visits every loaded object with `dl_iterate_phdr` (never from a signal handler).
+void lo_iterate_objects(lo_object_visitor visitor, void *context);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,467 @@
+#include "lo_sampler.h"
+
+#include <errno.h>
+#include <libunwind.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+// Writes a message with write(2) and aborts: usable anywhere, signal handlers included.
+#define LO_FAIL(message)                                                                  \
+    do {                                                                                  \
+        static const char lo_fail_text[] = "liftoff sampler: " message "\n";             \
+        ssize_t lo_fail_ignored = write(2, lo_fail_text, sizeof lo_fail_text - 1);        \
+        (void)lo_fail_ignored;                                                            \
+        abort();                                                                          \
+    } while (0)
+
+// Frames the handler may see above the interrupted one (handler, trampoline, and
+// any libunwind frames) before it finds the interrupted program counter.
+#define LO_SKIP_SEARCH 8
+#define LO_DEFAULT_CAPACITY 4096u
+
+typedef struct lo_slot {
+    _Atomic uint64_t seq;
+    uint64_t time_ns;
+    int32_t tid;
+    uint16_t depth;
+    uint16_t flags;
+    uintptr_t frames[LO_MAX_FRAMES];
+} lo_slot;
+
+_Static_assert(sizeof(uintptr_t) == 8, "Liftoff's sampler supports 64-bit targets only");
+
+// ---- process-wide facts -------------------------------------------------------------
+
+static pid_t g_main_tid;
+static uint64_t g_premain_ns;
+static __thread pid_t t_tid __attribute__((tls_model("initial-exec")));
+static __thread int t_warming __attribute__((tls_model("initial-exec")));
+
+static uint64_t lo_now(clockid_t clock) {
+    struct timespec ts;
+    clock_gettime(clock, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t lo_monotonic_ns(void) { return lo_now(CLOCK_MONOTONIC); }
+uint64_t lo_thread_cpu_ns(void) { return lo_now(CLOCK_THREAD_CPUTIME_ID); }
+
+pid_t lo_current_tid(void) {
+    pid_t tid = t_tid;
+    if (tid == 0) {
+        tid = (pid_t)syscall(SYS_gettid);
+        t_tid = tid;
+    }
+    return tid;
+}
+
+__attribute__((constructor)) static void lo_load(void) {
+    g_premain_ns = lo_monotonic_ns();
+    g_main_tid = lo_current_tid();
+}
+
+pid_t lo_main_tid(void) { return g_main_tid; }
+int lo_is_main_thread(void) { return lo_current_tid() == g_main_tid; }
+uint64_t lo_premain_ns(void) { return g_premain_ns; }
+
+// ---- session state --------------------------------------------------------------------
+
+static pthread_mutex_t g_control_lock = PTHREAD_MUTEX_INITIALIZER;  // start/stop
+static pthread_mutex_t g_registry_lock = PTHREAD_MUTEX_INITIALIZER; // thread list
+static pthread_mutex_t g_wait_lock = PTHREAD_MUTEX_INITIALIZER;     // sampler sleep
+static pthread_cond_t g_wait_cond;
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static int g_handler_installed;
+
+static pid_t g_threads[LO_MAX_THREADS];
+static int g_thread_count;
+
+static lo_slot *g_ring;
+static size_t g_ring_bytes;
+static uint32_t g_mask;
+static _Atomic uint64_t g_head;
+static uint64_t g_tail;
+
+static _Atomic int g_active;     // handlers capture only while set
+static _Atomic int g_in_handler; // handlers running now
+static int g_running;            // guarded by g_control_lock
+static _Atomic int g_keep_sampling;
+static pthread_t g_thread;
+static uint64_t g_period_ns;
+
+static _Atomic uint64_t g_signals_sent, g_captured, g_dropped, g_failed, g_truncated, g_stored;
+
+static uint64_t *g_store;
+static size_t g_store_words, g_store_capacity;
+
+// ---- the signal path ----------------------------------------------------------------
+
+static uintptr_t lo_interrupted_pc(void *context) {
+    ucontext_t *uc = (ucontext_t *)context;
+#if defined(__x86_64__)
+    return (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+#elif defined(__aarch64__)
+    return (uintptr_t)uc->uc_mcontext.pc;
+#else
+#error "Liftoff's sampler supports x86_64 and aarch64"
+#endif
+}
+
+static void lo_publish(int32_t tid, uint64_t time_ns, void **frames, int depth, uint16_t flags) {
+    uint64_t pos = atomic_load_explicit(&g_head, memory_order_relaxed);
+    for (;;) {
+        lo_slot *slot = &g_ring[pos & g_mask];
+        uint64_t seq = atomic_load_explicit(&slot->seq, memory_order_acquire);
+        int64_t lag = (int64_t)(seq - pos);
+        if (lag == 0) {
+            if (atomic_compare_exchange_weak_explicit(&g_head, &pos, pos + 1, memory_order_relaxed,
+                                                      memory_order_relaxed)) {
+                slot->time_ns = time_ns;
+                slot->tid = tid;
+                slot->depth = (uint16_t)depth;
+                slot->flags = flags;
+                memcpy(slot->frames, frames, (size_t)depth * sizeof(uintptr_t));
+                atomic_store_explicit(&slot->seq, pos + 1, memory_order_release);
+                atomic_fetch_add_explicit(&g_captured, 1, memory_order_relaxed);
+                if (flags & LO_SAMPLE_TRUNCATED) {
+                    atomic_fetch_add_explicit(&g_truncated, 1, memory_order_relaxed);
+                }
+                return;
+            }
+        } else if (lag < 0) {
+            atomic_fetch_add_explicit(&g_dropped, 1, memory_order_relaxed);
+            return;
+        } else {
+            pos = atomic_load_explicit(&g_head, memory_order_relaxed);
+        }
+    }
+}
+
+static void lo_handler(int signal_number, siginfo_t *info, void *context) {
+    (void)signal_number;
+    (void)info;
+    int saved_errno = errno;
+    uint64_t time_ns = lo_monotonic_ns();
+    atomic_fetch_add(&g_in_handler, 1);
+    if (t_warming || atomic_load(&g_active)) {
+        void *frames[LO_SKIP_SEARCH + LO_MAX_FRAMES + 1];
+        int count = unw_backtrace(frames, (int)(sizeof frames / sizeof frames[0]));
+        if (!t_warming) {
+            uintptr_t pc = lo_interrupted_pc(context);
+            int start = -1;
+            for (int i = 0; i < count && i < LO_SKIP_SEARCH; i++) {
+                if ((uintptr_t)frames[i] == pc) {
+                    start = i;
+                    break;
+                }
+            }
+            if (start < 0 || count - start <= 0) {
+                atomic_fetch_add_explicit(&g_failed, 1, memory_order_relaxed);
+            } else {
+                int depth = count - start;
+                uint16_t flags = 0;
+                if (depth > LO_MAX_FRAMES || count == (int)(sizeof frames / sizeof frames[0])) {
+                    flags |= LO_SAMPLE_TRUNCATED;
+                    if (depth > LO_MAX_FRAMES) depth = LO_MAX_FRAMES;
+                }
+                lo_publish(lo_current_tid(), time_ns, frames + start, depth, flags);
+            }
+        }
+    }
+    atomic_fetch_sub(&g_in_handler, 1);
+    errno = saved_errno;
+}
+
+// The handler stays installed for the life of the process: a SIGPROF still in flight
+// after `stop` must meet a handler, since the default action would end the process.
+static void lo_install_handler(void) {
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_sigaction = lo_handler;
+    action.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&action.sa_mask);
+    if (sigaction(SIGPROF, &action, NULL) == 0) g_handler_installed = 1;
+
+    pthread_condattr_t attributes;
+    pthread_condattr_init(&attributes);
+    pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC);
+    pthread_cond_init(&g_wait_cond, &attributes);
+    pthread_condattr_destroy(&attributes);
+}
+
+// ---- the consumer side (sampler thread, or `stop` after it joined) -----------------
+
+static void lo_store_append(const lo_slot *slot) {
+    size_t needed = g_store_words + LO_SAMPLE_HEADER_WORDS + slot->depth;
+    if (needed > g_store_capacity) {
+        size_t capacity = g_store_capacity ? g_store_capacity : 1u << 16;
+        while (capacity < needed) capacity *= 2;
+        uint64_t *grown = realloc(g_store, capacity * sizeof(uint64_t));
+        if (grown == NULL) {
+            atomic_fetch_add_explicit(&g_dropped, 1, memory_order_relaxed);
+            return;
+        }
+        g_store = grown;
+        g_store_capacity = capacity;
+    }
+    uint64_t *out = g_store + g_store_words;
+    out[0] = (uint64_t)(uint32_t)slot->tid | ((uint64_t)slot->depth << 32) | ((uint64_t)slot->flags << 48);
+    out[1] = slot->time_ns;
+    memcpy(out + LO_SAMPLE_HEADER_WORDS, slot->frames, (size_t)slot->depth * sizeof(uint64_t));
+    g_store_words = needed;
+    atomic_fetch_add_explicit(&g_stored, 1, memory_order_relaxed);
+}
+
+static void lo_drain(void) {
+    for (;;) {
+        lo_slot *slot = &g_ring[g_tail & g_mask];
+        uint64_t seq = atomic_load_explicit(&slot->seq, memory_order_acquire);
+        if (seq != g_tail + 1) return;
+        lo_store_append(slot);
+        atomic_store_explicit(&slot->seq, g_tail + (uint64_t)g_mask + 1, memory_order_release);
+        g_tail++;
+    }
+}
+
+static void lo_signal_registered_threads(pid_t pid) {
+    pthread_mutex_lock(&g_registry_lock);
+    for (int i = 0; i < g_thread_count;) {
+        if (syscall(SYS_tgkill, pid, g_threads[i], SIGPROF) == 0) {
+            atomic_fetch_add_explicit(&g_signals_sent, 1, memory_order_relaxed);
+            i++;
+        } else if (errno == ESRCH) {
+            // The thread ended without unregistering: forget it.
+            g_threads[i] = g_threads[--g_thread_count];
+        } else {
+            i++;
+        }
+    }
+    pthread_mutex_unlock(&g_registry_lock);
+}
+
+static void *lo_sampler_main(void *unused) {
+    (void)unused;
+    sigset_t blocked;
+    sigemptyset(&blocked);
+    sigaddset(&blocked, SIGPROF);
+    pthread_sigmask(SIG_BLOCK, &blocked, NULL);
+    pthread_setname_np(pthread_self(), "liftoff-sampler");
+
+    pid_t pid = getpid();
+    uint64_t next = lo_monotonic_ns();
+    while (atomic_load(&g_keep_sampling)) {
+        lo_signal_registered_threads(pid);
+        lo_drain();
+        next += g_period_ns;
+        uint64_t now = lo_monotonic_ns();
+        if (next < now) next = now; // fell behind: skip the missed ticks
+        struct timespec deadline = {.tv_sec = (time_t)(next / 1000000000ull),
+                                     .tv_nsec = (long)(next % 1000000000ull)};
+        pthread_mutex_lock(&g_wait_lock);
+        while (atomic_load(&g_keep_sampling)) {
+            if (pthread_cond_timedwait(&g_wait_cond, &g_wait_lock, &deadline) == ETIMEDOUT) break;
+        }
+        pthread_mutex_unlock(&g_wait_lock);
+    }
+    return NULL;
+}
+
+// ---- control ----------------------------------------------------------------------------
+
+static void lo_reset_counts(void) {
+    atomic_store(&g_signals_sent, 0);
+    atomic_store(&g_captured, 0);
+    atomic_store(&g_dropped, 0);
+    atomic_store(&g_failed, 0);
+    atomic_store(&g_truncated, 0);
+    atomic_store(&g_stored, 0);
+}
+
+static void lo_free_ring(void) {
+    if (g_ring != NULL) {
+        munmap(g_ring, g_ring_bytes);
+        g_ring = NULL;
+        g_ring_bytes = 0;
+    }
+}
+
+lo_status lo_sampler_start(const lo_config *config) {
+    uint32_t rate = config ? config->rate_hz : 0;
+    uint32_t capacity = (config && config->ring_capacity) ? config->ring_capacity : LO_DEFAULT_CAPACITY;
+    if (rate < LO_MIN_RATE_HZ || rate > LO_MAX_RATE_HZ) return LO_ERR_RATE;
+    if (capacity < 16 || capacity > (1u << 20) || (capacity & (capacity - 1)) != 0) return LO_ERR_CAPACITY;
+
+    pthread_once(&g_once, lo_install_handler);
+    if (!g_handler_installed) return LO_ERR_SIGNAL;
+
+    pthread_mutex_lock(&g_control_lock);
+    if (g_running) {
+        pthread_mutex_unlock(&g_control_lock);
+        return LO_OK;
+    }
+    size_t bytes = (size_t)capacity * sizeof(lo_slot);
+    void *ring = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (ring == MAP_FAILED) {
+        pthread_mutex_unlock(&g_control_lock);
+        return LO_ERR_NO_MEMORY;
+    }
+    g_ring = ring;
+    g_ring_bytes = bytes;
+    g_mask = capacity - 1;
+    for (uint32_t i = 0; i < capacity; i++) atomic_init(&g_ring[i].seq, i);
+    atomic_store(&g_head, 0);
+    g_tail = 0;
+    free(g_store);
+    g_store = NULL;
+    g_store_words = g_store_capacity = 0;
+    lo_reset_counts();
+    g_period_ns = 1000000000ull / rate;
+
+    atomic_store(&g_keep_sampling, 1);
+    atomic_store(&g_active, 1);
+    if (pthread_create(&g_thread, NULL, lo_sampler_main, NULL) != 0) {
+        atomic_store(&g_active, 0);
+        atomic_store(&g_keep_sampling, 0);
+        lo_free_ring();
+        pthread_mutex_unlock(&g_control_lock);
+        return LO_ERR_THREAD;
+    }
+    g_running = 1;
+    pthread_mutex_unlock(&g_control_lock);
+    return LO_OK;
+}
+
+void lo_sampler_stop(void) {
+    pthread_mutex_lock(&g_control_lock);
+    if (!g_running) {
+        pthread_mutex_unlock(&g_control_lock);
+        return;
+    }
+    pthread_mutex_lock(&g_wait_lock);
+    atomic_store(&g_keep_sampling, 0);
+    pthread_cond_broadcast(&g_wait_cond);
+    pthread_mutex_unlock(&g_wait_lock);
+    if (pthread_join(g_thread, NULL) != 0) LO_FAIL("could not join the sampler thread");
+
+    // No new signals are sent now; stop capturing and wait for handlers in flight.
+    atomic_store(&g_active, 0);
+    while (atomic_load(&g_in_handler) != 0) sched_yield();
+    lo_drain();
+    lo_free_ring();
+    g_running = 0;
+    pthread_mutex_unlock(&g_control_lock);
+}
+
+int lo_sampler_is_running(void) {
+    pthread_mutex_lock(&g_control_lock);
+    int running = g_running;
+    pthread_mutex_unlock(&g_control_lock);
+    return running;
+}
+
+lo_status lo_sampler_register_current_thread(void) {
+    pthread_once(&g_once, lo_install_handler);
+    if (!g_handler_installed) return LO_ERR_SIGNAL;
+    pid_t tid = lo_current_tid();
+
+    // Warm libunwind on this thread (its per-thread cache and the signal-frame path)
+    // before any sample is taken, so the handler does not set them up mid-sample.
+    void *frames[LO_SKIP_SEARCH + LO_MAX_FRAMES + 1];
+    (void)unw_backtrace(frames, (int)(sizeof frames / sizeof frames[0]));
+    t_warming = 1;
+    syscall(SYS_tgkill, getpid(), tid, SIGPROF);
+    t_warming = 0;
+
+    pthread_mutex_lock(&g_registry_lock);
+    for (int i = 0; i < g_thread_count; i++) {
+        if (g_threads[i] == tid) {
+            pthread_mutex_unlock(&g_registry_lock);
+            return LO_OK;
+        }
+    }
+    if (g_thread_count == LO_MAX_THREADS) {
+        pthread_mutex_unlock(&g_registry_lock);
+        return LO_ERR_TOO_MANY_THREADS;
+    }
+    g_threads[g_thread_count++] = tid;
+    pthread_mutex_unlock(&g_registry_lock);
+    return LO_OK;
+}
+
+lo_status lo_sampler_unregister_current_thread(void) {
+    pid_t tid = lo_current_tid();
+    pthread_mutex_lock(&g_registry_lock);
+    for (int i = 0; i < g_thread_count; i++) {
+        if (g_threads[i] == tid) {
+            g_threads[i] = g_threads[--g_thread_count];
+            pthread_mutex_unlock(&g_registry_lock);
+            return LO_OK;
+        }
+    }
+    pthread_mutex_unlock(&g_registry_lock);
+    return LO_ERR_NOT_REGISTERED;
+}
+
+int lo_sampler_registered_count(void) {
+    pthread_mutex_lock(&g_registry_lock);
+    int count = g_thread_count;
+    pthread_mutex_unlock(&g_registry_lock);
+    return count;
+}
+
+lo_counts lo_sampler_counts(void) {
+    lo_counts counts = {
+        .signals_sent = atomic_load(&g_signals_sent),
+        .captured = atomic_load(&g_captured),
+        .dropped = atomic_load(&g_dropped),
+        .failed = atomic_load(&g_failed),
+        .truncated = atomic_load(&g_truncated),
+        .stored = atomic_load(&g_stored),
+    };
+    return counts;
+}
+
+const uint64_t *lo_sampler_store(size_t *word_count) {
+    if (word_count) *word_count = g_store_words;
+    return g_store;
+}
+
+void lo_sampler_clear_store(void) {
+    pthread_mutex_lock(&g_control_lock);
+    if (!g_running) {
+        free(g_store);
+        g_store = NULL;
+        g_store_words = g_store_capacity = 0;
+    }
+    pthread_mutex_unlock(&g_control_lock);
+}
+
+size_t lo_sampler_resident_bytes(void) {
+    pthread_mutex_lock(&g_control_lock);
+    size_t bytes = g_ring_bytes + g_store_capacity * sizeof(uint64_t);
+    pthread_mutex_unlock(&g_control_lock);
+    return bytes;
+}
+
+int lo_current_thread_name(char *buffer, size_t length) {
+    return pthread_getname_np(pthread_self(), buffer, length);
+}
+
+__attribute__((noinline)) int lo_capture_current_stack(uintptr_t *buffer, int capacity) {
+    if (buffer == NULL || capacity <= 0) return 0;
+    void *frames[LO_MAX_FRAMES + 1];
+    int limit = capacity + 1 < LO_MAX_FRAMES + 1 ? capacity + 1 : LO_MAX_FRAMES + 1;
+    int count = unw_backtrace(frames, limit);
+    if (count <= 1) return 0;
+    for (int i = 1; i < count; i++) buffer[i - 1] = (uintptr_t)frames[i];
+    return count - 1;
+}

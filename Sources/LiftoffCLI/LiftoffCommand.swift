@@ -1,0 +1,24 @@
+import ArgumentParser
+import LiftoffProfile
+
+/// The `liftoff` command: a launch runtime, scheduler and profiler for Linux.
+public struct LiftoffCommand: ParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "liftoff",
+        abstract: "Profile how a program launches: sampled stacks, phases, flame graphs.",
+        discussion: """
+            Run `liftoff demo` to record the bundled demo app and write its reports, and
+            `liftoff report PROFILE` to render a saved profile.json in another format.
+            """,
+        version: LiftoffVersion.current,
+        subcommands: [DemoCommand.self, ReportCommand.self]
+    )
+
+    public init() {}
+}
+
+/// A failure the CLI reports as one sentence and a non-zero exit.
+struct CLIError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,55 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Writes files so that a reader sees either the previous file or the complete new one,
+/// never a partial write: the bytes go to a temporary file in the same folder, are synced,
+/// and the temporary file is renamed over the target.
+public enum AtomicFile {
+    /// Writes `data` to `url` atomically, creating missing parent folders.
+    /// - Throws: ``ProfileError`` with code `unwritable` and a sentence naming the path.
+    public static func write(_ data: Data, to url: URL) throws {
+        let directory = url.deletingLastPathComponent()
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        } catch {
+            throw ProfileError(.unwritable, "Cannot create the folder \(directory.path).", value: directory.path)
+        }
+        var template = Array(directory.appendingPathComponent(".\(url.lastPathComponent).XXXXXX").path.utf8CString)
+        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard fd >= 0 else {
+            throw ProfileError(.unwritable, "Cannot write to the folder \(directory.path).", value: directory.path)
+        }
+        let temporaryPath = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        var ok = true
+        data.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let written = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    ok = false
+                    return
+                }
+                offset += written
+            }
+        }
+        if ok { ok = fsync(fd) == 0 }
+        fchmod(fd, 0o644)
+        close(fd)
+        guard ok, rename(temporaryPath, url.path) == 0 else {
+            unlink(temporaryPath)
+            throw ProfileError(.unwritable, "Cannot write \(url.path).", value: url.path)
+        }
+    }
+
+    /// Writes `text` as UTF-8 to `url` atomically.
+    /// - Throws: ``ProfileError`` with code `unwritable`.
+    public static func write(_ text: String, to url: URL) throws {
+        try write(Data(text.utf8), to: url)
+    }
+}

@@ -1,0 +1,149 @@
+import Foundation
+
+extension Profile {
+    /// Encodes the profile as `profile.json` text (keys sorted, so equal profiles give equal bytes).
+    public func jsonData(pretty: Bool = false) throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = pretty ? [.sortedKeys, .prettyPrinted] : [.sortedKeys]
+        return try encoder.encode(self)
+    }
+
+    /// Writes the profile to `url` atomically: readers see the old file or the whole new one.
+    /// - Throws: ``ProfileError`` with code `unwritable`.
+    public func write(to url: URL) throws {
+        try AtomicFile.write(try jsonData(), to: url)
+    }
+
+    /// Reads and checks a `profile.json` file.
+    /// - Throws: ``ProfileError``: `unreadable`, `truncated`, `malformed`, `wrongSchema` or `inconsistent`.
+    public static func load(from url: URL) throws -> Profile {
+        let data: Data
+        do {
+            data = try Data(contentsOf: url)
+        } catch {
+            let reason = FileManager.default.fileExists(atPath: url.path) ? "cannot be read" : "does not exist"
+            throw ProfileError(.unreadable, "The profile \(url.path) \(reason).", value: url.path)
+        }
+        return try decode(data, source: url.path)
+    }
+
+    /// Decodes and checks `profile.json` bytes; `source` names them in error messages.
+    /// - Throws: ``ProfileError``: `truncated`, `malformed`, `wrongSchema` or `inconsistent`.
+    public static func decode(_ data: Data, source: String = "profile") throws -> Profile {
+        struct SchemaProbe: Decodable { var schema: String? }
+
+        if data.isEmpty {
+            throw ProfileError(.truncated, "\(source) is empty.", value: source)
+        }
+        if JSONShape.endsEarly(data) {
+            throw ProfileError(.truncated, "\(source) is truncated: the JSON document ends early.", value: source)
+        }
+        let decoder = JSONDecoder()
+        let probe: SchemaProbe
+        do {
+            probe = try decoder.decode(SchemaProbe.self, from: data)
+        } catch {
+            throw ProfileError(.malformed, "\(source) is not a JSON object.", value: source)
+        }
+        guard let schema = probe.schema else {
+            throw ProfileError(
+                .wrongSchema, "\(source) is not a Liftoff profile: it has no \"schema\" field.", value: source)
+        }
+        guard schema == currentSchema else {
+            throw ProfileError(
+                .wrongSchema,
+                "\(source) has schema \"\(schema)\", but this Liftoff reads \"\(currentSchema)\".",
+                value: schema)
+        }
+        let profile: Profile
+        do {
+            profile = try decoder.decode(Profile.self, from: data)
+        } catch let error as DecodingError {
+            throw ProfileError(.malformed, "\(source) is malformed: \(describe(error)).", value: source)
+        } catch {
+            throw ProfileError(.malformed, "\(source) is malformed.", value: source)
+        }
+        try profile.validate(source: source)
+        return profile
+    }
+
+    /// Checks that the tables agree with each other.
+    /// - Throws: ``ProfileError`` with code `inconsistent`, naming the first contradiction.
+    public func validate(source: String = "profile") throws {
+        func fail(_ what: String) -> ProfileError {
+            ProfileError(.inconsistent, "\(source) is inconsistent: \(what).", value: what)
+        }
+        guard stacks.parent.count == stacks.frame.count else {
+            throw fail("stacks.parent and stacks.frame differ in length")
+        }
+        guard samples.thread.count == samples.stack.count, samples.timeNs.count == samples.stack.count else {
+            throw fail("samples.thread, samples.timeNs and samples.stack differ in length")
+        }
+        for index in 0..<stacks.count {
+            let parent = stacks.parent[index]
+            guard parent >= -1, parent < index else {
+                throw fail("stack \(index) has parent \(parent), which is not an earlier stack")
+            }
+            guard frames.indices.contains(stacks.frame[index]) else {
+                throw fail("stack \(index) names frame \(stacks.frame[index]), which does not exist")
+            }
+        }
+        let threadIDs = Set(threads.map(\.id))
+        for index in 0..<samples.count {
+            guard stacks.frame.indices.contains(samples.stack[index]) else {
+                throw fail("sample \(index) names stack \(samples.stack[index]), which does not exist")
+            }
+            guard threadIDs.contains(samples.thread[index]) else {
+                throw fail("sample \(index) names thread \(samples.thread[index]), which is not in threads")
+            }
+        }
+    }
+
+    private static func describe(_ error: DecodingError) -> String {
+        func path(_ context: DecodingError.Context) -> String {
+            let keys = context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }
+            return keys.isEmpty ? "the top level" : keys.joined(separator: ".")
+        }
+        switch error {
+        case .keyNotFound(let key, let context):
+            let parent = path(context)
+            return "field \"\(key.stringValue)\" is missing" + (context.codingPath.isEmpty ? "" : " in \(parent)")
+        case .typeMismatch(_, let context), .valueNotFound(_, let context):
+            return "\(path(context)) has the wrong type"
+        case .dataCorrupted(let context):
+            return "\(path(context)) cannot be read"
+        @unknown default:
+            return "it cannot be decoded"
+        }
+    }
+}
+
+/// Cheap structural checks on JSON bytes.
+enum JSONShape {
+    /// Whether the bytes stop inside a string or with brackets still open: a cut-off file.
+    static func endsEarly(_ data: Data) -> Bool {
+        var depth = 0
+        var inString = false
+        var escaped = false
+        var sawValue = false
+        for byte in data {
+            if inString {
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                }
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: "\""): inString = true; sawValue = true
+            case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1; sawValue = true
+            case UInt8(ascii: "}"), UInt8(ascii: "]"): depth -= 1
+            default: break
+            }
+        }
+        return sawValue && (inString || depth > 0)
+    }
+}

@@ -1,0 +1,239 @@
+/// One recorded launch: what ran, on which threads, and the sampled stacks.
+///
+/// A profile is stored as `profile.json` with `"schema": "liftoff.profile/1"`; every report
+/// Liftoff renders is a function of this value. Times are nanoseconds of `CLOCK_MONOTONIC`
+/// relative to ``timeOriginNs`` (the process start), so they stay exact in JSON readers that
+/// hold numbers as doubles.
+///
+/// Stacks are stored once, as a prefix tree: stack `i` is frame ``StackTable/frame``[i] called
+/// from stack ``StackTable/parent``[i] (`-1` at the root). A sample names the stack of its leaf.
+///
+/// ```swift
+/// let profile = try Profile.load(from: URL(fileURLWithPath: "Reports/demo/profile.json"))
+/// print(profile.samples.count, "samples on", profile.threads.count, "threads")
+/// ```
+public struct Profile: Codable, Sendable, Equatable {
+    /// The schema identifier this version of Liftoff writes and reads.
+    public static let currentSchema = "liftoff.profile/1"
+
+    /// Always ``currentSchema`` for a profile this version wrote.
+    public var schema: String
+    /// Where and how the profile was recorded.
+    public var metadata: Metadata
+    /// `CLOCK_MONOTONIC` nanoseconds of the process start; every other time is relative to it.
+    public var timeOriginNs: UInt64
+    /// Phase timestamps of the launch.
+    public var phases: Phases
+    /// Threads that were sampled.
+    public var threads: [ThreadInfo]
+    /// The deduplicated frame table.
+    public var frames: [Frame]
+    /// The stack prefix tree.
+    public var stacks: StackTable
+    /// The samples, in columns.
+    public var samples: SampleTable
+    /// Counters of the sampling session.
+    public var counts: SampleCounts
+
+    /// Creates a profile; `schema` is always ``currentSchema``.
+    public init(
+        metadata: Metadata,
+        timeOriginNs: UInt64,
+        phases: Phases,
+        threads: [ThreadInfo] = [],
+        frames: [Frame] = [],
+        stacks: StackTable = StackTable(),
+        samples: SampleTable = SampleTable(),
+        counts: SampleCounts = SampleCounts()
+    ) {
+        self.schema = Profile.currentSchema
+        self.metadata = metadata
+        self.timeOriginNs = timeOriginNs
+        self.phases = phases
+        self.threads = threads
+        self.frames = frames
+        self.stacks = stacks
+        self.samples = samples
+        self.counts = counts
+    }
+}
+
+extension Profile {
+    /// Where and how a profile was recorded.
+    public struct Metadata: Codable, Sendable, Equatable {
+        /// Version of Liftoff that wrote the profile.
+        public var liftoffVersion: String
+        /// The recorded program's command line, program first.
+        public var commandLine: [String]
+        /// The machine it ran on.
+        public var host: Host
+        /// Wall-clock start of the recording, ISO 8601 in UTC.
+        public var startTime: String
+        /// `debug` or `release`: how the recorded program was built.
+        public var buildConfiguration: String
+        /// Samples per second per thread; 0 when nothing was sampled.
+        public var samplingRateHz: Int
+
+        /// Creates metadata.
+        public init(
+            liftoffVersion: String, commandLine: [String], host: Host, startTime: String,
+            buildConfiguration: String, samplingRateHz: Int
+        ) {
+            self.liftoffVersion = liftoffVersion
+            self.commandLine = commandLine
+            self.host = host
+            self.startTime = startTime
+            self.buildConfiguration = buildConfiguration
+            self.samplingRateHz = samplingRateHz
+        }
+    }
+
+    /// The machine a profile was recorded on.
+    public struct Host: Codable, Sendable, Equatable {
+        /// Host name.
+        public var name: String
+        /// Kernel name and release, e.g. `Linux 6.1.0-18-amd64`.
+        public var os: String
+        /// CPU architecture, e.g. `x86_64`.
+        public var architecture: String
+        /// Logical CPUs available.
+        public var cpuCount: Int
+
+        /// Creates a host description.
+        public init(name: String, os: String, architecture: String, cpuCount: Int) {
+            self.name = name
+            self.os = os
+            self.architecture = architecture
+            self.cpuCount = cpuCount
+        }
+    }
+
+    /// Phase timestamps, in nanoseconds since ``Profile/timeOriginNs``.
+    public struct Phases: Codable, Sendable, Equatable {
+        /// Process start: the launcher's spawn time (`LIFTOFF_LAUNCH_NS`) or the pre-main timestamp.
+        public var processStartNs: UInt64
+        /// When Liftoff's load-time constructor ran, before `main`.
+        public var preMainNs: UInt64
+        /// When the program's `main` started recording.
+        public var mainEntryNs: UInt64
+        /// When recording ended.
+        public var endNs: UInt64
+
+        /// Creates phase timestamps.
+        public init(processStartNs: UInt64, preMainNs: UInt64, mainEntryNs: UInt64, endNs: UInt64) {
+            self.processStartNs = processStartNs
+            self.preMainNs = preMainNs
+            self.mainEntryNs = mainEntryNs
+            self.endNs = endNs
+        }
+    }
+
+    /// A sampled thread.
+    public struct ThreadInfo: Codable, Sendable, Equatable {
+        /// Kernel thread id.
+        public var id: Int
+        /// Thread name, e.g. `main` or a queue label.
+        public var name: String
+        /// Whether this is the process's main thread.
+        public var isMain: Bool
+
+        /// Creates a thread description.
+        public init(id: Int, name: String, isMain: Bool) {
+            self.id = id
+            self.name = name
+            self.isMain = isMain
+        }
+    }
+
+    /// A function in the frame table.
+    public struct Frame: Codable, Sendable, Hashable {
+        /// Demangled function name, or `object+0xoffset` when no symbol covers the address.
+        public var name: String
+        /// File name of the loaded object (executable or shared library) holding the code.
+        public var object: String
+
+        /// Creates a frame.
+        public init(name: String, object: String) {
+            self.name = name
+            self.object = object
+        }
+    }
+
+    /// The stack prefix tree, in two parallel columns.
+    public struct StackTable: Codable, Sendable, Equatable {
+        /// Index of the calling stack, or `-1` for a root frame. Always less than the own index.
+        public var parent: [Int]
+        /// Index into ``Profile/frames`` of this stack's leaf frame.
+        public var frame: [Int]
+
+        /// Creates a stack table.
+        public init(parent: [Int] = [], frame: [Int] = []) {
+            self.parent = parent
+            self.frame = frame
+        }
+
+        /// Number of stacks.
+        public var count: Int { frame.count }
+    }
+
+    /// The samples, in three parallel columns.
+    public struct SampleTable: Codable, Sendable, Equatable {
+        /// Kernel thread id of the sampled thread (see ``Profile/threads``).
+        public var thread: [Int]
+        /// Nanoseconds since ``Profile/timeOriginNs``.
+        public var timeNs: [UInt64]
+        /// Index into ``Profile/stacks`` of the sample's leaf.
+        public var stack: [Int]
+
+        /// Creates a sample table.
+        public init(thread: [Int] = [], timeNs: [UInt64] = [], stack: [Int] = []) {
+            self.thread = thread
+            self.timeNs = timeNs
+            self.stack = stack
+        }
+
+        /// Number of samples.
+        public var count: Int { stack.count }
+    }
+
+    /// Counters of the sampling session.
+    public struct SampleCounts: Codable, Sendable, Equatable {
+        /// Signals the sampler sent.
+        public var signalsSent: Int
+        /// Samples captured into the ring.
+        public var captured: Int
+        /// Samples lost because the ring was full.
+        public var dropped: Int
+        /// Handler runs that captured no stack.
+        public var failed: Int
+        /// Samples cut at 128 frames.
+        public var truncated: Int
+
+        /// Creates counters.
+        public init(signalsSent: Int = 0, captured: Int = 0, dropped: Int = 0, failed: Int = 0, truncated: Int = 0) {
+            self.signalsSent = signalsSent
+            self.captured = captured
+            self.dropped = dropped
+            self.failed = failed
+            self.truncated = truncated
+        }
+    }
+}
+
+extension Profile {
+    /// The frames of stack `index`, root first.
+    public func frameIndices(ofStack index: Int) -> [Int] {
+        var result: [Int] = []
+        var current = index
+        while current >= 0 {
+            result.append(stacks.frame[current])
+            current = stacks.parent[current]
+        }
+        return result.reversed()
+    }
+
+    /// The thread description for a kernel thread id, if the profile has one.
+    public func thread(withID id: Int) -> ThreadInfo? {
+        threads.first { $0.id == id }
+    }
+}

@@ -1,0 +1,71 @@
+import LiftoffProfile
+
+/// Renders folded stacks, the line format of Brendan Gregg's FlameGraph:
+/// `root;caller;leaf count`, one line per distinct stack, integer counts, lines sorted.
+///
+/// Frame names are escaped so that every line splits the same way in any reader:
+/// `%` becomes `%25`, `;` becomes `%3B`, control characters (newlines, tabs, …) become `%XX`,
+/// and a space becomes a no-break space (U+00A0; a no-break space already in a name becomes
+/// `%C2%A0`), so names never contain the separators and stay readable where they are shown.
+/// An empty profile gives empty text.
+public enum FoldedRenderer {
+    /// Folded stacks of all threads merged, or of each thread under a root frame `name (tid)`.
+    public static func render(_ profile: Profile, perThread: Bool = false) -> String {
+        var counts: [Key: Int] = [:]
+        for sample in 0..<profile.samples.count {
+            let key = Key(thread: perThread ? profile.samples.thread[sample] : 0, stack: profile.samples.stack[sample])
+            counts[key, default: 0] += 1
+        }
+        let labels = Dictionary(
+            profile.threads.map { ($0.id, escape(FlameTree.threadLabel($0))) }, uniquingKeysWith: { first, _ in first })
+        var paths = [String?](repeating: nil, count: profile.stacks.count)
+        func path(_ stack: Int) -> String {
+            if let known = paths[stack] { return known }
+            let name = escape(profile.frames[profile.stacks.frame[stack]].name)
+            let parent = profile.stacks.parent[stack]
+            let result = parent < 0 ? name : path(parent) + ";" + name
+            paths[stack] = result
+            return result
+        }
+        var lines: [String] = []
+        lines.reserveCapacity(counts.count)
+        var merged: [String: Int] = [:]
+        for (key, count) in counts {
+            var line = path(key.stack)
+            if perThread { line = (labels[key.thread] ?? "thread \(key.thread)") + ";" + line }
+            merged[line, default: 0] += count
+        }
+        for (line, count) in merged { lines.append("\(line) \(count)") }
+        lines.sort()
+        return lines.isEmpty ? "" : lines.joined(separator: "\n") + "\n"
+    }
+
+    /// Escapes one frame name for a folded line (see the type's documentation).
+    public static func escape(_ name: String) -> String {
+        var needsWork = false
+        for scalar in name.unicodeScalars where scalar.value < 0x21 || scalar == "%" || scalar == ";"
+            || scalar.value == 0x7F || scalar.value == 0xA0
+        {
+            needsWork = true
+            break
+        }
+        guard needsWork else { return name }
+        var result = ""
+        result.unicodeScalars.reserveCapacity(name.unicodeScalars.count + 8)
+        for scalar in name.unicodeScalars {
+            switch scalar.value {
+            case 0x20: result.unicodeScalars.append("\u{A0}")
+            case 0xA0: result += "%C2%A0"
+            case 0x25, 0x3B, 0x00..<0x20, 0x7F:
+                result += "%" + (scalar.value < 0x10 ? "0" : "") + String(scalar.value, radix: 16, uppercase: true)
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
+
+    private struct Key: Hashable {
+        var thread: Int
+        var stack: Int
+    }
+}

@@ -1,0 +1,118 @@
+import LiftoffProfile
+
+/// Renders a self-contained SVG flame graph: one box per function and call path, width
+/// proportional to samples, callers below callees, siblings sorted by name. Hovering a box
+/// shows its name, sample count and share (an SVG `<title>`, so no script is needed). Colours
+/// come from a hash of the name, so a function keeps its colour across renders. Every name
+/// is XML-escaped.
+public struct SVGFlameGraphRenderer: Sendable {
+    /// Total width of the image, in pixels.
+    public var width: Double = 1200
+    /// Height of one row, in pixels.
+    public var rowHeight: Double = 16
+    /// Boxes narrower than this many pixels are left out (their samples still count above).
+    public var minimumWidth: Double = 0.1
+    /// Draw each thread under its own node instead of merging all threads.
+    public var perThread = false
+
+    /// Creates a renderer with the default geometry.
+    public init(perThread: Bool = false) {
+        self.perThread = perThread
+    }
+
+    /// The SVG document for `profile`.
+    public func render(_ profile: Profile, title: String? = nil) -> String {
+        let tree = FlameTree(profile: profile, rootName: "all", perThread: perThread)
+        let heading = title ?? SVGFlameGraphRenderer.defaultTitle(profile)
+        return render(tree, title: heading)
+    }
+
+    /// The SVG document for a flame tree.
+    public func render(_ tree: FlameTree, title: String) -> String {
+        let padding = 10.0
+        let top = 34.0
+        let total = max(tree.totalSamples, 1)
+        let scale = (width - 2 * padding) / Double(total)
+        var placed: [(node: Int, x: Double)] = []
+        var deepest = 0
+        var pending: [(node: Int, x: Double)] = [(0, padding)]
+        while let (index, x) = pending.popLast() {
+            let node = tree.nodes[index]
+            guard Double(node.total) * scale >= minimumWidth || index == 0 else { continue }
+            placed.append((index, x))
+            deepest = max(deepest, node.depth)
+            var childX = x
+            for child in node.children {
+                pending.append((child, childX))
+                childX += Double(tree.nodes[child].total) * scale
+            }
+        }
+        let height = top + Double(deepest + 1) * rowHeight + padding + 14
+        var out = ""
+        out.reserveCapacity(256 + placed.count * 220)
+        out += "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
+        out += "<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"\(fmt(width))\" height=\"\(fmt(height))\" "
+        out += "viewBox=\"0 0 \(fmt(width)) \(fmt(height))\" font-family=\"Verdana, sans-serif\" font-size=\"12\">\n"
+        out += "<rect x=\"0\" y=\"0\" width=\"100%\" height=\"100%\" fill=\"#f8f8f8\"/>\n"
+        out += "<text x=\"\(fmt(width / 2))\" y=\"20\" text-anchor=\"middle\" font-size=\"15\">\(Markup.escape(Markup.singleLine(title)))</text>\n"
+        for (index, x) in placed.sorted(by: { $0.node < $1.node }) {
+            let node = tree.nodes[index]
+            let boxWidth = Double(node.total) * scale
+            let y = height - padding - 14 - Double(node.depth + 1) * rowHeight
+            let name = Markup.singleLine(node.name)
+            let share = Double(node.total) * 100 / Double(total)
+            let samples = node.total == 1 ? "1 sample" : "\(node.total) samples"
+            out += "<g><title>\(Markup.escape(name)) (\(samples), \(fmt(share, digits: 2))%)</title>"
+            out += "<rect x=\"\(fmt(x))\" y=\"\(fmt(y))\" width=\"\(fmt(boxWidth))\" height=\"\(fmt(rowHeight - 1))\" "
+            out += "fill=\"\(index == 0 ? "rgb(200,200,200)" : SVGFlameGraphRenderer.colour(for: node.name))\" rx=\"2\"/>"
+            let label = SVGFlameGraphRenderer.label(name, fitting: boxWidth)
+            if !label.isEmpty {
+                out += "<text x=\"\(fmt(x + 3))\" y=\"\(fmt(y + rowHeight - 4.5))\">\(Markup.escape(label))</text>"
+            }
+            out += "</g>\n"
+        }
+        out += "</svg>\n"
+        return out
+    }
+
+    /// `Liftoff flame graph: <program> (<n> samples)`.
+    static func defaultTitle(_ profile: Profile) -> String {
+        let program = profile.metadata.commandLine.first.map { $0.split(separator: "/").last.map(String.init) ?? $0 }
+        let samples = profile.samples.count == 1 ? "1 sample" : "\(profile.samples.count) samples"
+        return "Liftoff flame graph" + (program.map { ": \($0)" } ?? "") + " (\(samples))"
+    }
+
+    /// A warm colour derived from the name (FNV-1a), the same for the same name everywhere.
+    public static func colour(for name: String) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in name.utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x100_0000_01b3
+        }
+        let red = 205 + Int(hash % 50)
+        let green = Int((hash >> 8) % 230)
+        let blue = Int((hash >> 16) % 55)
+        return "rgb(\(red),\(green),\(blue))"
+    }
+
+    /// As much of the name as fits in `width` pixels at about 7 pixels a character.
+    static func label(_ name: String, fitting width: Double) -> String {
+        let characters = Int((width - 6) / 7)
+        guard characters >= 3 else { return "" }
+        if name.count <= characters { return name }
+        return String(name.prefix(characters - 2)) + ".."
+    }
+}
+
+/// Fixed-point text for a number, without a trailing `.0`: stable across platforms.
+func fmt(_ value: Double, digits: Int = 1) -> String {
+    var factor = 1.0
+    for _ in 0..<digits { factor *= 10 }
+    let rounded = (value * factor).rounded() / factor
+    if rounded == rounded.rounded() { return String(Int(rounded)) }
+    var text = String(rounded)
+    if let dot = text.firstIndex(of: "."), text.distance(from: dot, to: text.endIndex) - 1 > digits {
+        text = String(text[...text.index(dot, offsetBy: digits)])
+    }
+    return text
+}

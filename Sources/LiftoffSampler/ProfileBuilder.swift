@@ -1,0 +1,110 @@
+import LiftoffProfile
+
+/// Turns raw samples into a ``Profile``: symbolizes each address once, deduplicates frames
+/// and stacks, and converts times to offsets from the profile's origin.
+public struct ProfileBuilder {
+    private var frames: [Profile.Frame] = []
+    private var frameIndex: [Profile.Frame: Int] = [:]
+    private var stacks = Profile.StackTable()
+    private var stackIndex: [StackKey: Int] = [:]
+    private var addressFrame: [UInt: Int] = [:]
+    private var samples = Profile.SampleTable()
+    private var threadIDs = Set<Int>()
+    private let symbolizer: any Symbolizer
+    private let timeOriginNs: UInt64
+
+    private struct StackKey: Hashable {
+        var parent: Int
+        var frame: Int
+    }
+
+    /// Name of the frame placed at the root of a stack cut at 128 frames.
+    public static let truncatedFrameName = "[truncated]"
+
+    /// Creates a builder.
+    /// - Parameters:
+    ///   - symbolizer: resolves addresses to names.
+    ///   - timeOriginNs: `CLOCK_MONOTONIC` nanoseconds that sample times are made relative to.
+    public init(symbolizer: any Symbolizer, timeOriginNs: UInt64) {
+        self.symbolizer = symbolizer
+        self.timeOriginNs = timeOriginNs
+    }
+
+    /// Adds one sample. Addresses after the first are return addresses, so they are looked up
+    /// one byte earlier, inside the call instruction.
+    public mutating func add(_ sample: RawSample) {
+        guard !sample.addresses.isEmpty else { return }
+        var parent = -1
+        if sample.truncated {
+            parent = stack(parent: -1, frame: frame(named: ProfileBuilder.truncatedFrameName, object: ""))
+        }
+        let last = sample.addresses.count - 1
+        for position in stride(from: last, through: 0, by: -1) {
+            let address = sample.addresses[position]
+            let lookup = position == 0 ? address : address &- 1
+            parent = stack(parent: parent, frame: frame(at: lookup))
+        }
+        samples.thread.append(sample.threadID)
+        samples.timeNs.append(sample.timeNs > timeOriginNs ? sample.timeNs - timeOriginNs : 0)
+        samples.stack.append(parent)
+        threadIDs.insert(sample.threadID)
+    }
+
+    /// Adds a stack that was captured with ``Sampler/captureCurrentStack(maxFrames:)`` and
+    /// returns its index, for events that carry a stack.
+    public mutating func addStack(_ addresses: [UInt]) -> Int? {
+        guard !addresses.isEmpty else { return nil }
+        var parent = -1
+        for position in stride(from: addresses.count - 1, through: 0, by: -1) {
+            parent = stack(parent: parent, frame: frame(at: addresses[position] &- 1))
+        }
+        return parent
+    }
+
+    /// The profile with everything added so far.
+    /// - Parameters:
+    ///   - threadNames: names by kernel thread id; unnamed threads are called `thread <id>`.
+    ///   - mainThreadID: kernel thread id of the main thread.
+    public func build(
+        metadata: Profile.Metadata, phases: Profile.Phases, threadNames: [Int: String], mainThreadID: Int,
+        counts: Profile.SampleCounts
+    ) -> Profile {
+        let ids = threadIDs.union(threadNames.keys).sorted { lhs, rhs in
+            if (lhs == mainThreadID) != (rhs == mainThreadID) { return lhs == mainThreadID }
+            return lhs < rhs
+        }
+        let threads = ids.map { id in
+            Profile.ThreadInfo(
+                id: id, name: threadNames[id] ?? (id == mainThreadID ? "main" : "thread \(id)"),
+                isMain: id == mainThreadID)
+        }
+        return Profile(
+            metadata: metadata, timeOriginNs: timeOriginNs, phases: phases, threads: threads, frames: frames,
+            stacks: stacks, samples: samples, counts: counts)
+    }
+
+    private mutating func frame(at address: UInt) -> Int {
+        if let known = addressFrame[address] { return known }
+        let symbol = symbolizer.symbolize(address)
+        let index = frame(named: symbol.name, object: symbol.object)
+        addressFrame[address] = index
+        return index
+    }
+
+    private mutating func frame(named name: String, object: String) -> Int {
+        let frame = Profile.Frame(name: name, object: object)
+        if let known = frameIndex[frame] { return known }
+        frames.append(frame)
+        frameIndex[frame] = frames.count - 1
+        return frames.count - 1
+    }
+
+    private mutating func stack(parent: Int, frame: Int) -> Int {
+        let key = StackKey(parent: parent, frame: frame)
+        if let known = stackIndex[key] { return known }
+        stacks.parent.append(parent)
+        stacks.frame.append(frame)
+        stackIndex[key] = stacks.count - 1
+        return stacks.count - 1
+    }
+}

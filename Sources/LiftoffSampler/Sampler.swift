@@ -1,0 +1,230 @@
+import CLiftoffSampler
+import LiftoffProfile
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Why the sampler could not do what was asked.
+public struct SamplerError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The kind of failure.
+    public enum Code: String, Sendable, Equatable {
+        /// The rate is outside 1 Hz ... 10 kHz.
+        case rate
+        /// The ring capacity is not a power of two in 16 ... 1,048,576.
+        case capacity
+        /// Memory, the signal handler or the sampler thread could not be set up.
+        case system
+        /// More than 256 threads are registered.
+        case tooManyThreads
+        /// The thread was not registered.
+        case notRegistered
+        /// The program was not started the way the request needs.
+        case configuration
+    }
+
+    /// The kind of failure.
+    public var code: Code
+    /// One sentence for people.
+    public var message: String
+
+    /// Creates an error.
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { message }
+}
+
+/// Settings of a sampling session.
+public struct SamplerConfiguration: Sendable, Equatable {
+    /// Samples per second sent to each registered thread, 1 ... 10,000.
+    public var rateHz: Int
+    /// Slots in the sample ring (a power of two); the sampler thread empties it every tick.
+    public var ringCapacity: Int
+
+    /// Creates a configuration.
+    public init(rateHz: Int = 1000, ringCapacity: Int = 4096) {
+        self.rateHz = rateHz
+        self.ringCapacity = ringCapacity
+    }
+}
+
+/// One captured stack, as addresses, leaf first.
+public struct RawSample: Sendable, Equatable {
+    /// Kernel thread id of the sampled thread.
+    public var threadID: Int
+    /// `CLOCK_MONOTONIC` nanoseconds when the signal was handled.
+    public var timeNs: UInt64
+    /// Whether the stack was deeper than 128 frames and cut.
+    public var truncated: Bool
+    /// Code addresses, leaf first: the interrupted program counter, then return addresses.
+    public var addresses: [UInt]
+
+    /// Creates a sample.
+    public init(threadID: Int, timeNs: UInt64, truncated: Bool, addresses: [UInt]) {
+        self.threadID = threadID
+        self.timeNs = timeNs
+        self.truncated = truncated
+        self.addresses = addresses
+    }
+}
+
+/// What one sampling session produced.
+public struct SamplerRecording: Sendable {
+    /// The samples in the order they were stored.
+    public var samples: [RawSample]
+    /// Counters of the session.
+    public var counts: Profile.SampleCounts
+    /// Names of the threads registered during the session, by kernel thread id.
+    public var threadNames: [Int: String]
+    /// The rate the session ran at.
+    public var rateHz: Int
+}
+
+/// The process-wide stack sampler: wall-clock sampling of registered threads with libunwind.
+///
+/// A sampler thread sends `SIGPROF` to every registered thread at the configured rate; the
+/// signal handler records the interrupted stack without allocating or locking. Only threads
+/// that called ``registerCurrentThread(name:)`` are sampled, and registration warms libunwind
+/// on that thread so the handler never sets up caches mid-sample.
+///
+/// ```swift
+/// try Sampler.start(SamplerConfiguration(rateHz: 1000))
+/// Sampler.registerCurrentThread(name: "main")
+/// runLaunchWork()
+/// let recording = Sampler.stop()
+/// ```
+///
+/// Liftoff installs its own `SIGPROF` handler; a program must not install another.
+public enum Sampler {
+    private static let names = Mutex<[Int: String]>([:])
+    private static let rate = Atomic<Int>(0)
+
+    /// Starts a session; a no-op when one is running.
+    /// - Throws: ``SamplerError`` for a rate or capacity out of range, or a system failure.
+    public static func start(_ configuration: SamplerConfiguration = SamplerConfiguration()) throws {
+        guard (Int(LO_MIN_RATE_HZ)...Int(LO_MAX_RATE_HZ)).contains(configuration.rateHz) else {
+            throw SamplerError(.rate, "The sampling rate must be between 1 and 10000 Hz, not \(configuration.rateHz).")
+        }
+        guard (16...(1 << 20)).contains(configuration.ringCapacity),
+            configuration.ringCapacity & (configuration.ringCapacity - 1) == 0
+        else {
+            throw SamplerError(
+                .capacity, "The ring capacity must be a power of two from 16 to 1048576, not \(configuration.ringCapacity).")
+        }
+        var config = lo_config(rate_hz: UInt32(configuration.rateHz), ring_capacity: UInt32(configuration.ringCapacity))
+        let status = lo_sampler_start(&config)
+        guard status == LO_OK else {
+            throw SamplerError(.system, "The sampler could not start (status \(status.rawValue)).")
+        }
+        rate.store(configuration.rateHz, ordering: .relaxed)
+    }
+
+    /// Stops the session, waits for handlers in flight, and returns everything recorded.
+    /// Returns an empty recording when no session ran.
+    public static func stop() -> SamplerRecording {
+        lo_sampler_stop()
+        let raw = lo_sampler_counts()
+        let counts = Profile.SampleCounts(
+            signalsSent: Int(raw.signals_sent), captured: Int(raw.captured), dropped: Int(raw.dropped),
+            failed: Int(raw.failed), truncated: Int(raw.truncated))
+        let recording = SamplerRecording(
+            samples: storedSamples(), counts: counts,
+            threadNames: names.withLock { $0 }, rateHz: rate.load(ordering: .relaxed))
+        lo_sampler_clear_store()
+        return recording
+    }
+
+    /// Whether a session is running.
+    public static var isRunning: Bool { lo_sampler_is_running() != 0 }
+
+    /// Registers the calling thread for sampling under `name` (default: its pthread name).
+    /// - Throws: ``SamplerError`` when 256 threads are registered already.
+    public static func registerCurrentThread(name: String? = nil) throws {
+        let status = lo_sampler_register_current_thread()
+        guard status == LO_OK else {
+            if status == LO_ERR_TOO_MANY_THREADS {
+                throw SamplerError(.tooManyThreads, "No more than \(LO_MAX_THREADS) threads can be registered.")
+            }
+            throw SamplerError(.system, "The sampler's signal handler could not be installed.")
+        }
+        let tid = Int(lo_current_tid())
+        let resolved = name ?? currentThreadName()
+        names.withLock { $0[tid] = resolved }
+    }
+
+    /// Unregisters the calling thread; it receives no further samples.
+    /// - Throws: ``SamplerError`` with code `notRegistered` when it was not registered.
+    public static func unregisterCurrentThread() throws {
+        guard lo_sampler_unregister_current_thread() == LO_OK else {
+            throw SamplerError(.notRegistered, "The calling thread was not registered for sampling.")
+        }
+    }
+
+    /// Runs `body` with the calling thread registered, unregistering it afterwards.
+    public static func withCurrentThreadRegistered<T>(name: String? = nil, _ body: () throws -> T) rethrows -> T {
+        let registered = (try? registerCurrentThread(name: name)) != nil
+        defer { if registered { try? unregisterCurrentThread() } }
+        return try body()
+    }
+
+    /// Number of threads registered now.
+    public static var registeredThreadCount: Int { Int(lo_sampler_registered_count()) }
+
+    /// Forgets remembered thread names (for a fresh recording).
+    public static func resetThreadNames() {
+        names.withLock { $0.removeAll() }
+    }
+
+    /// The kernel thread id of the calling thread.
+    public static var currentThreadID: Int { Int(lo_current_tid()) }
+
+    /// The kernel thread id of the main thread.
+    public static var mainThreadID: Int { Int(lo_main_tid()) }
+
+    /// Captures the calling thread's stack now (not from a signal): addresses, leaf first,
+    /// starting with the caller of this function.
+    public static func captureCurrentStack(maxFrames: Int = 128) -> [UInt] {
+        let capacity = max(1, min(maxFrames, Int(LO_MAX_FRAMES))) + 1
+        let buffer = [UInt](unsafeUninitializedCapacity: capacity) { storage, count in
+            count = Int(lo_capture_current_stack(storage.baseAddress, Int32(capacity)))
+        }
+        return Array(buffer.dropFirst())
+    }
+
+    private static func storedSamples() -> [RawSample] {
+        var wordCount = 0
+        guard let words = lo_sampler_store(&wordCount), wordCount > 0 else { return [] }
+        var samples: [RawSample] = []
+        var index = 0
+        let headerWords = Int(LO_SAMPLE_HEADER_WORDS)
+        while index + headerWords <= wordCount {
+            let header = words[index]
+            let tid = Int(Int32(truncatingIfNeeded: header & 0xFFFF_FFFF))
+            let depth = Int((header >> 32) & 0xFFFF)
+            let flags = UInt32((header >> 48) & 0xFFFF)
+            let start = index + headerWords
+            guard start + depth <= wordCount else { break }
+            let addresses = (start..<start + depth).map { UInt(words[$0]) }
+            samples.append(
+                RawSample(
+                    threadID: tid, timeNs: words[index + 1], truncated: flags & LO_SAMPLE_TRUNCATED != 0,
+                    addresses: addresses))
+            index = start + depth
+        }
+        return samples
+    }
+
+    private static func currentThreadName() -> String {
+        if lo_is_main_thread() != 0 { return "main" }
+        var buffer = [CChar](repeating: 0, count: 64)
+        if lo_current_thread_name(&buffer, buffer.count) == 0 {
+            let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if !name.isEmpty { return name }
+        }
+        return "thread \(lo_current_tid())"
+    }
+}

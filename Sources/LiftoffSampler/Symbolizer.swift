@@ -1,0 +1,150 @@
+import CLiftoffSampler
+import Foundation
+import Synchronization
+
+/// A code address resolved to a function.
+public struct SymbolizedFrame: Hashable, Sendable {
+    /// Demangled function name, or `object+0xoffset` when no symbol covers the address.
+    public var name: String
+    /// File name of the object holding the address (`?` when no object does).
+    public var object: String
+    /// Bytes from the function's start (from the object's base when unresolved).
+    public var offset: UInt
+    /// Whether a symbol was found.
+    public var isResolved: Bool
+
+    /// Creates a resolved or unresolved frame.
+    public init(name: String, object: String, offset: UInt, isResolved: Bool) {
+        self.name = name
+        self.object = object
+        self.offset = offset
+        self.isResolved = isResolved
+    }
+}
+
+/// Turns code addresses into function names. One protocol, so renderers and tests can use a fake.
+public protocol Symbolizer: Sendable {
+    /// Resolves one address of this process.
+    func symbolize(_ address: UInt) -> SymbolizedFrame
+}
+
+/// A ``Symbolizer`` that reads the ELF symbol tables (`.symtab` and `.dynsym`) of every object
+/// loaded in this process and demangles Swift (and C++) names.
+///
+/// SwiftPM executables export no Swift symbols, so `dladdr` cannot name their frames; the
+/// static `.symtab` can, in debug and release builds alike. Tables are read on first use of an
+/// object and results are cached, so symbolizing the same address twice costs a dictionary lookup.
+public final class ELFSymbolizer: Symbolizer {
+    private struct LoadedObject: Sendable {
+        var path: String
+        var displayName: String
+        var base: UInt
+        var segments: [Range<UInt>]
+        var isVDSO: Bool
+    }
+
+    private struct State {
+        var objects: [LoadedObject] = []
+        var tables: [String: ELFSymbolTable?] = [:]
+        var cache: [UInt: SymbolizedFrame] = [:]
+        var refreshed = false
+    }
+
+    // All state sits behind the mutex, so one symbolizer can serve several threads.
+    private let state = Mutex(State())
+    private let demangler = Demangler()
+
+    /// Creates a symbolizer over the objects loaded now (it looks again when an address
+    /// falls outside all of them, to pick up libraries loaded since).
+    public init() {
+        state.withLock { $0.objects = Self.loadedObjects() }
+    }
+
+    public func symbolize(_ address: UInt) -> SymbolizedFrame {
+        state.withLock { state in
+            if let cached = state.cache[address] { return cached }
+            let frame = resolve(address, &state)
+            state.cache[address] = frame
+            return frame
+        }
+    }
+
+    private func resolve(_ address: UInt, _ state: inout State) -> SymbolizedFrame {
+        var object = state.objects.first { object in object.segments.contains { $0.contains(address) } }
+        if object == nil, !state.refreshed {
+            state.objects = Self.loadedObjects()
+            state.refreshed = true
+            object = state.objects.first { object in object.segments.contains { $0.contains(address) } }
+        }
+        guard let object else {
+            return SymbolizedFrame(name: "0x" + String(address, radix: 16), object: "?", offset: UInt(address), isResolved: false)
+        }
+        let table: ELFSymbolTable?
+        if let known = state.tables[object.path] {
+            table = known
+        } else {
+            table = Self.readTable(of: object)
+            state.tables[object.path] = table
+        }
+        let linkAddress = UInt64(address &- object.base)
+        if let (mangled, start) = table?.lookup(linkAddress) {
+            return SymbolizedFrame(
+                name: demangler.demangle(mangled), object: object.displayName,
+                offset: UInt(linkAddress - start), isResolved: true)
+        }
+        return SymbolizedFrame(
+            name: "\(object.displayName)+0x\(String(linkAddress, radix: 16))", object: object.displayName,
+            offset: UInt(linkAddress), isResolved: false)
+    }
+
+    private static func readTable(of object: LoadedObject) -> ELFSymbolTable? {
+        if object.isVDSO {
+            // The vDSO has no file: its whole image is mapped from file offset 0, section headers included.
+            guard let start = object.segments.map(\.lowerBound).min(),
+                let end = object.segments.map(\.upperBound).max(),
+                let pointer = UnsafeRawPointer(bitPattern: start)
+            else { return nil }
+            return ELFSymbolTable(image: Data(bytes: pointer, count: Int(end - start)))
+        }
+        guard let data = try? Data(contentsOf: URL(fileURLWithPath: object.path), options: .alwaysMapped) else {
+            return nil
+        }
+        return ELFSymbolTable(image: data)
+    }
+
+    private static func loadedObjects() -> [LoadedObject] {
+        final class Box { var objects: [LoadedObject] = [] }
+        let box = Box()
+        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? ""
+        withExtendedLifetime(box) {
+            lo_iterate_objects({ info, context in
+                guard let info, let context else { return 0 }
+                let box = Unmanaged<Box>.fromOpaque(context).takeUnretainedValue()
+                let object = info.pointee
+                var segments: [Range<UInt>] = []
+                withUnsafeBytes(of: object.segment_start) { starts in
+                    withUnsafeBytes(of: object.segment_end) { ends in
+                        let startWords = starts.bindMemory(to: UInt.self)
+                        let endWords = ends.bindMemory(to: UInt.self)
+                        for index in 0..<Int(object.segment_count) where startWords[index] < endWords[index] {
+                            segments.append(startWords[index]..<endWords[index])
+                        }
+                    }
+                }
+                let name = object.name.map { String(cString: $0) } ?? ""
+                box.objects.append(
+                    LoadedObject(
+                        path: name, displayName: name, base: UInt(object.base), segments: segments,
+                        isVDSO: name.hasPrefix("linux-vdso") || name.hasPrefix("linux-gate")))
+                return 0
+            }, Unmanaged.passUnretained(box).toOpaque())
+        }
+        return box.objects.enumerated().map { index, object in
+            var object = object
+            if object.path.isEmpty, index == 0 { object.path = executable }
+            if object.path.isEmpty { object.path = "[anonymous \(index)]" }
+            object.displayName = URL(fileURLWithPath: object.path).lastPathComponent
+            return object
+        }
+    }
+}

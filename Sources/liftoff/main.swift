@@ -1,0 +1,4 @@
+import LiftoffCLI
+
+// A synchronous entry point keeps the OS main thread running the program.
+LiftoffCommand.main()
