@@ -1,6 +1,8 @@
 #include "lo_sampler.h"
 
+#include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <libunwind.h>
 #include <pthread.h>
 #include <sched.h>
@@ -45,6 +47,7 @@ static pid_t g_main_tid;
 static uint64_t g_premain_ns;
 static __thread pid_t t_tid __attribute__((tls_model("initial-exec")));
 static __thread int t_warming __attribute__((tls_model("initial-exec")));
+static __thread int t_sampling __attribute__((tls_model("initial-exec")));
 
 static uint64_t lo_now(clockid_t clock) {
     struct timespec ts;
@@ -98,10 +101,201 @@ static _Atomic int g_keep_sampling;
 static pthread_t g_thread;
 static uint64_t g_period_ns;
 
+// One unwind at a time, process-wide. libunwind takes its own lock and then the loader's
+// (dl_iterate_phdr); a thread interrupted while holding the loader's lock (inside dlopen or
+// dlclose) would otherwise wait in its handler for libunwind's lock, held by a thread that
+// waits for the loader's lock: a deadlock. A handler that cannot enter within
+// LO_UNWIND_WAIT_NS gives up and counts the sample as failed, so the interrupted thread
+// resumes and releases what it holds.
+static _Atomic int g_unwinding;
+#define LO_UNWIND_WAIT_NS 200000ull
+
+static int lo_unwind_enter_bounded(void) {
+    uint64_t deadline = 0;
+    for (;;) {
+        int expected = 0;
+        if (atomic_compare_exchange_weak(&g_unwinding, &expected, 1)) return 1;
+        uint64_t now = lo_monotonic_ns();
+        if (deadline == 0) deadline = now + LO_UNWIND_WAIT_NS;
+        else if (now > deadline) return 0;
+    }
+}
+
+static void lo_unwind_exit(void) { atomic_store(&g_unwinding, 0); }
+
+// Outside signal handlers: block SIGPROF on this thread (so its own handler cannot wait on
+// it), then wait for the unwind lock without a bound.
+static void lo_unwind_enter_blocking(sigset_t *saved) {
+    sigset_t blocked;
+    sigemptyset(&blocked);
+    sigaddset(&blocked, SIGPROF);
+    pthread_sigmask(SIG_BLOCK, &blocked, saved);
+    for (;;) {
+        int expected = 0;
+        if (atomic_compare_exchange_weak(&g_unwinding, &expected, 1)) return;
+        sched_yield();
+    }
+}
+
+static void lo_unwind_exit_blocking(const sigset_t *saved) {
+    lo_unwind_exit();
+    pthread_sigmask(SIG_SETMASK, saved, NULL);
+}
+
 static _Atomic uint64_t g_signals_sent, g_captured, g_dropped, g_failed, g_truncated, g_stored;
 
 static uint64_t *g_store;
 static size_t g_store_words, g_store_capacity;
+
+// ---- the loader snapshot ---------------------------------------------------------------
+//
+// libunwind finds unwind tables with dl_iterate_phdr, which takes the loader's lock. A thread
+// interrupted inside dlopen or dlclose may hold that lock, or be half-way through taking it,
+// and its handler would then wait for itself forever. So Liftoff defines dl_iterate_phdr in
+// the program: outside a sampling handler it forwards to the C library; inside one it walks
+// a snapshot of the loaded objects, with their program headers copied, that the sampler
+// thread refreshes whenever the loader's add/remove counters change. The handler never
+// takes the loader's lock.
+
+typedef int (*lo_phdr_callback)(struct dl_phdr_info *, size_t, void *);
+typedef int (*lo_iterate_function)(lo_phdr_callback, void *);
+
+typedef struct lo_snapshot {
+    struct lo_snapshot *retired_next;
+    unsigned long long adds, subs;
+    size_t count, bytes;
+    struct dl_phdr_info *infos;
+} lo_snapshot;
+
+static lo_iterate_function g_real_iterate;
+static _Atomic(lo_snapshot *) g_snapshot;
+static lo_snapshot *g_retired;
+static size_t g_snapshot_bytes;
+
+static lo_iterate_function lo_real_iterate(void) {
+    if (g_real_iterate == NULL) {
+        g_real_iterate = (lo_iterate_function)dlsym(RTLD_NEXT, "dl_iterate_phdr");
+        if (g_real_iterate == NULL) LO_FAIL("dl_iterate_phdr not found in the C library");
+    }
+    return g_real_iterate;
+}
+
+int dl_iterate_phdr(lo_phdr_callback callback, void *data) {
+    if (t_sampling) {
+        lo_snapshot *snapshot = atomic_load(&g_snapshot);
+        if (snapshot == NULL) return 0;
+        int result = 0;
+        for (size_t i = 0; i < snapshot->count; i++) {
+            result = callback(&snapshot->infos[i], sizeof(struct dl_phdr_info), data);
+            if (result != 0) break;
+        }
+        return result;
+    }
+    return lo_real_iterate()(callback, data);
+}
+
+typedef struct lo_count_state {
+    size_t objects, headers;
+    unsigned long long adds, subs;
+} lo_count_state;
+
+static int lo_count_objects(struct dl_phdr_info *info, size_t size, void *data) {
+    (void)size;
+    lo_count_state *state = data;
+    state->objects++;
+    state->headers += info->dlpi_phnum;
+    state->adds = info->dlpi_adds;
+    state->subs = info->dlpi_subs;
+    return 0;
+}
+
+static int lo_read_counters(struct dl_phdr_info *info, size_t size, void *data) {
+    (void)size;
+    lo_count_state *state = data;
+    state->adds = info->dlpi_adds;
+    state->subs = info->dlpi_subs;
+    return 1;
+}
+
+typedef struct lo_fill_state {
+    lo_snapshot *snapshot;
+    ElfW(Phdr) *headers;
+    size_t header_capacity, headers_used, object_capacity;
+} lo_fill_state;
+
+static int lo_fill_objects(struct dl_phdr_info *info, size_t size, void *data) {
+    (void)size;
+    lo_fill_state *state = data;
+    lo_snapshot *snapshot = state->snapshot;
+    if (snapshot->count == state->object_capacity) return 1;
+    if (state->headers_used + info->dlpi_phnum > state->header_capacity) return 1;
+    ElfW(Phdr) *copy = state->headers + state->headers_used;
+    memcpy(copy, info->dlpi_phdr, info->dlpi_phnum * sizeof(ElfW(Phdr)));
+    state->headers_used += info->dlpi_phnum;
+    struct dl_phdr_info *out = &snapshot->infos[snapshot->count++];
+    memset(out, 0, sizeof *out);
+    out->dlpi_addr = info->dlpi_addr;
+    out->dlpi_name = "";
+    out->dlpi_phdr = copy;
+    out->dlpi_phnum = info->dlpi_phnum;
+    out->dlpi_adds = info->dlpi_adds;
+    out->dlpi_subs = info->dlpi_subs;
+    return 0;
+}
+
+// Frees retired snapshots once no handler can still be reading one.
+static void lo_reclaim_snapshots(int force) {
+    if (!force && atomic_load(&g_in_handler) != 0) return;
+    while (g_retired != NULL) {
+        lo_snapshot *next = g_retired->retired_next;
+        g_snapshot_bytes -= g_retired->bytes;
+        free(g_retired);
+        g_retired = next;
+    }
+}
+
+// Sampler thread (or start/stop) only.
+static void lo_refresh_snapshot(void) {
+    lo_snapshot *current = atomic_load(&g_snapshot);
+    if (current != NULL) {
+        lo_count_state counters = {0};
+        lo_real_iterate()(lo_read_counters, &counters);
+        if (counters.adds == current->adds && counters.subs == current->subs) {
+            lo_reclaim_snapshots(0);
+            return;
+        }
+    }
+    lo_count_state counts = {0};
+    lo_real_iterate()(lo_count_objects, &counts);
+    size_t objects = counts.objects + 8, headers = counts.headers + 64;
+    size_t bytes = sizeof(lo_snapshot) + objects * sizeof(struct dl_phdr_info) + headers * sizeof(ElfW(Phdr));
+    lo_snapshot *snapshot = calloc(1, bytes);
+    if (snapshot == NULL) return;
+    snapshot->bytes = bytes;
+    snapshot->infos = (struct dl_phdr_info *)(snapshot + 1);
+    lo_fill_state fill = {snapshot, (ElfW(Phdr) *)(snapshot->infos + objects), headers, 0, objects};
+    lo_real_iterate()(lo_fill_objects, &fill);
+    // The counters of the last object seen are the loader's counters for this walk.
+    snapshot->adds = snapshot->count ? snapshot->infos[snapshot->count - 1].dlpi_adds : 0;
+    snapshot->subs = snapshot->count ? snapshot->infos[snapshot->count - 1].dlpi_subs : 0;
+    g_snapshot_bytes += bytes;
+    lo_snapshot *old = atomic_exchange(&g_snapshot, snapshot);
+    if (old != NULL) {
+        old->retired_next = g_retired;
+        g_retired = old;
+    }
+    lo_reclaim_snapshots(0);
+}
+
+// After sampling stopped and no handler runs: drop every snapshot.
+static void lo_drop_snapshots(void) {
+    lo_snapshot *current = atomic_exchange(&g_snapshot, NULL);
+    if (current != NULL) {
+        current->retired_next = g_retired;
+        g_retired = current;
+    }
+    lo_reclaim_snapshots(1);
+}
 
 // ---- the signal path ----------------------------------------------------------------
 
@@ -152,9 +346,17 @@ static void lo_handler(int signal_number, siginfo_t *info, void *context) {
     int saved_errno = errno;
     uint64_t time_ns = lo_monotonic_ns();
     atomic_fetch_add(&g_in_handler, 1);
-    if (t_warming || atomic_load(&g_active)) {
+    int wanted = t_warming || atomic_load(&g_active);
+    if (wanted && !lo_unwind_enter_bounded()) {
+        if (!t_warming) atomic_fetch_add_explicit(&g_failed, 1, memory_order_relaxed);
+    } else if (wanted) {
         void *frames[LO_SKIP_SEARCH + LO_MAX_FRAMES + 1];
+        // The warm-up signal interrupts Liftoff's own registration code, which holds no
+        // loader lock; real samples use the snapshot.
+        t_sampling = !t_warming;
         int count = unw_backtrace(frames, (int)(sizeof frames / sizeof frames[0]));
+        t_sampling = 0;
+        lo_unwind_exit();
         if (!t_warming) {
             uintptr_t pc = lo_interrupted_pc(context);
             int start = -1;
@@ -259,6 +461,7 @@ static void *lo_sampler_main(void *unused) {
     pid_t pid = getpid();
     uint64_t next = lo_monotonic_ns();
     while (atomic_load(&g_keep_sampling)) {
+        lo_refresh_snapshot();
         lo_signal_registered_threads(pid);
         lo_drain();
         next += g_period_ns;
@@ -325,6 +528,7 @@ lo_status lo_sampler_start(const lo_config *config) {
     g_store_words = g_store_capacity = 0;
     lo_reset_counts();
     g_period_ns = 1000000000ull / rate;
+    lo_refresh_snapshot();
 
     atomic_store(&g_keep_sampling, 1);
     atomic_store(&g_active, 1);
@@ -332,6 +536,7 @@ lo_status lo_sampler_start(const lo_config *config) {
         atomic_store(&g_active, 0);
         atomic_store(&g_keep_sampling, 0);
         lo_free_ring();
+        lo_drop_snapshots();
         pthread_mutex_unlock(&g_control_lock);
         return LO_ERR_THREAD;
     }
@@ -357,6 +562,7 @@ void lo_sampler_stop(void) {
     while (atomic_load(&g_in_handler) != 0) sched_yield();
     lo_drain();
     lo_free_ring();
+    lo_drop_snapshots();
     g_running = 0;
     pthread_mutex_unlock(&g_control_lock);
 }
@@ -376,7 +582,10 @@ lo_status lo_sampler_register_current_thread(void) {
     // Warm libunwind on this thread (its per-thread cache and the signal-frame path)
     // before any sample is taken, so the handler does not set them up mid-sample.
     void *frames[LO_SKIP_SEARCH + LO_MAX_FRAMES + 1];
+    sigset_t saved;
+    lo_unwind_enter_blocking(&saved);
     (void)unw_backtrace(frames, (int)(sizeof frames / sizeof frames[0]));
+    lo_unwind_exit_blocking(&saved);
     t_warming = 1;
     syscall(SYS_tgkill, getpid(), tid, SIGPROF);
     t_warming = 0;
@@ -447,7 +656,7 @@ void lo_sampler_clear_store(void) {
 
 size_t lo_sampler_resident_bytes(void) {
     pthread_mutex_lock(&g_control_lock);
-    size_t bytes = g_ring_bytes + g_store_capacity * sizeof(uint64_t);
+    size_t bytes = g_ring_bytes + g_store_capacity * sizeof(uint64_t) + g_snapshot_bytes;
     pthread_mutex_unlock(&g_control_lock);
     return bytes;
 }
@@ -460,7 +669,10 @@ __attribute__((noinline)) int lo_capture_current_stack(uintptr_t *buffer, int ca
     if (buffer == NULL || capacity <= 0) return 0;
     void *frames[LO_MAX_FRAMES + 1];
     int limit = capacity + 1 < LO_MAX_FRAMES + 1 ? capacity + 1 : LO_MAX_FRAMES + 1;
+    sigset_t saved;
+    lo_unwind_enter_blocking(&saved);
     int count = unw_backtrace(frames, limit);
+    lo_unwind_exit_blocking(&saved);
     if (count <= 1) return 0;
     for (int i = 1; i < count; i++) buffer[i - 1] = (uintptr_t)frames[i];
     return count - 1;

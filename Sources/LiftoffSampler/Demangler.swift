@@ -21,7 +21,10 @@ struct Demangler: @unchecked Sendable {
     init() {
         let process = dlopen(nil, RTLD_NOW)
         swiftDemangle = dlsym(process, "swift_demangle").map { unsafeBitCast($0, to: SwiftDemangle.self) }
-        cxxDemangle = dlsym(process, "__cxa_demangle").map { unsafeBitCast($0, to: CxxDemangle.self) }
+        // C++ frames come from libraries that load libstdc++, so look there only if it is loaded.
+        let cxx = dlsym(process, "__cxa_demangle")
+            ?? dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_NOLOAD).flatMap { dlsym($0, "__cxa_demangle") }
+        cxxDemangle = cxx.map { unsafeBitCast($0, to: CxxDemangle.self) }
     }
 
     /// The demangled form of `name`, or `name` itself when it is not mangled.

@@ -186,13 +186,16 @@ public enum Sampler {
     public static var mainThreadID: Int { Int(lo_main_tid()) }
 
     /// Captures the calling thread's stack now (not from a signal): addresses, leaf first,
-    /// starting with the caller of this function.
+    /// starting with the return address into the caller of this function.
+    @inline(never)
     public static func captureCurrentStack(maxFrames: Int = 128) -> [UInt] {
-        let capacity = max(1, min(maxFrames, Int(LO_MAX_FRAMES))) + 1
-        let buffer = [UInt](unsafeUninitializedCapacity: capacity) { storage, count in
-            count = Int(lo_capture_current_stack(storage.baseAddress, Int32(capacity)))
-        }
-        return Array(buffer.dropFirst())
+        // No closure here: the frames above this one must be exactly this function's.
+        let capacity = max(1, min(maxFrames, Int(LO_MAX_FRAMES) - 1)) + 1
+        let buffer = UnsafeMutablePointer<UInt>.allocate(capacity: capacity)
+        defer { buffer.deallocate() }
+        let count = Int(lo_capture_current_stack(buffer, Int32(capacity)))
+        guard count > 1 else { return [] }
+        return Array(UnsafeBufferPointer(start: buffer + 1, count: count - 1))
     }
 
     private static func storedSamples() -> [RawSample] {

@@ -1,0 +1,256 @@
+import CLiftoffSampler
+import Dispatch
+import Foundation
+import LiftoffProfile
+import Synchronization
+import Testing
+
+@testable import LiftoffSampler
+
+/// The sampler is one per process, so every test that starts it lives in this serialized suite.
+@Suite("Sampler", .serialized)
+struct SamplerTests {
+    private func names(of sample: RawSample, _ symbolizer: ELFSymbolizer) -> [String] {
+        sample.addresses.enumerated().map { index, address in
+            symbolizer.symbolize(index == 0 ? address : address - 1).name
+        }
+    }
+
+    @Test("a → b → c appears in at least 95 % of the samples of the thread running it, at 1 kHz for a second")
+    func knownChainDominates() throws {
+        try Sampler.start(SamplerConfiguration(rateHz: 1000))
+        let tid = Mutex(0)
+        onNewThread(name: "chain") {
+            try? Sampler.registerCurrentThread(name: "chain")
+            tid.withLock { $0 = Sampler.currentThreadID }
+            chainA(until: deadline(afterMilliseconds: 1000))
+            try? Sampler.unregisterCurrentThread()
+        }
+        let recording = Sampler.stop()
+        let chainThread = tid.withLock { $0 }
+        let samples = recording.samples.filter { $0.threadID == chainThread }
+        #expect(samples.count >= 500, "expected about 1000 samples in one second at 1 kHz, got \(samples.count)")
+
+        let symbolizer = ELFSymbolizer()
+        let withChain = samples.filter { sample in
+            let frames = names(of: sample, symbolizer)  // leaf first
+            guard let c = frames.firstIndex(where: { $0.contains("LiftoffSamplerTests.chainC") }) else { return false }
+            return c + 2 < frames.count && frames[c + 1].contains("LiftoffSamplerTests.chainB")
+                && frames[c + 2].contains("LiftoffSamplerTests.chainA")
+        }
+        let share = Double(withChain.count) / Double(max(samples.count, 1))
+        #expect(share >= 0.95, "a → b → c in \(withChain.count) of \(samples.count) samples")
+        #expect(recording.counts.failed == 0)
+        #expect(recording.threadNames[chainThread] == "chain")
+    }
+
+    @Test("samples of the main-like thread and four Dispatch workers are attributed to the right threads")
+    func samplesAttributedToThreads() throws {
+        try Sampler.start(SamplerConfiguration(rateHz: 1000))
+        let workerIDs = Mutex([Int](repeating: 0, count: 5))
+        let spins: [@Sendable (UInt64) -> Void] = [
+            { workerSpin0(until: $0) }, { workerSpin1(until: $0) }, { workerSpin2(until: $0) },
+            { workerSpin3(until: $0) },
+        ]
+        let group = DispatchGroup()
+        let end = deadline(afterMilliseconds: 600)
+        for index in 0..<4 {
+            // A serial queue of its own runs on its own pool thread.
+            DispatchQueue(label: "liftoff.test.worker-\(index)").async(group: group) {
+                Sampler.withCurrentThreadRegistered(name: "worker-\(index)") {
+                    workerIDs.withLock { $0[index] = Sampler.currentThreadID }
+                    spins[index](end)
+                }
+            }
+        }
+        onNewThread(name: "main-like") {
+            Sampler.withCurrentThreadRegistered(name: "main-like") {
+                workerIDs.withLock { $0[4] = Sampler.currentThreadID }
+                workerSpinMain(until: end)
+            }
+        }
+        group.wait()
+        let recording = Sampler.stop()
+        let ids = workerIDs.withLock { $0 }
+        #expect(Set(ids).count == 5, "five distinct threads ran the work: \(ids)")
+
+        let symbolizer = ELFSymbolizer()
+        let expected = ["workerSpin0", "workerSpin1", "workerSpin2", "workerSpin3", "workerSpinMain"]
+        for (index, tid) in ids.enumerated() {
+            let samples = recording.samples.filter { $0.threadID == tid }
+            #expect(samples.count >= 100, "thread \(index) has \(samples.count) samples")
+            var own = 0
+            for sample in samples {
+                let frames = names(of: sample, symbolizer)
+                let spinNames = expected.filter { name in frames.contains { $0.contains("LiftoffSamplerTests.\(name)(") } }
+                #expect(spinNames.allSatisfy { $0 == expected[index] }, "thread \(index) sampled in \(spinNames)")
+                if spinNames == [expected[index]] { own += 1 }
+            }
+            #expect(Double(own) >= 0.8 * Double(samples.count), "thread \(index): \(own) of \(samples.count) in its own function")
+            #expect(recording.threadNames[tid] == (index == 4 ? "main-like" : "worker-\(index)"))
+        }
+    }
+
+    @Test("start and stop 1,000 times leave no sampler thread and no memory behind")
+    func startStopThousandTimes() throws {
+        try Sampler.registerCurrentThread(name: "cycler")
+        defer { try? Sampler.unregisterCurrentThread() }
+        var captured = 0
+        for cycle in 0..<1000 {
+            try Sampler.start(SamplerConfiguration(rateHz: 10_000, ringCapacity: 64))
+            try Sampler.start(SamplerConfiguration(rateHz: 10_000, ringCapacity: 64))  // idempotent
+            if cycle % 100 == 0 { busyWork(until: deadline(afterMilliseconds: 5)) }
+            captured += Sampler.stop().samples.count
+            _ = Sampler.stop()  // idempotent
+        }
+        #expect(!Sampler.isRunning)
+        #expect(lo_sampler_resident_bytes() == 0)
+        #expect(!processThreadNames().contains("liftoff-sampler"))
+        #expect(captured > 0, "some cycles captured samples")
+    }
+
+    @Test("stacks deeper than 128 frames are cut at 128 and flagged")
+    func truncation() throws {
+        try Sampler.start(SamplerConfiguration(rateHz: 1000))
+        onNewThread(name: "deep") {
+            Sampler.withCurrentThreadRegistered {
+                _ = deepRecursion(200, until: deadline(afterMilliseconds: 200))
+            }
+        }
+        let recording = Sampler.stop()
+        let truncated = recording.samples.filter(\.truncated)
+        #expect(truncated.count > 50)
+        #expect(truncated.allSatisfy { $0.addresses.count == Int(LO_MAX_FRAMES) })
+        #expect(recording.counts.truncated == truncated.count)
+
+        var builder = ProfileBuilder(symbolizer: ELFSymbolizer(), timeOriginNs: 0)
+        truncated.prefix(3).forEach { builder.add($0) }
+        let profile = builder.build(
+            metadata: ProfileRecorder.metadata(commandLine: [], startTime: Date(), rateHz: 1000),
+            phases: Profile.Phases(processStartNs: 0, preMainNs: 0, mainEntryNs: 0, endNs: 0),
+            threadNames: [:], mainThreadID: 0, counts: recording.counts)
+        let root = profile.frameIndices(ofStack: profile.samples.stack[0]).first
+        #expect(root.map { profile.frames[$0].name } == ProfileBuilder.truncatedFrameName)
+    }
+
+    @Test("a full ring drops samples and counts them")
+    func fullRingDrops() throws {
+        let release = DispatchSemaphore(value: 0)
+        let group = DispatchGroup()
+        let registered = Atomic<Int>(0)
+        for index in 0..<40 {
+            let thread = Thread {
+                try? Sampler.registerCurrentThread(name: "sleeper-\(index)")
+                registered.add(1, ordering: .relaxed)
+                release.wait()
+                try? Sampler.unregisterCurrentThread()
+                group.leave()
+            }
+            group.enter()
+            thread.start()
+        }
+        while registered.load(ordering: .relaxed) < 40 { usleep(1000) }
+        try Sampler.start(SamplerConfiguration(rateHz: 2000, ringCapacity: 16))
+        usleep(300_000)
+        let recording = Sampler.stop()
+        for _ in 0..<40 { release.signal() }
+        group.wait()
+        #expect(recording.counts.dropped > 0)
+        #expect(recording.counts.captured == recording.samples.count)
+        #expect(recording.counts.captured + recording.counts.dropped + recording.counts.failed <= recording.counts.signalsSent)
+    }
+
+    @Test("rates outside 1 Hz ... 10 kHz and bad ring sizes are refused", arguments: [0, 10_001, -5])
+    func badRates(rate: Int) {
+        #expect(throws: SamplerError.self) { try Sampler.start(SamplerConfiguration(rateHz: rate)) }
+        #expect(!Sampler.isRunning)
+    }
+
+    @Test("ring capacities that are not a power of two in range are refused", arguments: [0, 8, 1000, 1 << 21])
+    func badCapacities(capacity: Int) {
+        #expect(throws: SamplerError(.capacity, "The ring capacity must be a power of two from 16 to 1048576, not \(capacity).")) {
+            try Sampler.start(SamplerConfiguration(rateHz: 100, ringCapacity: capacity))
+        }
+    }
+
+    @Test("unregistering a thread that is not registered is an error")
+    func unregisterUnknown() {
+        #expect(throws: SamplerError.self) {
+            try Sampler.unregisterCurrentThread()
+        }
+    }
+
+    @Test("no deadlock while threads dlopen, dlclose, start and exit under 1 kHz sampling for 10 s")
+    func stressLoaderAndThreads() throws {
+        let finished = Atomic<Bool>(false)
+        let watchdog = Thread {
+            let limit = deadline(afterMilliseconds: 90_000)
+            while !finished.load(ordering: .acquiring) {
+                if DispatchTime.now().uptimeNanoseconds > limit {
+                    let message = "liftoff stress test: no progress after 90 s, the sampler deadlocked\n"
+                    _ = message.withCString { write(2, $0, strlen($0)) }
+                    abort()
+                }
+                usleep(100_000)
+            }
+        }
+        watchdog.start()
+        defer { finished.store(true, ordering: .releasing) }
+
+        let libraries = ["libz.so.1", "libbz2.so.1.0", "liblzma.so.5", "libexpat.so.1", "libanl.so.1", "libnss_files.so.2"]
+            .filter { name in
+                guard let handle = dlopen(name, RTLD_NOW) else { return false }
+                dlclose(handle)
+                return true
+            }
+        #expect(!libraries.isEmpty, "some system library can be loaded")
+
+        try Sampler.start(SamplerConfiguration(rateHz: 1000))
+        let end = deadline(afterMilliseconds: 10_000)
+        let loads = Atomic<Int>(0)
+        let threadsRun = Atomic<Int>(0)
+        let group = DispatchGroup()
+        for index in 0..<2 {
+            group.enter()
+            let loader = Thread {
+                Sampler.withCurrentThreadRegistered(name: "loader-\(index)") {
+                    while DispatchTime.now().uptimeNanoseconds < end {
+                        for name in libraries {
+                            if let handle = dlopen(name, RTLD_NOW | RTLD_LOCAL) {
+                                dlclose(handle)
+                                loads.add(1, ordering: .relaxed)
+                            }
+                        }
+                    }
+                }
+                group.leave()
+            }
+            loader.start()
+        }
+        group.enter()
+        let spawner = Thread {
+            Sampler.withCurrentThreadRegistered(name: "spawner") {
+                while DispatchTime.now().uptimeNanoseconds < end {
+                    let done = DispatchSemaphore(value: 0)
+                    let child = Thread {
+                        Sampler.withCurrentThreadRegistered(name: "short-lived") {
+                            busyWork(until: deadline(afterMilliseconds: 1))
+                        }
+                        threadsRun.add(1, ordering: .relaxed)
+                        done.signal()
+                    }
+                    child.start()
+                    done.wait()
+                }
+            }
+            group.leave()
+        }
+        spawner.start()
+        group.wait()
+        let recording = Sampler.stop()
+        #expect(loads.load(ordering: .relaxed) > 100)
+        #expect(threadsRun.load(ordering: .relaxed) > 100)
+        #expect(recording.samples.count > 1000)
+        #expect(Sampler.registeredThreadCount == 0)
+    }
+}

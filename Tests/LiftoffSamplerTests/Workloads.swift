@@ -1,0 +1,77 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+// Functions with names the tests look for in symbolized stacks. They must not be inlined,
+// so each keeps its own frame.
+
+/// Keeps the optimizer from removing a loop's work.
+let workSink = Atomic<UInt64>(0)
+
+@inline(never)
+func busyWork(until deadline: UInt64) {
+    var value: UInt64 = 0x9E37_79B9
+    while DispatchTime.now().uptimeNanoseconds < deadline {
+        for _ in 0..<2000 { value = value &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407 }
+    }
+    workSink.wrappingAdd(value, ordering: .relaxed)
+}
+
+@inline(never)
+func chainA(until deadline: UInt64) { chainB(until: deadline) }
+
+@inline(never)
+func chainB(until deadline: UInt64) { chainC(until: deadline) }
+
+@inline(never)
+func chainC(until deadline: UInt64) { busyWork(until: deadline) }
+
+@inline(never)
+func workerSpin0(until deadline: UInt64) { busyWork(until: deadline) }
+
+@inline(never)
+func workerSpin1(until deadline: UInt64) { busyWork(until: deadline) }
+
+@inline(never)
+func workerSpin2(until deadline: UInt64) { busyWork(until: deadline) }
+
+@inline(never)
+func workerSpin3(until deadline: UInt64) { busyWork(until: deadline) }
+
+@inline(never)
+func workerSpinMain(until deadline: UInt64) { busyWork(until: deadline) }
+
+@inline(never)
+func deepRecursion(_ remaining: Int, until deadline: UInt64) -> Int {
+    if remaining == 0 {
+        busyWork(until: deadline)
+        return 0
+    }
+    return deepRecursion(remaining - 1, until: deadline) + 1
+}
+
+func deadline(afterMilliseconds milliseconds: UInt64) -> UInt64 {
+    DispatchTime.now().uptimeNanoseconds + milliseconds * 1_000_000
+}
+
+/// Runs `body` on a new thread and waits for it.
+func onNewThread(name: String, _ body: @escaping @Sendable () -> Void) {
+    let done = DispatchSemaphore(value: 0)
+    let thread = Thread {
+        body()
+        done.signal()
+    }
+    thread.name = name
+    thread.stackSize = 4 << 20
+    thread.start()
+    done.wait()
+}
+
+/// Names of this process's threads, from /proc.
+func processThreadNames() -> [String] {
+    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+    return tasks.compactMap { tid in
+        (try? String(contentsOfFile: "/proc/self/task/\(tid)/comm", encoding: .utf8))?
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}
