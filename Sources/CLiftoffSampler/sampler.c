@@ -101,30 +101,34 @@ static _Atomic int g_keep_sampling;
 static pthread_t g_thread;
 static uint64_t g_period_ns;
 
-// One unwind at a time, process-wide. libunwind takes its own lock and then the loader's
-// (dl_iterate_phdr); a thread interrupted while holding the loader's lock (inside dlopen or
-// dlclose) would otherwise wait in its handler for libunwind's lock, held by a thread that
-// waits for the loader's lock: a deadlock. A handler that cannot enter within
-// LO_UNWIND_WAIT_NS gives up and counts the sample as failed, so the interrupted thread
-// resumes and releases what it holds.
-static _Atomic int g_unwinding;
-#define LO_UNWIND_WAIT_NS 200000ull
+// Unwinds outside handlers exclude unwinds in handlers. An unwind outside a handler (thread
+// registration, `lo_capture_current_stack`) goes through the C library's dl_iterate_phdr and
+// so takes libunwind's lock and then the loader's. A thread interrupted while holding the
+// loader's lock (inside dlopen or dlclose) would wait in its handler for libunwind's lock: a
+// deadlock. So while such an unwind runs, handlers do not enter libunwind: one that cannot
+// enter within LO_UNWIND_WAIT_NS gives up and counts the sample as skipped, and the
+// interrupted thread resumes and releases what it holds. Handlers among themselves run
+// concurrently: they never take the loader's lock (see the loader snapshot).
+static _Atomic int g_handler_unwinds;  // handlers inside libunwind now
+static _Atomic int g_exclusive_unwind; // an unwind outside a handler runs or waits
+#define LO_UNWIND_WAIT_NS 1000000ull
 
 static int lo_unwind_enter_bounded(void) {
     uint64_t deadline = 0;
     for (;;) {
-        int expected = 0;
-        if (atomic_compare_exchange_weak(&g_unwinding, &expected, 1)) return 1;
+        atomic_fetch_add(&g_handler_unwinds, 1);
+        if (!atomic_load(&g_exclusive_unwind)) return 1;
+        atomic_fetch_sub(&g_handler_unwinds, 1);
         uint64_t now = lo_monotonic_ns();
         if (deadline == 0) deadline = now + LO_UNWIND_WAIT_NS;
         else if (now > deadline) return 0;
     }
 }
 
-static void lo_unwind_exit(void) { atomic_store(&g_unwinding, 0); }
+static void lo_unwind_exit(void) { atomic_fetch_sub(&g_handler_unwinds, 1); }
 
 // Outside signal handlers: block SIGPROF on this thread (so its own handler cannot wait on
-// it), then wait for the unwind lock without a bound.
+// it), claim the exclusive unwind, and wait until no handler is inside libunwind.
 static void lo_unwind_enter_blocking(sigset_t *saved) {
     sigset_t blocked;
     sigemptyset(&blocked);
@@ -132,17 +136,18 @@ static void lo_unwind_enter_blocking(sigset_t *saved) {
     pthread_sigmask(SIG_BLOCK, &blocked, saved);
     for (;;) {
         int expected = 0;
-        if (atomic_compare_exchange_weak(&g_unwinding, &expected, 1)) return;
+        if (atomic_compare_exchange_weak(&g_exclusive_unwind, &expected, 1)) break;
         sched_yield();
     }
+    while (atomic_load(&g_handler_unwinds) != 0) sched_yield();
 }
 
 static void lo_unwind_exit_blocking(const sigset_t *saved) {
-    lo_unwind_exit();
+    atomic_store(&g_exclusive_unwind, 0);
     pthread_sigmask(SIG_SETMASK, saved, NULL);
 }
 
-static _Atomic uint64_t g_signals_sent, g_captured, g_dropped, g_failed, g_truncated, g_stored;
+static _Atomic uint64_t g_signals_sent, g_captured, g_dropped, g_failed, g_skipped, g_truncated, g_stored;
 
 static uint64_t *g_store;
 static size_t g_store_words, g_store_capacity;
@@ -348,7 +353,7 @@ static void lo_handler(int signal_number, siginfo_t *info, void *context) {
     atomic_fetch_add(&g_in_handler, 1);
     int wanted = t_warming || atomic_load(&g_active);
     if (wanted && !lo_unwind_enter_bounded()) {
-        if (!t_warming) atomic_fetch_add_explicit(&g_failed, 1, memory_order_relaxed);
+        if (!t_warming) atomic_fetch_add_explicit(&g_skipped, 1, memory_order_relaxed);
     } else if (wanted) {
         void *frames[LO_SKIP_SEARCH + LO_MAX_FRAMES + 1];
         // The warm-up signal interrupts Liftoff's own registration code, which holds no
@@ -485,6 +490,7 @@ static void lo_reset_counts(void) {
     atomic_store(&g_captured, 0);
     atomic_store(&g_dropped, 0);
     atomic_store(&g_failed, 0);
+    atomic_store(&g_skipped, 0);
     atomic_store(&g_truncated, 0);
     atomic_store(&g_stored, 0);
 }
@@ -633,6 +639,7 @@ lo_counts lo_sampler_counts(void) {
         .captured = atomic_load(&g_captured),
         .dropped = atomic_load(&g_dropped),
         .failed = atomic_load(&g_failed),
+        .skipped = atomic_load(&g_skipped),
         .truncated = atomic_load(&g_truncated),
         .stored = atomic_load(&g_stored),
     };

@@ -72,7 +72,7 @@ struct DemoCommand: ParsableCommand {
         var lines: [String] = []
         lines.append(
             "Recorded \(summary.samples) samples in \(String(format: "%.2f", seconds)) s at "
-                + "\(profile.metadata.samplingRateHz) Hz (dropped \(summary.dropped), failed \(profile.counts.failed)).")
+                + "\(profile.metadata.samplingRateHz) Hz (dropped \(summary.dropped), failed \(profile.counts.failed), skipped \(profile.counts.skipped)).")
         lines.append(
             "Demo: \(result.items) items, search tree height \(result.treeHeight), \(result.categories) index keys.")
         for (label, count) in summary.samplesPerThread {

@@ -127,7 +127,7 @@ public enum DemoWorkload {
     @inline(never)
     static func itemDigest(_ item: Item) -> UInt64 {
         var state = StretchedHash(seed: UInt64(item.id))
-        for _ in 0..<40 {
+        for _ in 0..<15 {
             state.absorb(item.name)
             state.absorb(item.description)
             for tag in item.tags { state.absorb(tag) }

@@ -206,15 +206,21 @@ extension Profile {
         public var dropped: Int
         /// Handler runs that captured no stack.
         public var failed: Int
+        /// Handler runs that gave up waiting for another thread's unwind (at most 1 ms).
+        public var skipped: Int
         /// Samples cut at 128 frames.
         public var truncated: Int
 
         /// Creates counters.
-        public init(signalsSent: Int = 0, captured: Int = 0, dropped: Int = 0, failed: Int = 0, truncated: Int = 0) {
+        public init(
+            signalsSent: Int = 0, captured: Int = 0, dropped: Int = 0, failed: Int = 0, skipped: Int = 0,
+            truncated: Int = 0
+        ) {
             self.signalsSent = signalsSent
             self.captured = captured
             self.dropped = dropped
             self.failed = failed
+            self.skipped = skipped
             self.truncated = truncated
         }
     }

@@ -130,7 +130,7 @@ public enum Sampler {
         let raw = lo_sampler_counts()
         let counts = Profile.SampleCounts(
             signalsSent: Int(raw.signals_sent), captured: Int(raw.captured), dropped: Int(raw.dropped),
-            failed: Int(raw.failed), truncated: Int(raw.truncated))
+            failed: Int(raw.failed), skipped: Int(raw.skipped), truncated: Int(raw.truncated))
         let recording = SamplerRecording(
             samples: storedSamples(), counts: counts,
             threadNames: names.withLock { $0 }, rateHz: rate.load(ordering: .relaxed))

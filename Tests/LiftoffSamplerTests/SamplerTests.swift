@@ -40,7 +40,10 @@ struct SamplerTests {
         }
         let share = Double(withChain.count) / Double(max(samples.count, 1))
         #expect(share >= 0.95, "a → b → c in \(withChain.count) of \(samples.count) samples")
+        // A handler gives up (skipped) only while another thread unwinds for long, as a test
+        // running in parallel may do.
         #expect(recording.counts.failed == 0)
+        #expect(recording.counts.skipped * 100 <= samples.count, "skipped: \(recording.counts.skipped)")
         #expect(recording.threadNames[chainThread] == "chain")
     }
 
@@ -157,7 +160,9 @@ struct SamplerTests {
         group.wait()
         #expect(recording.counts.dropped > 0)
         #expect(recording.counts.captured == recording.samples.count)
-        #expect(recording.counts.captured + recording.counts.dropped + recording.counts.failed <= recording.counts.signalsSent)
+        #expect(
+            recording.counts.captured + recording.counts.dropped + recording.counts.failed + recording.counts.skipped
+                <= recording.counts.signalsSent)
     }
 
     @Test("rates outside 1 Hz ... 10 kHz and bad ring sizes are refused", arguments: [0, 10_001, -5])

@@ -54,6 +54,7 @@ typedef struct lo_counts {
     uint64_t captured;       ///< samples written to the ring
     uint64_t dropped;        ///< samples lost because the ring was full
     uint64_t failed;         ///< handler runs where unw_backtrace found no frame
+    uint64_t skipped;        ///< handler runs that gave up waiting for another thread's unwind
     uint64_t truncated;      ///< captured samples cut at LO_MAX_FRAMES
     uint64_t stored;         ///< samples moved from the ring to the store
 } lo_counts;

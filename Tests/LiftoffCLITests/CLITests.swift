@@ -1,0 +1,152 @@
+import ArgumentParser
+import Foundation
+import LiftoffProfile
+import Testing
+
+@testable import LiftoffCLI
+
+/// Runs the built `liftoff` binary, which sits next to the test bundle.
+struct BuiltTool {
+    var url: URL
+
+    static func find() throws -> BuiltTool {
+        let folder = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        let url = folder.appendingPathComponent("liftoff")
+        try #require(
+            FileManager.default.isExecutableFile(atPath: url.path),
+            "liftoff is not built next to the tests; run `swift build` (make test does) first")
+        return BuiltTool(url: url)
+    }
+
+    func run(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
+        let process = Process()
+        process.executableURL = url
+        process.arguments = arguments
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+    }
+}
+
+func temporaryFolder() -> URL {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("liftoff-cli-\(UUID().uuidString)")
+    try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    return url
+}
+
+@Suite("CLI in process")
+struct CLIParsingTests {
+    @Test("report renders a saved profile to a file in the chosen format")
+    func reportToFile() throws {
+        let folder = temporaryFolder()
+        let profileURL = folder.appendingPathComponent("profile.json")
+        try demoLikeProfile().write(to: profileURL)
+        let output = folder.appendingPathComponent("out.folded")
+        var command = try LiftoffCommand.parseAsRoot(["report", profileURL.path, "--format", "folded", "-o", output.path])
+        try command.run()
+        #expect(try String(contentsOf: output, encoding: .utf8) == "main;load 2\n")
+    }
+
+    @Test("report on a missing file fails with one sentence naming it")
+    func reportMissing() throws {
+        var command = try LiftoffCommand.parseAsRoot(["report", "/nonexistent/profile.json"])
+        let error = #expect(throws: CLIError.self) { try command.run() }
+        #expect(error?.description == "The profile /nonexistent/profile.json does not exist.")
+    }
+
+    @Test("an unknown format is a usage error")
+    func unknownFormat() {
+        #expect(throws: (any Error).self) { try LiftoffCommand.parseAsRoot(["report", "p.json", "--format", "png"]) }
+    }
+
+    @Test("demo refuses rates outside 1 ... 10000 Hz before doing anything", arguments: ["0", "20000"])
+    func demoRate(rate: String) {
+        let error = #expect(throws: (any Error).self) { try LiftoffCommand.parseAsRoot(["demo", "--rate", rate]) }
+        #expect(LiftoffCommand.message(for: error!).contains("--rate must be between 1 and 10000"))
+    }
+
+    private func demoLikeProfile() -> Profile {
+        Profile(
+            metadata: Profile.Metadata(
+                liftoffVersion: "0.1.0", commandLine: ["app"],
+                host: Profile.Host(name: "h", os: "Linux", architecture: "x86_64", cpuCount: 2),
+                startTime: "2026-11-21T10:00:00.000Z", buildConfiguration: "debug", samplingRateHz: 100),
+            timeOriginNs: 0, phases: Profile.Phases(processStartNs: 0, preMainNs: 0, mainEntryNs: 0, endNs: 1),
+            threads: [Profile.ThreadInfo(id: 1, name: "main", isMain: true)],
+            frames: [Profile.Frame(name: "main", object: "app"), Profile.Frame(name: "load", object: "app")],
+            stacks: Profile.StackTable(parent: [-1, 0], frame: [0, 1]),
+            samples: Profile.SampleTable(thread: [1, 1], timeNs: [0, 1], stack: [1, 1]))
+    }
+}
+
+@Suite("liftoff binary")
+struct CLIEndToEndTests {
+    @Test("liftoff demo writes a loadable profile, folded stacks and an SVG with demangled demo functions")
+    func demoEndToEnd() throws {
+        let tool = try BuiltTool.find()
+        let folder = temporaryFolder()
+        let result = try tool.run(["demo", "--out", folder.path, "--rate", "500", "--rounds", "1"])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(result.stdout.contains("Top functions by self time:"))
+
+        let profile = try Profile.load(from: folder.appendingPathComponent("profile.json"))
+        let main = try #require(profile.threads.first { $0.isMain })
+        #expect(main.name == "main")
+        #expect(profile.samples.thread.filter { $0 == main.id }.count > 20)
+        #expect(profile.threads.contains { $0.name.hasPrefix("hash-worker-") })
+        #expect(profile.frames.contains { $0.name.hasPrefix("static LiftoffDemo.DemoWorkload.decodeCatalog(") })
+        #expect(profile.phases.mainEntryNs > profile.phases.processStartNs)
+        #expect(profile.phases.endNs > profile.phases.mainEntryNs)
+        #expect(profile.metadata.samplingRateHz == 500)
+
+        let folded = try String(contentsOf: folder.appendingPathComponent("flame.folded"), encoding: .utf8)
+        #expect(folded.contains("LiftoffDemo.DemoWorkload.hashCatalog"))
+        let svg = try String(contentsOf: folder.appendingPathComponent("flame.svg"), encoding: .utf8)
+        #expect(svg.contains("LiftoffDemo.DemoWorkload.buildSearchTree"))
+    }
+
+    @Test("the process start comes from LIFTOFF_LAUNCH_NS when a launcher sets it")
+    func launchTimeFromEnvironment() throws {
+        let tool = try BuiltTool.find()
+        let folder = temporaryFolder()
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        let spawn = UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+        setenv("LIFTOFF_LAUNCH_NS", String(spawn), 1)
+        defer { unsetenv("LIFTOFF_LAUNCH_NS") }
+        let result = try tool.run(["demo", "--out", folder.path, "--rate", "100", "--rounds", "1"])
+        #expect(result.status == 0)
+        let profile = try Profile.load(from: folder.appendingPathComponent("profile.json"))
+        #expect(profile.timeOriginNs == spawn)
+        #expect(profile.phases.preMainNs > 0, "pre-main time is measured from the spawn")
+    }
+
+    @Test("bad input gets one sentence on stderr and a non-zero exit", arguments: [
+        (["report", "/nonexistent.json"], "Error: The profile /nonexistent.json does not exist."),
+        (["demo", "--rate", "0"], "Error: --rate must be between 1 and 10000 samples per second, not 0."),
+        (["report", "/etc/hostname"], "is not a JSON object."),
+    ])
+    func badInput(arguments: [String], message: String) throws {
+        let result = try BuiltTool.find().run(arguments)
+        #expect(result.status != 0)
+        #expect(result.stderr.contains(message), "stderr: \(result.stderr)")
+        #expect(!result.stderr.contains("Fatal error"))
+    }
+
+    @Test("a malformed profile file is left untouched by report")
+    func malformedUntouched() throws {
+        let folder = temporaryFolder()
+        let url = folder.appendingPathComponent("broken.json")
+        try Data("{\"schema\": \"liftoff.profile/1\", \"frames\": [".utf8).write(to: url)
+        let result = try BuiltTool.find().run(["report", url.path, "--format", "svg", "-o", url.path])
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("is truncated"))
+        #expect(try String(contentsOf: url, encoding: .utf8) == "{\"schema\": \"liftoff.profile/1\", \"frames\": [")
+    }
+}

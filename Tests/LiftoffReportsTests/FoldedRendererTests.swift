@@ -1,0 +1,60 @@
+import LiftoffProfile
+import Testing
+
+@testable import LiftoffReports
+
+@Suite("Folded stacks")
+struct FoldedRendererTests {
+    @Test("merged output is exact: sorted lines, integer counts, separators escaped")
+    func merged() {
+        #expect(FoldedRenderer.render(hostileProfile()) == """
+            main;</script><script>alert(1)</script> 1
+            main;a<b>&"c";semi%3Bcolon 4
+            main;new%0Aline 1
+            main;with\u{A0}space 2
+
+            """)
+    }
+
+    @Test("per-thread output puts each thread's stacks under an escaped thread frame")
+    func perThread() {
+        #expect(FoldedRenderer.render(hostileProfile(), perThread: true) == """
+            main\u{A0}(1);main;</script><script>alert(1)</script> 1
+            main\u{A0}(1);main;a<b>&"c";semi%3Bcolon 3
+            main\u{A0}(1);main;new%0Aline 1
+            work%3Ber\u{A0}(2);main;a<b>&"c";semi%3Bcolon 1
+            work%3Ber\u{A0}(2);main;with\u{A0}space 2
+
+            """)
+    }
+
+    @Test("every line splits into a stack and an integer count at its only space")
+    func everyLineParses() {
+        for perThread in [false, true] {
+            let text = FoldedRenderer.render(hostileProfile(), perThread: perThread)
+            let lines = text.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+            var total = 0
+            for line in lines {
+                let parts = line.split(separator: " ")
+                #expect(parts.count == 2, "\(line)")
+                #expect(Int(parts[1]) != nil)
+                total += Int(parts[1]) ?? 0
+                #expect(!parts[0].split(separator: ";").contains { $0.isEmpty })
+            }
+            #expect(total == hostileProfile().samples.count)
+        }
+    }
+
+    @Test("escaping is reversible: %, ; and control characters become %XX; spaces become no-break spaces")
+    func escapeRules() {
+        #expect(FoldedRenderer.escape("plain") == "plain")
+        #expect(FoldedRenderer.escape("100%;\t\r") == "100%25%3B%09%0D")
+        #expect(FoldedRenderer.escape("a b\u{A0}c") == "a\u{A0}b%C2%A0c")
+    }
+
+    @Test("an empty profile gives empty text")
+    func empty() {
+        #expect(FoldedRenderer.render(emptyProfile()).isEmpty)
+        #expect(FoldedRenderer.render(emptyProfile(), perThread: true).isEmpty)
+    }
+}
