@@ -26,8 +26,10 @@ test: build
 	$(SWIFT) test
 
 bench: deps
-	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark --format jmh --path ../Reports/benchmarks/raw --no-progress
-	$(SWIFT) run liftoff-bench-report Reports/benchmarks
+	rm -rf Reports/benchmarks/raw && mkdir -p Reports/benchmarks/raw
+	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark \
+		--format histogramSamples --path ../Reports/benchmarks/raw --no-progress
+	python3 Benchmarks/report.py Reports/benchmarks/raw Reports/benchmarks
 
 clean:
 	rm -rf .build Benchmarks/.build

@@ -668,6 +668,8 @@ size_t lo_sampler_resident_bytes(void) {
     return bytes;
 }
 
+void lo_signal_current_thread(void) { syscall(SYS_tgkill, getpid(), lo_current_tid(), SIGPROF); }
+
 int lo_current_thread_name(char *buffer, size_t length) {
     return pthread_getname_np(pthread_self(), buffer, length);
 }

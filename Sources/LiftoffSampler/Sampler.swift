@@ -179,6 +179,12 @@ public enum Sampler {
         names.withLock { $0.removeAll() }
     }
 
+    /// Takes one sample of the calling thread now (it must be registered and a session must
+    /// run); the sample is recorded before this returns. Used to measure the cost of a sample.
+    public static func sampleCurrentThread() {
+        lo_signal_current_thread()
+    }
+
     /// The kernel thread id of the calling thread.
     public static var currentThreadID: Int { Int(lo_current_tid()) }
 

@@ -19,6 +19,11 @@ struct BuiltTool {
     }
 
     func run(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
+        let result = try runWithPID(arguments)
+        return (result.status, result.stdout, result.stderr)
+    }
+
+    func runWithPID(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String, pid: Int) {
         let process = Process()
         process.executableURL = url
         process.arguments = arguments
@@ -30,7 +35,10 @@ struct BuiltTool {
         let stdout = out.fileHandleForReading.readDataToEndOfFile()
         let stderr = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+        return (
+            process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self),
+            Int(process.processIdentifier)
+        )
     }
 }
 
@@ -91,7 +99,7 @@ struct CLIEndToEndTests {
     func demoEndToEnd() throws {
         let tool = try BuiltTool.find()
         let folder = temporaryFolder()
-        let result = try tool.run(["demo", "--out", folder.path, "--rate", "500", "--rounds", "1"])
+        let result = try tool.runWithPID(["demo", "--out", folder.path, "--rate", "500", "--rounds", "1"])
         #expect(result.status == 0, "stderr: \(result.stderr)")
         #expect(result.stdout.contains("Top functions by self time:"))
 
@@ -104,6 +112,25 @@ struct CLIEndToEndTests {
         #expect(profile.phases.mainEntryNs > profile.phases.processStartNs)
         #expect(profile.phases.endNs > profile.phases.mainEntryNs)
         #expect(profile.metadata.samplingRateHz == 500)
+
+        // The real main thread (its tid is the process id) parses the catalogue; the worker
+        // queues only hash. Each sample must sit on the thread that ran its code.
+        #expect(main.id == result.pid)
+        func names(_ sample: Int) -> [String] {
+            profile.frameIndices(ofStack: profile.samples.stack[sample]).map { profile.frames[$0].name }
+        }
+        var mainParses = 0
+        for sample in 0..<profile.samples.count {
+            let frames = names(sample)
+            let parses = frames.contains { $0.contains("DemoWorkload.decodeCatalog") }
+            if profile.samples.thread[sample] == main.id {
+                if parses { mainParses += 1 }
+            } else {
+                #expect(!parses, "a worker thread's sample shows the main thread's parsing")
+                #expect(frames.contains { $0.contains("DemoWorkload.hashCatalog") })
+            }
+        }
+        #expect(mainParses > 0, "the main thread's samples show it parsing")
 
         let folded = try String(contentsOf: folder.appendingPathComponent("flame.folded"), encoding: .utf8)
         #expect(folded.contains("LiftoffDemo.DemoWorkload.hashCatalog"))

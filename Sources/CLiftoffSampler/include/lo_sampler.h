@@ -103,6 +103,10 @@ uint64_t lo_monotonic_ns(void);
 /// CPU time consumed by the calling thread, in nanoseconds.
 uint64_t lo_thread_cpu_ns(void);
 
+/// Sends SIGPROF to the calling thread: one sample now, when it is registered and a session
+/// runs (the handler runs before this returns). For measuring the cost of one sample.
+void lo_signal_current_thread(void);
+
 /// Copies the calling thread's name (pthread name) into `buffer`; returns 0 on success.
 int lo_current_thread_name(char *buffer, size_t length);
 
