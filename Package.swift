@@ -7,6 +7,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "liftoff", targets: ["liftoff"]),
+        .library(name: "Liftoff", targets: ["Liftoff"]),
         .library(name: "LiftoffProfile", targets: ["LiftoffProfile"]),
         .library(name: "LiftoffSampler", targets: ["LiftoffSampler"]),
         .library(name: "LiftoffReports", targets: ["LiftoffReports"]),
@@ -24,21 +25,23 @@ let package = Package(
         .target(name: "LiftoffProfile"),
         .target(name: "LiftoffSampler", dependencies: ["CLiftoffSampler", "LiftoffProfile"]),
         .target(name: "LiftoffReports", dependencies: ["LiftoffProfile"]),
+        .target(name: "Liftoff", dependencies: ["LiftoffProfile", "LiftoffSampler"]),
         .target(
             name: "LiftoffDemo",
-            dependencies: ["LiftoffSampler", "LiftoffProfile"],
-            resources: [.copy("Resources/catalog.json")]
+            dependencies: ["Liftoff", "LiftoffSampler", "LiftoffProfile"],
+            resources: [.copy("Resources/catalog.json"), .copy("Resources/settings.json")]
         ),
         .target(
             name: "LiftoffCLI",
             dependencies: [
-                "LiftoffProfile", "LiftoffSampler", "LiftoffReports", "LiftoffDemo",
+                "Liftoff", "LiftoffProfile", "LiftoffSampler", "LiftoffReports", "LiftoffDemo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .executableTarget(name: "liftoff", dependencies: ["LiftoffCLI"]),
         .testTarget(name: "LiftoffSamplerTests", dependencies: ["LiftoffSampler", "CLiftoffSampler", "LiftoffProfile"]),
         .testTarget(name: "LiftoffProfileTests", dependencies: ["LiftoffProfile"]),
+        .testTarget(name: "LiftoffTests", dependencies: ["Liftoff", "LiftoffSampler", "LiftoffProfile", "LiftoffDemo"]),
         .testTarget(name: "LiftoffReportsTests", dependencies: ["LiftoffReports", "LiftoffProfile"]),
         .testTarget(name: "LiftoffCLITests", dependencies: ["LiftoffCLI", "LiftoffProfile", "LiftoffReports"]),
     ],

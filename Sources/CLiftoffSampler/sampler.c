@@ -302,6 +302,14 @@ static void lo_drop_snapshots(void) {
     lo_reclaim_snapshots(1);
 }
 
+// ---- stack requests from other threads ------------------------------------------------
+
+static pthread_mutex_t g_request_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic pid_t g_request_tid;
+static _Atomic int g_request_done;
+static int g_request_count;
+static uintptr_t g_request_frames[LO_MAX_FRAMES];
+
 // ---- the signal path ----------------------------------------------------------------
 
 static uintptr_t lo_interrupted_pc(void *context) {
@@ -351,6 +359,32 @@ static void lo_handler(int signal_number, siginfo_t *info, void *context) {
     int saved_errno = errno;
     uint64_t time_ns = lo_monotonic_ns();
     atomic_fetch_add(&g_in_handler, 1);
+    if (!t_warming && atomic_load(&g_request_tid) == lo_current_tid() && !atomic_load(&g_request_done)) {
+        void *frames[LO_SKIP_SEARCH + LO_MAX_FRAMES + 1];
+        int count = 0;
+        if (lo_unwind_enter_bounded()) {
+            t_sampling = 1;
+            count = unw_backtrace(frames, (int)(sizeof frames / sizeof frames[0]));
+            t_sampling = 0;
+            lo_unwind_exit();
+        }
+        uintptr_t pc = lo_interrupted_pc(context);
+        int start = -1;
+        for (int i = 0; i < count && i < LO_SKIP_SEARCH; i++) {
+            if ((uintptr_t)frames[i] == pc) {
+                start = i;
+                break;
+            }
+        }
+        int depth = start < 0 ? 0 : count - start;
+        if (depth > LO_MAX_FRAMES) depth = LO_MAX_FRAMES;
+        for (int i = 0; i < depth; i++) g_request_frames[i] = (uintptr_t)frames[start + i];
+        g_request_count = depth;
+        atomic_store(&g_request_done, 1);
+        atomic_fetch_sub(&g_in_handler, 1);
+        errno = saved_errno;
+        return;
+    }
     int wanted = t_warming || atomic_load(&g_active);
     if (wanted && !lo_unwind_enter_bounded()) {
         if (!t_warming) atomic_fetch_add_explicit(&g_skipped, 1, memory_order_relaxed);
@@ -666,6 +700,43 @@ size_t lo_sampler_resident_bytes(void) {
     size_t bytes = g_ring_bytes + g_store_capacity * sizeof(uint64_t) + g_snapshot_bytes;
     pthread_mutex_unlock(&g_control_lock);
     return bytes;
+}
+
+int lo_capture_thread_stack(pid_t tid, uintptr_t *buffer, int capacity, int timeout_ms) {
+    if (buffer == NULL || capacity <= 0) return 0;
+    pthread_once(&g_once, lo_install_handler);
+    pthread_mutex_lock(&g_request_lock);
+    // Without a running session, build a loader snapshot for the handler to walk.
+    pthread_mutex_lock(&g_control_lock);
+    int own_snapshot = !g_running;
+    if (own_snapshot) lo_refresh_snapshot();
+    pthread_mutex_unlock(&g_control_lock);
+
+    atomic_store(&g_request_done, 0);
+    atomic_store(&g_request_tid, tid);
+    int result = -1;
+    if (syscall(SYS_tgkill, getpid(), tid, SIGPROF) == 0) {
+        uint64_t deadline = lo_monotonic_ns() + (uint64_t)timeout_ms * 1000000ull;
+        while (!atomic_load(&g_request_done) && lo_monotonic_ns() < deadline) {
+            struct timespec pause = {0, 100000};
+            nanosleep(&pause, NULL);
+        }
+        if (atomic_load(&g_request_done)) {
+            result = g_request_count < capacity ? g_request_count : capacity;
+            memcpy(buffer, g_request_frames, (size_t)result * sizeof(uintptr_t));
+        }
+    }
+    atomic_store(&g_request_tid, 0);
+    if (own_snapshot) {
+        pthread_mutex_lock(&g_control_lock);
+        if (!g_running) {
+            while (atomic_load(&g_in_handler) != 0) sched_yield();
+            lo_drop_snapshots();
+        }
+        pthread_mutex_unlock(&g_control_lock);
+    }
+    pthread_mutex_unlock(&g_request_lock);
+    return result;
 }
 
 void lo_signal_current_thread(void) { syscall(SYS_tgkill, getpid(), lo_current_tid(), SIGPROF); }

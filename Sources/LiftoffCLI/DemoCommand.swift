@@ -1,18 +1,21 @@
 import ArgumentParser
 import Foundation
+import Liftoff
 import LiftoffDemo
 import LiftoffProfile
 import LiftoffReports
 import LiftoffSampler
 
-/// `liftoff demo`: records the bundled demo app's launch and writes its reports.
+/// `liftoff demo`: runs the bundled demo app under the sampler and writes its reports.
 struct DemoCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
         abstract: "Run the bundled demo app under the sampler and write its reports.",
         discussion: """
-            Writes profile.json, flame.folded and flame.svg to the output folder and prints a
-            summary: samples, drops and the functions with the most self time.
+            The demo app launches on the main run loop (parsing its bundled catalogue, reading its
+            settings, building 100 rows of views), draws its first frame, then leaves and is
+            terminated. Writes profile.json, flame.folded and flame.svg to the output folder and
+            prints time to first frame, the launch phases, and the functions with the most self time.
             """
     )
 
@@ -22,35 +25,30 @@ struct DemoCommand: ParsableCommand {
     @Option(name: .long, help: "Samples per second per thread, 1 to 10000.")
     var rate: Int = 1000
 
-    @Option(name: .long, help: "How many times the demo parses, indexes and hashes its catalogue.")
-    var rounds: Int = 3
+    @Option(name: .long, help: "Milliseconds the app stays up after its first frame before it quits.")
+    var linger: UInt64 = 100
 
     func validate() throws {
         guard (1...10_000).contains(rate) else {
             throw ValidationError("--rate must be between 1 and 10000 samples per second, not \(rate).")
         }
-        guard rounds >= 1 else {
-            throw ValidationError("--rounds must be at least 1, not \(rounds).")
-        }
     }
 
     func run() throws {
         let folder = URL(fileURLWithPath: out, isDirectory: true)
-        let recorder: ProfileRecorder
+        let recorder: LaunchRecorder
         do {
-            recorder = try ProfileRecorder.start(configuration: SamplerConfiguration(rateHz: rate))
+            recorder = try LaunchRecorder.start(configuration: SamplerConfiguration(rateHz: rate))
         } catch let error as SamplerError {
             throw CLIError(error.message)
         }
-        let result: DemoWorkload.Result
-        do {
-            result = try DemoWorkload.run(rounds: rounds)
-        } catch {
-            _ = recorder.finish()
-            throw CLIError("The demo could not read its bundled catalogue: \(error.localizedDescription)")
-        }
+        let delegate = DemoAppDelegate(recorder: recorder, quitAfterLaunchMs: linger)
+        let status = Application.main(
+            delegate: delegate, configuration: Application.Configuration(recorder: recorder))
         let profile = recorder.finish()
-
+        guard let result = delegate.result else {
+            throw CLIError("The demo app did not finish launching (exit status \(status)).")
+        }
         let files: [(String, String)] = [
             (ReportFormat.folded.demoFileName, ReportFormat.folded.render(profile, perThread: false)),
             (ReportFormat.svg.demoFileName, ReportFormat.svg.render(profile, perThread: false)),
@@ -64,17 +62,40 @@ struct DemoCommand: ParsableCommand {
             throw CLIError(error.message)
         }
         print(DemoCommand.summary(profile, result: result, folder: folder.path))
+        if status != Application.exitNormal {
+            throw ExitCode(status)
+        }
     }
 
     static func summary(_ profile: Profile, result: DemoWorkload.Result, folder: String) -> String {
         let summary = ProfileSummary(profile, limit: 10)
-        let seconds = Double(profile.phases.endNs - profile.phases.mainEntryNs) / 1e9
+        func ms(_ ns: UInt64) -> String { String(format: "%.1f ms", Double(ns) / 1e6) }
         var lines: [String] = []
+        if let ttff = profile.timeToFirstFrameNs {
+            lines.append("Time to first frame: \(ms(ttff)) (target 400 ms).")
+        } else {
+            lines.append("No first frame was committed.")
+        }
+        lines.append("Launch phases:")
+        lines.append("  process start → main entry: \(ms(profile.phases.mainEntryNs - profile.phases.processStartNs))")
+        for span in profile.spans where span.parent == nil || span.category == "span" {
+            let indent = span.parent == nil ? "  " : "    "
+            lines.append("\(indent)\(span.name): \(ms(span.durationNs))")
+        }
+        for mark in profile.marks {
+            lines.append("  \(mark.name) at \(ms(mark.timeNs))")
+        }
         lines.append(
-            "Recorded \(summary.samples) samples in \(String(format: "%.2f", seconds)) s at "
-                + "\(profile.metadata.samplingRateHz) Hz (dropped \(summary.dropped), failed \(profile.counts.failed), skipped \(profile.counts.skipped)).")
+            "States: " + (["notRunning"] + profile.stateChanges.map(\.to)).joined(separator: " → ")
+                + "; \(profile.displayFrames.count) frames.")
+        if !profile.violations.isEmpty {
+            lines.append("Thread violations: \(profile.violations.count)")
+            for violation in profile.violations.prefix(5) { lines.append("  \(violation.message)") }
+        }
         lines.append(
-            "Demo: \(result.items) items, search tree height \(result.treeHeight), \(result.categories) index keys.")
+            "Recorded \(summary.samples) samples at \(profile.metadata.samplingRateHz) Hz (dropped \(summary.dropped), "
+                + "failed \(profile.counts.failed), skipped \(profile.counts.skipped)).")
+        lines.append("Demo: \(result.items) items, search tree height \(result.treeHeight), \(result.categories) index keys.")
         for (label, count) in summary.samplesPerThread {
             lines.append("  \(label): \(count) samples")
         }

@@ -7,11 +7,12 @@ public struct LiftoffCommand: ParsableCommand {
         commandName: "liftoff",
         abstract: "Profile how a program launches: sampled stacks, phases, flame graphs.",
         discussion: """
-            Run `liftoff demo` to record the bundled demo app and write its reports, and
+            Run `liftoff demo` to record the bundled demo app and write its reports,
+            `liftoff simulate` to drive the demo app through life-cycle events, and
             `liftoff report PROFILE` to render a saved profile.json in another format.
             """,
         version: LiftoffVersion.current,
-        subcommands: [DemoCommand.self, ReportCommand.self]
+        subcommands: [DemoCommand.self, SimulateCommand.self, ReportCommand.self, ProbeCommand.self]
     )
 
     public init() {}

@@ -88,6 +88,14 @@ extension Profile {
                 throw fail("stack \(index) names frame \(stacks.frame[index]), which does not exist")
             }
         }
+        for (index, violation) in violations.enumerated() {
+            if let stack = violation.stack, !stacks.frame.indices.contains(stack) {
+                throw fail("violation \(index) names stack \(stack), which does not exist")
+            }
+        }
+        if let stack = termination?.stack, !stacks.frame.indices.contains(stack) {
+            throw fail("termination names stack \(stack), which does not exist")
+        }
         let threadIDs = Set(threads.map(\.id))
         for index in 0..<samples.count {
             guard stacks.frame.indices.contains(samples.stack[index]) else {

@@ -34,6 +34,18 @@ public struct Profile: Codable, Sendable, Equatable {
     public var samples: SampleTable
     /// Counters of the sampling session.
     public var counts: SampleCounts
+    /// Timed spans: life-cycle callbacks, launch steps, tasks.
+    public var spans: [Span] = []
+    /// Named instants.
+    public var marks: [Mark] = []
+    /// Execution-state changes, in order.
+    public var stateChanges: [StateChange] = []
+    /// Committed frames, in order.
+    public var displayFrames: [DisplayFrame] = []
+    /// Thread-rule violations.
+    public var violations: [Violation] = []
+    /// Set when the app was terminated (by a watchdog, say) rather than ending normally.
+    public var termination: Termination?
 
     /// Creates a profile; `schema` is always ``currentSchema``.
     public init(
@@ -118,13 +130,18 @@ extension Profile {
         public var mainEntryNs: UInt64
         /// When recording ended.
         public var endNs: UInt64
+        /// The first frame's render commit (or a program's "ready" moment), if there was one.
+        public var firstFrameNs: UInt64?
 
         /// Creates phase timestamps.
-        public init(processStartNs: UInt64, preMainNs: UInt64, mainEntryNs: UInt64, endNs: UInt64) {
+        public init(
+            processStartNs: UInt64, preMainNs: UInt64, mainEntryNs: UInt64, endNs: UInt64, firstFrameNs: UInt64? = nil
+        ) {
             self.processStartNs = processStartNs
             self.preMainNs = preMainNs
             self.mainEntryNs = mainEntryNs
             self.endNs = endNs
+            self.firstFrameNs = firstFrameNs
         }
     }
 
@@ -223,6 +240,34 @@ extension Profile {
             self.skipped = skipped
             self.truncated = truncated
         }
+    }
+}
+
+extension Profile {
+    private enum CodingKeys: String, CodingKey {
+        case schema, metadata, timeOriginNs, phases, threads, frames, stacks, samples, counts
+        case spans, marks, stateChanges, displayFrames, violations, termination
+    }
+
+    /// Decodes a profile; the launch sections (spans, marks, state changes, frames, violations)
+    /// may be absent and are then empty.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        schema = try container.decode(String.self, forKey: .schema)
+        metadata = try container.decode(Metadata.self, forKey: .metadata)
+        timeOriginNs = try container.decode(UInt64.self, forKey: .timeOriginNs)
+        phases = try container.decode(Phases.self, forKey: .phases)
+        threads = try container.decode([ThreadInfo].self, forKey: .threads)
+        frames = try container.decode([Frame].self, forKey: .frames)
+        stacks = try container.decode(StackTable.self, forKey: .stacks)
+        samples = try container.decode(SampleTable.self, forKey: .samples)
+        counts = try container.decode(SampleCounts.self, forKey: .counts)
+        spans = try container.decodeIfPresent([Span].self, forKey: .spans) ?? []
+        marks = try container.decodeIfPresent([Mark].self, forKey: .marks) ?? []
+        stateChanges = try container.decodeIfPresent([StateChange].self, forKey: .stateChanges) ?? []
+        displayFrames = try container.decodeIfPresent([DisplayFrame].self, forKey: .displayFrames) ?? []
+        violations = try container.decodeIfPresent([Violation].self, forKey: .violations) ?? []
+        termination = try container.decodeIfPresent(Termination.self, forKey: .termination)
     }
 }
 

@@ -49,23 +49,35 @@ public final class ProfileRecorder: Sendable {
     /// Stops sampling and builds the profile, symbolizing with `symbolizer` (by default an
     /// ``ELFSymbolizer`` made after sampling stopped, so its work is not in the profile).
     public func finish(symbolizer: (any Symbolizer)? = nil) -> Profile {
+        finish(symbolizer: symbolizer, extraStacks: []).profile
+    }
+
+    /// Stops sampling and builds the profile, adding `extraStacks` (captured stacks, leaf first,
+    /// such as those of thread-rule violations) to its stack table.
+    /// - Returns: the profile, and the stack index of each extra stack (nil for an empty one).
+    public func finish(symbolizer: (any Symbolizer)?, extraStacks: [[UInt]]) -> (profile: Profile, stacks: [Int?]) {
         let endNs = lo_monotonic_ns()
         try? Sampler.unregisterCurrentThread()
         let recording = Sampler.stop()
         var builder = ProfileBuilder(symbolizer: symbolizer ?? ELFSymbolizer(), timeOriginNs: processStartNs)
         for sample in recording.samples { builder.add(sample) }
+        let extra = extraStacks.map { builder.addStack($0) }
         let premain = lo_premain_ns()
         let phases = Profile.Phases(
             processStartNs: 0,
             preMainNs: premain > processStartNs ? premain - processStartNs : 0,
             mainEntryNs: mainEntryNs - processStartNs,
             endNs: endNs - processStartNs)
-        return builder.build(
+        let profile = builder.build(
             metadata: ProfileRecorder.metadata(
                 commandLine: commandLine, startTime: startTime, rateHz: configuration.rateHz),
             phases: phases, threadNames: recording.threadNames, mainThreadID: Sampler.mainThreadID,
             counts: recording.counts)
+        return (profile, extra)
     }
+
+    /// `CLOCK_MONOTONIC` nanoseconds of the process start: every profile time is relative to it.
+    public var timeOriginNs: UInt64 { processStartNs }
 
     /// The process start: the launcher's `LIFTOFF_LAUNCH_NS` when it is set, plausible and
     /// not after `now`, else the pre-main timestamp.

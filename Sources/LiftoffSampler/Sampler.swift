@@ -152,7 +152,7 @@ public enum Sampler {
             throw SamplerError(.system, "The sampler's signal handler could not be installed.")
         }
         let tid = Int(lo_current_tid())
-        let resolved = name ?? currentThreadName()
+        let resolved = name ?? currentThreadNameValue()
         names.withLock { $0[tid] = resolved }
     }
 
@@ -179,6 +179,18 @@ public enum Sampler {
         names.withLock { $0.removeAll() }
     }
 
+    /// Captures the stack of another registered thread now, by signalling it; leaf first.
+    /// Returns nil when the thread does not answer within `timeoutMilliseconds` (it may have
+    /// ended, or have signals blocked).
+    public static func captureStack(ofThread threadID: Int, timeoutMilliseconds: Int = 200) -> [UInt]? {
+        let capacity = Int(LO_MAX_FRAMES)
+        let buffer = UnsafeMutablePointer<UInt>.allocate(capacity: capacity)
+        defer { buffer.deallocate() }
+        let count = Int(lo_capture_thread_stack(pid_t(threadID), buffer, Int32(capacity), Int32(timeoutMilliseconds)))
+        guard count >= 0 else { return nil }
+        return Array(UnsafeBufferPointer(start: buffer, count: count))
+    }
+
     /// Takes one sample of the calling thread now (it must be registered and a session must
     /// run); the sample is recorded before this returns. Used to measure the cost of a sample.
     public static func sampleCurrentThread() {
@@ -190,6 +202,21 @@ public enum Sampler {
 
     /// The kernel thread id of the main thread.
     public static var mainThreadID: Int { Int(lo_main_tid()) }
+
+    /// Whether the calling thread is the process's main thread (a cached thread-id compare).
+    @inline(__always)
+    public static var isMainThread: Bool { lo_is_main_thread() != 0 }
+
+    /// `CLOCK_MONOTONIC` now, in nanoseconds.
+    @inline(__always)
+    public static var monotonicNs: UInt64 { lo_monotonic_ns() }
+
+    /// CPU time the calling thread has used, in nanoseconds.
+    public static var threadCPUNs: UInt64 { lo_thread_cpu_ns() }
+
+    /// The calling thread's name: `main` for the main thread, else its pthread name, else
+    /// `thread <tid>`.
+    public static var currentThreadName: String { currentThreadNameValue() }
 
     /// Captures the calling thread's stack now (not from a signal): addresses, leaf first,
     /// starting with the return address into the caller of this function.
@@ -227,7 +254,7 @@ public enum Sampler {
         return samples
     }
 
-    private static func currentThreadName() -> String {
+    private static func currentThreadNameValue() -> String {
         if lo_is_main_thread() != 0 { return "main" }
         var buffer = [CChar](repeating: 0, count: 64)
         if lo_current_thread_name(&buffer, buffer.count) == 0 {

@@ -103,6 +103,11 @@ uint64_t lo_monotonic_ns(void);
 /// CPU time consumed by the calling thread, in nanoseconds.
 uint64_t lo_thread_cpu_ns(void);
 
+/// Captures the stack of another registered thread: signals it and waits up to `timeout_ms`
+/// for its handler to unwind. Returns the number of frames written to `buffer` (leaf first),
+/// or -1 when the thread did not answer in time. One request at a time, process-wide.
+int lo_capture_thread_stack(pid_t tid, uintptr_t *buffer, int capacity, int timeout_ms);
+
 /// Sends SIGPROF to the calling thread: one sample now, when it is registered and a session
 /// runs (the handler runs before this returns). For measuring the cost of one sample.
 void lo_signal_current_thread(void);

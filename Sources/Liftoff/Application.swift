@@ -1,0 +1,427 @@
+import Foundation
+import LiftoffProfile
+import LiftoffSampler
+
+/// The application object: it owns the main run loop, the life-cycle state machine, the key
+/// window and the delegate, and it delivers system events, taps and frames.
+///
+/// `Application.main(delegate:options:)` is Liftoff's `UIApplicationMain`: it takes over the
+/// OS main thread, launches the app, runs the main run loop until the app is terminated, and
+/// returns an exit status.
+///
+/// ```swift
+/// final class AppDelegate: ApplicationDelegate {
+///     var window: Window?
+///     func didFinishLaunching(_ app: Application, options: LaunchOptions) -> Bool {
+///         let window = Window(frame: Rect(x: 0, y: 0, width: 390, height: 844))
+///         window.rootViewController = HomeViewController()
+///         window.makeKeyAndVisible(in: app)
+///         self.window = window
+///         return true
+///     }
+/// }
+/// exit(Application.main(delegate: AppDelegate()))
+/// ```
+///
+/// All of its state belongs to the main thread; ``send(_:)`` is the way in from other threads.
+public final class Application: Responder, @unchecked Sendable {
+    /// Settings of an application run.
+    public struct Configuration: Sendable {
+        /// The clock the run loop and the watchdog read.
+        public var clock: any LaunchClock
+        /// How long a launch may take to reach its first frame (or, in the background, to
+        /// finish launching) before the app is terminated. Default 20 s.
+        public var launchWatchdogNs: UInt64
+        /// Records spans, state changes and frames into a profile, when set.
+        public var recorder: LaunchRecorder?
+        /// Clock time the launch counts from; the clock's now when nil.
+        public var processStartNs: UInt64?
+
+        /// Creates a configuration.
+        public init(
+            clock: any LaunchClock = MonotonicClock(), launchWatchdogNs: UInt64 = 20_000_000_000,
+            recorder: LaunchRecorder? = nil, processStartNs: UInt64? = nil
+        ) {
+            self.clock = clock
+            self.launchWatchdogNs = launchWatchdogNs
+            self.recorder = recorder
+            self.processStartNs = processStartNs
+        }
+    }
+
+    /// Exit status of a run that ended normally.
+    public static let exitNormal: Int32 = 0
+    /// Exit status of a run a watchdog ended.
+    public static let exitWatchdog: Int32 = 3
+    /// Exit status when `main` was misused.
+    public static let exitMisuse: Int32 = 2
+
+    /// The main run loop.
+    public let runLoop: MainRunLoop
+    /// The delegate.
+    public let delegate: any ApplicationDelegate
+    /// The current execution state.
+    public private(set) var state: ApplicationState = .notRunning
+    /// The options of the current launch.
+    public private(set) var launchOptions: LaunchOptions?
+    /// The window shown in front.
+    public private(set) var keyWindow: Window?
+    /// Frames committed so far.
+    public private(set) var frameCount = 0
+    /// Clock time of the first frame's commit.
+    public private(set) var firstFrameNs: UInt64?
+    /// The status `main` returns.
+    public private(set) var exitStatus = Application.exitNormal
+    /// Why a watchdog ended the app, if one did.
+    public private(set) var terminationReason: String?
+
+    let configuration: Configuration
+    private var observers: [(UInt64, LifecycleEvent) -> Void] = []
+    private var interrupted = false
+    private var launchStartNs: UInt64 = 0
+    private var launchInProgress = false
+    private var launchReturned = false
+    private var phases: [(name: String, startNs: UInt64, endNs: UInt64?)] = []
+    private var backgroundTasks: [Int: String] = [:]
+    private var nextBackgroundTask = 1
+    private var reportedViolations = 0
+    private var firstLayoutDone = false
+    private var watchdogThreadStarted = false
+
+    /// Creates an application; `main` does this for you. Call its methods on one thread only:
+    /// the thread that runs its loop.
+    public init(delegate: any ApplicationDelegate, configuration: Configuration = Configuration()) {
+        self.delegate = delegate
+        self.configuration = configuration
+        self.runLoop = MainRunLoop(clock: configuration.clock)
+        super.init()
+        MainThreadCheck.useClock(configuration.clock)
+        runLoop.addObserver(named: "display") { [unowned self] loop in self.displayPass(loop) }
+        runLoop.addObserver(named: "lifecycle") { [unowned self] _ in self.endOfIteration() }
+    }
+
+    /// Runs an app on the OS main thread until it is terminated: launches it with `options`,
+    /// runs the main run loop, and returns the exit status (0 normal, 3 ended by a watchdog).
+    /// Called off the main thread it does nothing and returns 2.
+    public static func main(
+        delegate: any ApplicationDelegate, options: LaunchOptions = LaunchOptions(),
+        configuration: Configuration = Configuration()
+    ) -> Int32 {
+        guard Sampler.isMainThread else {
+            FileHandle.standardError.write(Data("Application.main must be called on the main thread.\n".utf8))
+            return exitMisuse
+        }
+        let application = Application(delegate: delegate, configuration: configuration)
+        application.send(.launch(options))
+        application.runLoop.run()
+        return application.exitStatus
+    }
+
+    /// Delivers a system event; it is handled in the next run-loop iteration. Any thread.
+    public func send(_ event: SystemEvent) {
+        runLoop.post(event.description) { [unowned self] in self.handle(event) }
+    }
+
+    /// Adds an observer of everything that happens, with the clock time. Main thread.
+    public func addObserver(_ observer: @escaping (UInt64, LifecycleEvent) -> Void) {
+        observers.append(observer)
+    }
+
+    /// The end of the responder chain: taps that reach the application are discarded.
+    override public var nextResponder: Responder? { nil }
+
+    func setKeyWindow(_ window: Window) {
+        keyWindow = window
+        window.setNeedsDisplay()
+    }
+
+    // MARK: Background tasks
+
+    /// Begins a background task: while any is open, the app stays in the background instead of
+    /// being suspended. Returns its identifier, or nil when the app is not running.
+    @discardableResult
+    public func beginBackgroundTask(name: String) -> Int? {
+        guard state.isRunning else {
+            emit(.rejected(event: "background-task \(name)", state: state, reason: "the app is not running"))
+            return nil
+        }
+        let id = nextBackgroundTask
+        nextBackgroundTask += 1
+        backgroundTasks[id] = name
+        emit(.backgroundTask(name: name, id: id, began: true))
+        return id
+    }
+
+    /// Ends a background task. Ending an unknown or already ended identifier is reported and
+    /// returns false.
+    @discardableResult
+    public func endBackgroundTask(_ id: Int) -> Bool {
+        guard let name = backgroundTasks.removeValue(forKey: id) else {
+            emit(.rejected(event: "end background task \(id)", state: state, reason: "no open background task has this identifier"))
+            return false
+        }
+        emit(.backgroundTask(name: name, id: id, began: false))
+        return true
+    }
+
+    /// Names of the open background tasks.
+    public var openBackgroundTasks: [String] { backgroundTasks.keys.sorted().compactMap { backgroundTasks[$0] } }
+
+    // MARK: Events
+
+    private func handle(_ event: SystemEvent) {
+        switch event {
+        case .launch(let options):
+            guard state == .notRunning, launchOptions == nil else {
+                return reject(event, "the app is already running")
+            }
+            launch(options)
+        case .userLeaves:
+            guard state.isForeground, !launchInProgress else { return reject(event, "the app is not in the foreground") }
+            if state == .active {
+                callback("willResignActive") { delegate.willResignActive(self) }
+                transition(to: .inactive)
+            }
+            interrupted = false
+            transition(to: .background)
+            callback("didEnterBackground") { delegate.didEnterBackground(self) }
+        case .interruptionBegan:
+            guard state == .active else { return reject(event, "only an active app can be interrupted") }
+            interrupted = true
+            callback("willResignActive") { delegate.willResignActive(self) }
+            transition(to: .inactive)
+        case .interruptionEnded:
+            guard state == .inactive, interrupted else { return reject(event, "no interruption is in progress") }
+            interrupted = false
+            transition(to: .active)
+            callback("didBecomeActive") { delegate.didBecomeActive(self) }
+        case .returnToForeground:
+            guard state == .background || state == .suspended else {
+                return reject(event, "the app is not in the background")
+            }
+            if state == .suspended { transition(to: .background) }
+            callback("willEnterForeground") { delegate.willEnterForeground(self) }
+            transition(to: .inactive)
+            transition(to: .active)
+            callback("didBecomeActive") { delegate.didBecomeActive(self) }
+            keyWindow?.setNeedsDisplay()
+        case .memoryPurge:
+            guard state == .suspended else { return reject(event, "only a suspended app is purged") }
+            end(status: Application.exitNormal)
+        case .userKill:
+            guard state != .notRunning else { return reject(event, "the app is not running") }
+            end(status: Application.exitNormal)
+        case .systemTerminate:
+            guard state != .notRunning else { return reject(event, "the app is not running") }
+            if state == .background {
+                callback("willTerminate") { delegate.willTerminate(self) }
+            }
+            end(status: Application.exitNormal)
+        case .tap(let point):
+            guard state == .active else { return reject(event, "only an active app receives touches") }
+            deliverTap(Tap(location: point))
+        }
+    }
+
+    private func launch(_ options: LaunchOptions) {
+        launchOptions = options
+        launchStartNs = configuration.processStartNs ?? runLoop.clock.nowNs
+        launchInProgress = true
+        startWatchdogThread()
+        transition(to: options.isBackgroundLaunch ? .background : .inactive)
+        _ = callback("willFinishLaunching") { delegate.willFinishLaunching(self, options: options) }
+        _ = callback("didFinishLaunching") { delegate.didFinishLaunching(self, options: options) }
+        launchReturned = true
+        launchInProgress = false
+        if !options.isBackgroundLaunch {
+            transition(to: .active)
+            callback("didBecomeActive") { delegate.didBecomeActive(self) }
+            phases.append(("first frame", runLoop.clock.nowNs, nil))
+        }
+    }
+
+    private func reject(_ event: SystemEvent, _ reason: String) {
+        emit(.rejected(event: event.description, state: state, reason: reason))
+    }
+
+    private func transition(to next: ApplicationState) {
+        precondition(state.successors.contains(next), "Liftoff: illegal transition \(state) → \(next)")
+        let previous = state
+        state = next
+        configuration.recorder?.recordStateChange(from: previous, to: next)
+        emit(.stateChange(from: previous, to: next))
+    }
+
+    /// Moves to `next` as a caller request: an illegal transition is an error, not ignored.
+    /// - Throws: ``LifecycleError`` with code `illegalTransition`.
+    public func requestTransition(to next: ApplicationState) throws {
+        guard state.successors.contains(next) else {
+            throw LifecycleError(
+                .illegalTransition, "The app cannot go from \(state.rawValue) to \(next.rawValue).", state: state)
+        }
+        transition(to: next)
+    }
+
+    @discardableResult
+    private func callback<T>(_ name: String, _ body: () -> T) -> T {
+        emit(.callback(name: name, state: state))
+        let start = runLoop.clock.nowNs
+        phases.append((name, start, nil))
+        let index = phases.count - 1
+        defer { phases[index].endNs = runLoop.clock.nowNs }
+        runLoop.note(name)
+        if let recorder = configuration.recorder {
+            return recorder.span(name, category: "callback", body)
+        }
+        return body()
+    }
+
+    private func end(status: Int32) {
+        backgroundTasks.removeAll()
+        transition(to: .notRunning)
+        exitStatus = status
+        runLoop.stop()
+    }
+
+    private func emit(_ event: LifecycleEvent) {
+        let now = runLoop.clock.nowNs
+        for observer in observers { observer(now, event) }
+    }
+
+    // MARK: Touches
+
+    private func deliverTap(_ tap: Tap) {
+        var responder: Responder? = keyWindow?.hitTest(tap.location)
+        while let current = responder {
+            if current.handleTap(tap) {
+                emit(.touch(tap.location, handledBy: current.responderName))
+                return
+            }
+            responder = current.nextResponder
+        }
+        emit(.touch(tap.location, handledBy: nil))
+    }
+
+    // MARK: End of each iteration
+
+    private func displayPass(_ loop: MainRunLoop) {
+        guard state.isForeground, launchReturned, let window = keyWindow, !window.isHidden else { return }
+        let start = loop.iterations.last.map { _ in loop.clock.nowNs } ?? loop.clock.nowNs
+        if !firstLayoutDone {
+            firstLayoutDone = true
+            configuration.recorder?.mark("firstLayout")
+        }
+        let drawn = window.displayIfNeeded()
+        if drawn > 0 && frameCount == 0 { configuration.recorder?.mark("firstDraw") }
+        let firstPending = firstFrameNs == nil && window.hasContent
+        guard drawn > 0 || firstPending else { return }
+        let index = frameCount
+        frameCount += 1
+        if firstFrameNs == nil {
+            firstFrameNs = loop.clock.nowNs
+            if let last = phases.indices.last, phases[last].name == "first frame" { phases[last].endNs = firstFrameNs }
+        }
+        loop.note("commit frame \(index)")
+        configuration.recorder?.recordFrame(index: index, iterationStartNs: start, viewsDrawn: drawn)
+        emit(.frame(index: index, viewsDrawn: drawn))
+    }
+
+    private func endOfIteration() {
+        let violations = MainThreadCheck.violations
+        if violations.count > reportedViolations {
+            for violation in violations[reportedViolations...] {
+                emit(.violation(rule: violation.rule, message: violation.message))
+            }
+            reportedViolations = violations.count
+        }
+        checkLaunchWatchdog()
+        if state == .background, backgroundTasks.isEmpty, launchReturned {
+            transition(to: .suspended)
+        }
+    }
+
+    private func checkLaunchWatchdog() {
+        guard let options = launchOptions, state != .notRunning else { return }
+        let done = options.isBackgroundLaunch ? launchReturned : firstFrameNs != nil
+        guard !done else { return }
+        let now = runLoop.clock.nowNs
+        let deadline = launchStartNs + configuration.launchWatchdogNs
+        guard now >= deadline else { return }
+        let phase = phases.first { $0.startNs <= deadline && ($0.endNs ?? UInt64.max) >= deadline }?.name
+            ?? phases.last?.name ?? "launch"
+        terminateForWatchdog(phase: phase, stack: Sampler.captureCurrentStack())
+    }
+
+    private func terminateForWatchdog(phase: String, stack: [UInt]) {
+        let limit = configuration.launchWatchdogNs / 1_000_000
+        let reason = "launch watchdog: no first frame \(limit) ms after launch began; the launch was in \(phase)"
+        terminationReason = reason
+        configuration.recorder?.recordTermination(reason: reason, phase: phase, stack: stack)
+        emit(.terminated(reason: reason))
+        backgroundTasks.removeAll()
+        if state != .notRunning { transition(to: .notRunning) }
+        exitStatus = Application.exitWatchdog
+        runLoop.stop()
+    }
+
+    /// On a real clock, a watchdog thread catches a main thread stuck inside a launch callback:
+    /// it captures the main thread's stack, prints a report, writes the profile when one is
+    /// recorded, and ends the process.
+    private func startWatchdogThread() {
+        guard !runLoop.clock.isManual, !watchdogThreadStarted else { return }
+        watchdogThreadStarted = true
+        let deadline = launchStartNs + configuration.launchWatchdogNs
+        let clock = runLoop.clock
+        let mainID = Sampler.currentThreadID
+        let watch = LaunchWatch(deadline: deadline, limitMs: configuration.launchWatchdogNs / 1_000_000)
+        let recorder = configuration.recorder
+        let thread = Thread { [weak self] in
+            while clock.nowNs < deadline {
+                Thread.sleep(forTimeInterval: 0.05)
+                if self == nil { return }
+            }
+            guard let self else { return }
+            // Reading these without the main thread's cooperation is racy by design: the main
+            // thread is presumed stuck, and the values only choose the words of the report.
+            let stuck = self.watchStillLaunching
+            guard stuck.launching else { return }
+            let stack = Sampler.captureStack(ofThread: mainID) ?? []
+            watch.report(phase: stuck.phase, stack: stack, recorder: recorder)
+        }
+        thread.name = "liftoff-watchdog"
+        thread.start()
+    }
+
+    /// Whether the launch has not produced its first frame, and the phase it is in.
+    var watchStillLaunching: (launching: Bool, phase: String) {
+        guard let options = launchOptions else { return (false, "") }
+        let done = options.isBackgroundLaunch ? launchReturned : firstFrameNs != nil
+        return (!done && state != .notRunning, phases.last?.name ?? "launch")
+    }
+}
+
+/// The report a watchdog prints when it ends a stuck launch.
+struct LaunchWatch: Sendable {
+    var deadline: UInt64
+    var limitMs: UInt64
+
+    func report(phase: String, stack: [UInt], recorder: LaunchRecorder?) -> Never {
+        let reason = "launch watchdog: no first frame \(limitMs) ms after launch began; the launch was in \(phase)"
+        var lines = ["liftoff: \(reason). The main thread's stack:"]
+        let symbolizer = ELFSymbolizer()
+        for (index, address) in stack.enumerated() {
+            let frame = symbolizer.symbolize(index == 0 ? address : address &- 1)
+            lines.append("  \(index): \(frame.name) (\(frame.object))")
+        }
+        if stack.isEmpty { lines.append("  (the main thread did not answer)") }
+        FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n").utf8))
+        if let recorder {
+            recorder.recordTermination(reason: reason, phase: phase, stack: stack)
+            if let (_, url) = try? recorder.finishAndWrite(), let url {
+                FileHandle.standardError.write(Data("liftoff: wrote the profile so far to \(url.path)\n".utf8))
+            }
+        }
+        fflush(nil)
+        _exit(Application.exitWatchdog)
+    }
+}

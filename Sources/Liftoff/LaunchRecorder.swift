@@ -1,0 +1,175 @@
+import Foundation
+import LiftoffProfile
+import LiftoffSampler
+import Synchronization
+
+/// Records a launch: sampled stacks, named spans (sync and async, nested), marks, state
+/// changes, frames and thread violations, into one ``Profile``.
+///
+/// `Application.main` uses one when asked to; a server or command-line tool uses one directly:
+///
+/// ```swift
+/// let recorder = try LaunchRecorder.start()          // at main entry: sampler on
+/// let config = try recorder.span("load config") { try loadConfig() }
+/// await recorder.span("connect") { await database.connect(config) }
+/// recorder.ready()                                   // the first frame's equivalent
+/// try recorder.finishAndWrite()                      // to $LIFTOFF_PROFILE_OUT, if set
+/// ```
+public final class LaunchRecorder: Sendable {
+    /// Environment variable naming the file the profile is written to.
+    public static let outputVariable = "LIFTOFF_PROFILE_OUT"
+
+    private struct State {
+        var spans: [Profile.Span] = []
+        var marks: [Profile.Mark] = []
+        var stateChanges: [Profile.StateChange] = []
+        var frames: [Profile.DisplayFrame] = []
+        var firstFrameNs: UInt64?
+        var termination: (reason: String, phase: String, timeNs: UInt64, stack: [UInt])?
+        var finished: Profile?
+    }
+
+    @TaskLocal private static var currentSpan: Int?
+
+    private let recorder: ProfileRecorder
+    private let state = Mutex(State())
+
+    private init(recorder: ProfileRecorder) {
+        self.recorder = recorder
+    }
+
+    /// Starts recording: the sampler runs and the calling thread (normally the main thread) is
+    /// registered. Call it as early in `main` as you can.
+    /// - Throws: ``SamplerError`` when the sampler cannot start.
+    public static func start(
+        configuration: SamplerConfiguration = SamplerConfiguration(), commandLine: [String] = CommandLine.arguments
+    ) throws -> LaunchRecorder {
+        LaunchRecorder(recorder: try ProfileRecorder.start(configuration: configuration, commandLine: commandLine))
+    }
+
+    /// `CLOCK_MONOTONIC` nanoseconds of the process start.
+    public var timeOriginNs: UInt64 { recorder.timeOriginNs }
+
+    /// Now, in nanoseconds since the process start.
+    public var nowNs: UInt64 {
+        let now = Sampler.monotonicNs
+        return now > timeOriginNs ? now - timeOriginNs : 0
+    }
+
+    /// Runs `body` as a span named `name`; spans opened inside it are its children.
+    public func span<T>(_ name: String, category: String = "span", _ body: () throws -> T) rethrows -> T {
+        let index = open(name, category: category)
+        defer { close(index) }
+        return try LaunchRecorder.$currentSpan.withValue(index) { try body() }
+    }
+
+    /// Runs async `body` as a span named `name`; spans opened inside it are its children.
+    public func span<T>(
+        _ name: String, category: String = "span", _ body: () async throws -> T
+    ) async rethrows -> T {
+        let index = open(name, category: category)
+        defer { close(index) }
+        return try await LaunchRecorder.$currentSpan.withValue(index) { try await body() }
+    }
+
+    /// Records a named instant.
+    public func mark(_ name: String) {
+        let time = nowNs
+        state.withLock { $0.marks.append(Profile.Mark(name: name, timeNs: time)) }
+    }
+
+    /// Marks the moment the program is ready (the first frame's equivalent for a server or
+    /// tool); only the first call counts.
+    public func ready() {
+        let time = nowNs
+        state.withLock { state in
+            guard state.firstFrameNs == nil else { return }
+            state.firstFrameNs = time
+            state.marks.append(Profile.Mark(name: "ready", timeNs: time))
+        }
+    }
+
+    /// Records a change of execution state.
+    public func recordStateChange(from: ApplicationState, to: ApplicationState) {
+        let time = nowNs
+        state.withLock {
+            $0.stateChanges.append(Profile.StateChange(timeNs: time, from: from.rawValue, to: to.rawValue))
+        }
+    }
+
+    /// Records a committed frame; the first one is the first frame.
+    func recordFrame(index: Int, iterationStartNs: UInt64, viewsDrawn: Int) {
+        let commit = nowNs
+        let start = iterationStartNs > timeOriginNs ? iterationStartNs - timeOriginNs : 0
+        state.withLock { state in
+            state.frames.append(Profile.DisplayFrame(index: index, startNs: start, commitNs: commit, viewsDrawn: viewsDrawn))
+            if state.firstFrameNs == nil {
+                state.firstFrameNs = commit
+                state.marks.append(Profile.Mark(name: "firstFrame", timeNs: commit))
+            }
+        }
+    }
+
+    /// Records why the app was terminated, with the main thread's stack.
+    func recordTermination(reason: String, phase: String, stack: [UInt]) {
+        let time = nowNs
+        state.withLock { $0.termination = (reason, phase, time, stack) }
+    }
+
+    /// Stops sampling and returns the profile (the same profile on later calls).
+    public func finish(violations: [ThreadViolation] = MainThreadCheck.violations) -> Profile {
+        if let done = state.withLock({ $0.finished }) { return done }
+        let snapshot = state.withLock { $0 }
+        var stacks = violations.map(\.stack)
+        if let termination = snapshot.termination { stacks.append(termination.stack) }
+        var (profile, indices) = recorder.finish(symbolizer: nil, extraStacks: stacks)
+        profile.spans = snapshot.spans
+        profile.marks = snapshot.marks
+        profile.stateChanges = snapshot.stateChanges
+        profile.displayFrames = snapshot.frames
+        profile.phases.firstFrameNs = snapshot.firstFrameNs
+        let origin = timeOriginNs
+        profile.violations = zip(violations, indices).map { violation, stack in
+            Profile.Violation(
+                rule: violation.rule, message: violation.message, threadID: violation.threadID,
+                threadName: violation.threadName, timeNs: violation.timeNs > origin ? violation.timeNs - origin : 0,
+                stack: stack, count: violation.count)
+        }
+        if let termination = snapshot.termination {
+            profile.termination = Profile.Termination(
+                reason: termination.reason, phase: termination.phase, timeNs: termination.timeNs,
+                stack: indices.last ?? nil)
+        }
+        state.withLock { $0.finished = profile }
+        return profile
+    }
+
+    /// Finishes and writes the profile to `url`, or to `$LIFTOFF_PROFILE_OUT` when `url` is nil.
+    /// - Returns: the profile and where it was written (nil when neither names a file).
+    /// - Throws: ``ProfileError`` when the file cannot be written.
+    @discardableResult
+    public func finishAndWrite(to url: URL? = nil) throws -> (profile: Profile, url: URL?) {
+        let profile = finish()
+        let target = url ?? ProcessInfo.processInfo.environment[LaunchRecorder.outputVariable].flatMap {
+            $0.isEmpty ? nil : URL(fileURLWithPath: $0)
+        }
+        if let target { try profile.write(to: target) }
+        return (profile, target)
+    }
+
+    private func open(_ name: String, category: String) -> Int {
+        let start = nowNs
+        let thread = Sampler.currentThreadID
+        let parent = LaunchRecorder.currentSpan
+        return state.withLock { state in
+            state.spans.append(
+                Profile.Span(name: name, category: category, threadID: thread, startNs: start, endNs: start, parent: parent))
+            return state.spans.count - 1
+        }
+    }
+
+    private func close(_ index: Int) {
+        let end = nowNs
+        state.withLock { $0.spans[index].endNs = end }
+    }
+}

@@ -1,0 +1,189 @@
+import ArgumentParser
+import Foundation
+import Liftoff
+import LiftoffDemo
+
+/// `liftoff simulate`: runs the demo app under a virtual clock through a scenario of system
+/// events and prints what happened as JSON lines.
+struct SimulateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "simulate",
+        abstract: "Drive the demo app through a scenario of system events under a virtual clock.",
+        discussion: """
+            The scenario has one step per line (or several separated by ';'; '#' starts a comment):
+              launch | launch-background REASON | home | interrupt | interrupt-end | foreground |
+              purge | kill | terminate | tap X Y | wait MS | background-task NAME MS
+            'wait' costs no real time. 'background-task NAME MS' has the app begin a task that ends
+            MS later; while any is open the app stays in the background instead of being suspended.
+            Output is one JSON object per line: callbacks, state changes, frames, touches, and
+            events that make no sense in the current state ("kind":"rejected", not acted on).
+
+            Example:
+              liftoff simulate - <<< 'launch; tap 350 60; home; wait 100; foreground; kill'
+            """
+    )
+
+    @Argument(help: "Scenario file, or - for standard input.")
+    var scenario: String = "-"
+
+    @Option(name: .long, help: "Launch watchdog, in milliseconds.")
+    var watchdog: UInt64 = 20_000
+
+    func run() throws {
+        let text: String
+        if scenario == "-" {
+            text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
+        } else {
+            guard let data = FileManager.default.contents(atPath: scenario) else {
+                throw CLIError("The scenario file \(scenario) does not exist or cannot be read.")
+            }
+            text = String(decoding: data, as: UTF8.self)
+        }
+        let parsed: Scenario
+        do {
+            parsed = try Scenario.parse(text)
+        } catch let error as Scenario.ParseError {
+            throw CLIError(error.description)
+        }
+        let output = Simulation(watchdogMs: watchdog).run(parsed)
+        for line in output { print(line) }
+    }
+}
+
+/// Runs a scenario against the demo app and renders the events as JSON lines.
+struct Simulation {
+    var watchdogMs: UInt64
+
+    func run(_ scenario: Scenario) -> [String] {
+        let clock = ManualClock()
+        var lines: [String] = []
+        var driver: ApplicationDriver?
+        var delivered = 0
+
+        func flush() {
+            guard let driver else { return }
+            for (time, event) in driver.events.dropFirst(delivered) {
+                lines.append(Simulation.render(event, timeNs: time))
+            }
+            delivered = driver.events.count
+        }
+
+        for line in scenario.lines {
+            lines.append(JSONLine([("t_ms", .number(Double(clock.nowNs) / 1e6)), ("kind", .string("step")),
+                                   ("line", .number(Double(line.number))), ("step", .string(line.text))]).text)
+            if driver == nil || driver?.application.state == .notRunning && driver?.application.runLoop.isStopped == true {
+                if case .event(.launch) = line.step {
+                    flush()
+                    driver?.close()
+                    driver = ApplicationDriver(
+                        delegate: DemoAppDelegate(workers: 0), clock: clock, launchWatchdogNs: watchdogMs * 1_000_000)
+                    delivered = 0
+                } else if case .wait(let ms) = line.step {
+                    clock.advance(byMilliseconds: ms)
+                    continue
+                } else {
+                    lines.append(JSONLine([
+                        ("t_ms", .number(Double(clock.nowNs) / 1e6)), ("kind", .string("rejected")),
+                        ("event", .string(line.text)), ("state", .string("notRunning")),
+                        ("reason", .string("the app is not running")),
+                    ]).text)
+                    continue
+                }
+            }
+            guard let driver else { continue }
+            switch line.step {
+            case .event(let event):
+                driver.send(event)
+            case .wait(let ms):
+                driver.advance(milliseconds: ms)
+            case .backgroundTask(let name, let ms):
+                let application = driver.application
+                if let id = application.beginBackgroundTask(name: name) {
+                    application.runLoop.schedule(afterNanoseconds: ms * 1_000_000, name: "end \(name)") {
+                        application.endBackgroundTask(id)
+                    }
+                }
+                driver.turn()
+            }
+            flush()
+        }
+        flush()
+        driver?.close()
+        return lines
+    }
+
+    static func render(_ event: LifecycleEvent, timeNs: UInt64) -> String {
+        var fields: [(String, JSONLine.Value)] = [("t_ms", .number(Double(timeNs) / 1e6))]
+        switch event {
+        case .callback(let name, let state):
+            fields += [("kind", .string("callback")), ("name", .string(name)), ("state", .string(state.rawValue))]
+        case .stateChange(let from, let to):
+            fields += [("kind", .string("state")), ("from", .string(from.rawValue)), ("to", .string(to.rawValue))]
+        case .frame(let index, let views):
+            fields += [("kind", .string("frame")), ("index", .number(Double(index))), ("views", .number(Double(views)))]
+        case .touch(let point, let handler):
+            fields += [("kind", .string("touch")), ("x", .number(point.x)), ("y", .number(point.y)),
+                       ("handled_by", handler.map { .string($0) } ?? .null)]
+        case .rejected(let event, let state, let reason):
+            fields += [("kind", .string("rejected")), ("event", .string(event)), ("state", .string(state.rawValue)),
+                       ("reason", .string(reason))]
+        case .backgroundTask(let name, let id, let began):
+            fields += [("kind", .string("background-task")), ("name", .string(name)), ("id", .number(Double(id))),
+                       ("event", .string(began ? "begin" : "end"))]
+        case .violation(let rule, let message):
+            fields += [("kind", .string("violation")), ("rule", .string(rule)), ("reason", .string(message))]
+        case .terminated(let reason):
+            fields += [("kind", .string("terminated")), ("reason", .string(reason))]
+        }
+        return JSONLine(fields).text
+    }
+}
+
+/// One JSON object on one line, keys in the given order.
+struct JSONLine {
+    enum Value {
+        case string(String)
+        case number(Double)
+        case null
+    }
+
+    var fields: [(String, Value)]
+
+    init(_ fields: [(String, Value)]) {
+        self.fields = fields
+    }
+
+    var text: String {
+        "{" + fields.map { "\(JSONLine.quote($0.0)):\(JSONLine.render($0.1))" }.joined(separator: ",") + "}"
+    }
+
+    static func render(_ value: Value) -> String {
+        switch value {
+        case .string(let text): return quote(text)
+        case .null: return "null"
+        case .number(let number):
+            if number == number.rounded(), abs(number) < 1e15 { return String(Int64(number)) }
+            return String(number)
+        }
+    }
+
+    static func quote(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default:
+                if scalar.value < 0x20 {
+                    out += String(format: "\\u%04x", scalar.value)
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return out + "\""
+    }
+}
