@@ -39,7 +39,7 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "liftoff", dependencies: ["LiftoffCLI"]),
-        .testTarget(name: "LiftoffSamplerTests", dependencies: ["LiftoffSampler", "CLiftoffSampler", "LiftoffProfile"]),
+        .testTarget(name: "LiftoffSamplerTests", dependencies: ["LiftoffSampler", "CLiftoffSampler", "LiftoffProfile", "Liftoff"]),
         .testTarget(name: "LiftoffProfileTests", dependencies: ["LiftoffProfile"]),
         .testTarget(name: "LiftoffTests", dependencies: ["Liftoff", "LiftoffSampler", "LiftoffProfile", "LiftoffDemo"]),
         .testTarget(name: "LiftoffReportsTests", dependencies: ["LiftoffReports", "LiftoffProfile"]),

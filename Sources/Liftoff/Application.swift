@@ -84,7 +84,7 @@ public final class Application: Responder, @unchecked Sendable {
     private var phases: [(name: String, startNs: UInt64, endNs: UInt64?)] = []
     private var backgroundTasks: [Int: String] = [:]
     private var nextBackgroundTask = 1
-    private var reportedViolations = 0
+    private var lastReportedViolation = 0
     private var firstLayoutDone = false
     private var watchdogThreadStarted = false
 
@@ -96,6 +96,9 @@ public final class Application: Responder, @unchecked Sendable {
         self.runLoop = MainRunLoop(clock: configuration.clock)
         super.init()
         MainThreadCheck.useClock(configuration.clock)
+        lastReportedViolation = MainThreadCheck.violations.map(\.id).max() ?? 0
+        // The watchdog looks first: a launch that overran its limit gets no first frame.
+        runLoop.addObserver(named: "launch watchdog") { [unowned self] _ in self.checkLaunchWatchdog() }
         runLoop.addObserver(named: "display") { [unowned self] loop in self.displayPass(loop) }
         runLoop.addObserver(named: "lifecycle") { [unowned self] _ in self.endOfIteration() }
     }
@@ -305,7 +308,7 @@ public final class Application: Responder, @unchecked Sendable {
     // MARK: End of each iteration
 
     private func displayPass(_ loop: MainRunLoop) {
-        guard state.isForeground, launchReturned, let window = keyWindow, !window.isHidden else { return }
+        guard state.isForeground, launchReturned, !runLoop.isStopped, let window = keyWindow, !window.isHidden else { return }
         let start = loop.iterations.last.map { _ in loop.clock.nowNs } ?? loop.clock.nowNs
         if !firstLayoutDone {
             firstLayoutDone = true
@@ -327,14 +330,10 @@ public final class Application: Responder, @unchecked Sendable {
     }
 
     private func endOfIteration() {
-        let violations = MainThreadCheck.violations
-        if violations.count > reportedViolations {
-            for violation in violations[reportedViolations...] {
-                emit(.violation(rule: violation.rule, message: violation.message))
-            }
-            reportedViolations = violations.count
+        for violation in MainThreadCheck.violations where violation.id > lastReportedViolation {
+            emit(.violation(rule: violation.rule, message: violation.message))
+            lastReportedViolation = violation.id
         }
-        checkLaunchWatchdog()
         if state == .background, backgroundTasks.isEmpty, launchReturned {
             transition(to: .suspended)
         }
@@ -357,9 +356,9 @@ public final class Application: Responder, @unchecked Sendable {
         let reason = "launch watchdog: no first frame \(limit) ms after launch began; the launch was in \(phase)"
         terminationReason = reason
         configuration.recorder?.recordTermination(reason: reason, phase: phase, stack: stack)
-        emit(.terminated(reason: reason))
         backgroundTasks.removeAll()
         if state != .notRunning { transition(to: .notRunning) }
+        emit(.terminated(reason: reason))
         exitStatus = Application.exitWatchdog
         runLoop.stop()
     }

@@ -3,6 +3,8 @@ import Synchronization
 
 /// A breach of a thread rule, with the stack of the code that broke it.
 public struct ThreadViolation: Sendable, Equatable {
+    /// A process-wide sequence number: later violations have larger ids.
+    public var id: Int
     /// The rule, e.g. `ui-on-main`.
     public var rule: String
     /// What was done, e.g. `View.setNeedsDisplay()`.
@@ -33,7 +35,7 @@ public struct ThreadViolation: Sendable, Equatable {
 /// kernel thread ids, so it costs a few nanoseconds.
 public enum MainThreadCheck {
     private static let designated = Atomic<Int>(0)
-    private static let recorded = Mutex<[ThreadViolation]>([])
+    private static let recorded = Mutex<(list: [ThreadViolation], nextID: Int)>(([], 1))
     private static let clockSource = Mutex<any LaunchClock>(MonotonicClock())
 
     /// The kernel thread id treated as the main thread: the OS main thread unless a driver
@@ -73,23 +75,26 @@ public enum MainThreadCheck {
         let name = operation()
         let time = clockSource.withLock { $0.nowNs }
         let thread = Sampler.currentThreadName
-        recorded.withLock { list in
-            if let index = list.firstIndex(where: { $0.rule == rule && $0.operation == name && $0.stack.dropFirst().first == site }) {
-                list[index].count += 1
+        recorded.withLock { state in
+            if let index = state.list.firstIndex(where: {
+                $0.rule == rule && $0.operation == name && $0.stack.dropFirst().first == site
+            }) {
+                state.list[index].count += 1
             } else {
-                list.append(
+                state.list.append(
                     ThreadViolation(
-                        rule: rule, operation: name, threadID: Sampler.currentThreadID, threadName: thread,
-                        timeNs: time, stack: stack, count: 1))
+                        id: state.nextID, rule: rule, operation: name, threadID: Sampler.currentThreadID,
+                        threadName: thread, timeNs: time, stack: stack, count: 1))
+                state.nextID += 1
             }
         }
     }
 
     /// The violations recorded so far.
-    public static var violations: [ThreadViolation] { recorded.withLock { $0 } }
+    public static var violations: [ThreadViolation] { recorded.withLock { $0.list } }
 
     /// Forgets recorded violations.
     public static func clearViolations() {
-        recorded.withLock { $0.removeAll() }
+        recorded.withLock { $0.list.removeAll() }
     }
 }

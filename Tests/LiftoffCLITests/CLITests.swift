@@ -99,9 +99,10 @@ struct CLIEndToEndTests {
     func demoEndToEnd() throws {
         let tool = try BuiltTool.find()
         let folder = temporaryFolder()
-        let result = try tool.runWithPID(["demo", "--out", folder.path, "--rate", "500", "--rounds", "1"])
+        let result = try tool.runWithPID(["demo", "--out", folder.path, "--rate", "500", "--linger", "20"])
         #expect(result.status == 0, "stderr: \(result.stderr)")
         #expect(result.stdout.contains("Top functions by self time:"))
+        #expect(result.stdout.contains("Time to first frame: "))
 
         let profile = try Profile.load(from: folder.appendingPathComponent("profile.json"))
         let main = try #require(profile.threads.first { $0.isMain })
@@ -112,6 +113,17 @@ struct CLIEndToEndTests {
         #expect(profile.phases.mainEntryNs > profile.phases.processStartNs)
         #expect(profile.phases.endNs > profile.phases.mainEntryNs)
         #expect(profile.metadata.samplingRateHz == 500)
+
+        // The app's life: launch callbacks as spans, the first frame after didFinishLaunching.
+        let ttff = try #require(profile.timeToFirstFrameNs)
+        let finish = try #require(profile.spans.first { $0.name == "didFinishLaunching" })
+        #expect(finish.category == "callback")
+        #expect(ttff >= finish.endNs)
+        #expect(profile.spans.contains { $0.name == "parse catalogue" && $0.parent != nil })
+        #expect(profile.displayFrames.first?.index == 0)
+        #expect(profile.marks.map(\.name).starts(with: ["firstLayout", "firstDraw", "firstFrame"]))
+        #expect(profile.stateChanges.map(\.to) == ["inactive", "active", "inactive", "background", "notRunning"])
+        #expect(profile.spans.contains { $0.name == "willTerminate" })
 
         // The real main thread (its tid is the process id) parses the catalogue; the worker
         // queues only hash. Each sample must sit on the thread that ran its code.
@@ -138,6 +150,61 @@ struct CLIEndToEndTests {
         #expect(svg.contains("LiftoffDemo.DemoWorkload.buildSearchTree"))
     }
 
+    @Test("main-queue blocks, @MainActor tasks and timers run on the OS main thread inside the loop")
+    func mainThreadWork() throws {
+        let result = try BuiltTool.find().run(["probe-main-thread"])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: [String: Bool]])
+        for kind in ["mainQueue", "mainActor", "timer"] {
+            #expect(object[kind]?["onMainThread"] == true, "\(kind): \(result.stdout)")
+            #expect(object[kind]?["insideLoop"] == true, "\(kind): \(result.stdout)")
+        }
+    }
+
+    @Test("simulate replays the seeds' life cycle as JSON lines, in virtual time")
+    func simulate() throws {
+        let folder = temporaryFolder()
+        let script = folder.appendingPathComponent("scenario.txt")
+        try Data("launch\nbackground-task upload 3000; home\nwait 60000\npurge\nlaunch-background location\nterminate\n".utf8)
+            .write(to: script)
+        let started = Date()
+        let result = try BuiltTool.find().run(["simulate", script.path])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(Date().timeIntervalSince(started) < 30, "waiting a minute of app time costs no real minute")
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        let objects = try lines.map { try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
+        func describe(_ object: [String: Any]) -> String? {
+            switch object["kind"] as? String {
+            case "callback": return object["name"] as? String
+            case "state": return "\(object["from"]!)→\(object["to"]!)"
+            case "frame": return "frame \(object["index"]!)"
+            case "background-task": return "task \(object["event"]!)"
+            default: return nil
+            }
+        }
+        #expect(objects.compactMap(describe) == [
+            "notRunning→inactive", "willFinishLaunching", "didFinishLaunching", "inactive→active", "didBecomeActive",
+            "frame 0", "task begin", "willResignActive", "active→inactive", "inactive→background", "didEnterBackground",
+            "task end", "background→suspended", "suspended→notRunning",
+            "notRunning→background", "willFinishLaunching", "didFinishLaunching", "background→suspended",
+            "suspended→notRunning",
+        ])
+        let suspended = try #require(objects.first { $0["to"] as? String == "suspended" })
+        #expect(suspended["t_ms"] as? Double == 3000)
+    }
+
+    @Test("simulate names the line and word of a bad step and exits non-zero")
+    func simulateBadStep() throws {
+        let folder = temporaryFolder()
+        let script = folder.appendingPathComponent("bad.txt")
+        try Data("launch\nwait later\n".utf8).write(to: script)
+        let result = try BuiltTool.find().run(["simulate", script.path])
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("Line 2: 'later' is not a whole number of milliseconds."))
+        #expect(result.stdout.isEmpty, "nothing runs before the whole scenario parses")
+    }
+
     @Test("the process start comes from LIFTOFF_LAUNCH_NS when a launcher sets it")
     func launchTimeFromEnvironment() throws {
         let tool = try BuiltTool.find()
@@ -147,7 +214,7 @@ struct CLIEndToEndTests {
         let spawn = UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
         setenv("LIFTOFF_LAUNCH_NS", String(spawn), 1)
         defer { unsetenv("LIFTOFF_LAUNCH_NS") }
-        let result = try tool.run(["demo", "--out", folder.path, "--rate", "100", "--rounds", "1"])
+        let result = try tool.run(["demo", "--out", folder.path, "--rate", "100", "--linger", "0"])
         #expect(result.status == 0)
         let profile = try Profile.load(from: folder.appendingPathComponent("profile.json"))
         #expect(profile.timeOriginNs == spawn)

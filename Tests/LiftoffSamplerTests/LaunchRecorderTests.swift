@@ -1,0 +1,47 @@
+import Foundation
+import Liftoff
+import LiftoffProfile
+import Testing
+
+@testable import LiftoffSampler
+
+@inline(never)
+func recordedLaunchStep() {
+    busyWork(until: deadline(afterMilliseconds: 60))
+}
+
+// The recorder starts the process-wide sampler, so its tests join the serialized suite.
+extension SamplerTests {
+    @Test("a launch recorder nests sync and async spans, marks ready, and writes to LIFTOFF_PROFILE_OUT")
+    func launchRecorderSpans() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("liftoff-recorder-\(UUID().uuidString)")
+        let output = folder.appendingPathComponent("launch.json")
+        setenv(LaunchRecorder.outputVariable, output.path, 1)
+        defer { unsetenv(LaunchRecorder.outputVariable) }
+
+        let recorder = try LaunchRecorder.start(configuration: SamplerConfiguration(rateHz: 1000))
+        recorder.span("load config") {
+            recorder.span("parse") { recordedLaunchStep() }
+        }
+        await recorder.span("connect") {
+            try? await Task.sleep(nanoseconds: 20_000_000)
+            recorder.span("handshake") { recordedLaunchStep() }
+        }
+        recorder.ready()
+        recorder.ready()
+        let (profile, url) = try recorder.finishAndWrite()
+
+        #expect(url == output)
+        #expect(try Profile.load(from: output) == profile)
+        #expect(profile.spans.map(\.name) == ["load config", "parse", "connect", "handshake"])
+        #expect(profile.spans.map(\.parent) == [nil, 0, nil, 2])
+        for span in profile.spans { #expect(span.endNs >= span.startNs) }
+        #expect(profile.spans[1].startNs >= profile.spans[0].startNs && profile.spans[1].endNs <= profile.spans[0].endNs)
+        #expect(profile.spans[2].durationNs >= 20_000_000)
+        #expect(profile.marks.filter { $0.name == "ready" }.count == 1, "only the first ready counts")
+        let ready = try #require(profile.phases.firstFrameNs)
+        #expect(ready >= profile.spans[2].endNs)
+        #expect(profile.timeToFirstFrameNs == ready)
+        #expect(profile.frames.contains { $0.name.contains("recordedLaunchStep") }, "the steps' work was sampled")
+    }
+}
