@@ -12,9 +12,16 @@ struct ProbeCommand: ParsableCommand {
         commandName: "probe-main-thread", abstract: "Report where main-queue and main-actor work runs.",
         shouldDisplay: false)
 
+    @Option(help: "Block the main thread this long inside didFinishLaunching.")
+    var stallLaunchMs: UInt64 = 0
+
+    @Option(help: "The launch watchdog, in milliseconds.")
+    var watchdogMs: UInt64 = 20_000
+
     func run() throws {
-        let delegate = ProbeDelegate()
-        let status = Application.main(delegate: delegate)
+        let delegate = ProbeDelegate(stallMs: stallLaunchMs)
+        let status = Application.main(
+            delegate: delegate, configuration: Application.Configuration(launchWatchdogNs: watchdogMs * 1_000_000))
         print(delegate.report())
         if status != 0 { throw ExitCode(status) }
     }
@@ -24,9 +31,15 @@ final class ProbeDelegate: ApplicationDelegate, @unchecked Sendable {
     // @unchecked Sendable: `results` is only touched on the main thread, which the probe checks.
     private var results: [String: (onMain: Bool, inLoop: Bool)] = [:]
     private weak var application: Application?
+    private let stallMs: UInt64
+
+    init(stallMs: UInt64) {
+        self.stallMs = stallMs
+    }
 
     func didFinishLaunching(_ application: Application, options: LaunchOptions) -> Bool {
         self.application = application
+        if stallMs > 0 { ProbeDelegate.stallMainThread(milliseconds: stallMs) }
         let window = Window(frame: Rect(x: 0, y: 0, width: 100, height: 100), name: "probe")
         window.addSubview(View(frame: Rect(x: 0, y: 0, width: 10, height: 10)))
         window.makeKeyAndVisible(in: application)
@@ -36,6 +49,15 @@ final class ProbeDelegate: ApplicationDelegate, @unchecked Sendable {
         }
         application.runLoop.schedule(afterNanoseconds: 1_000_000, name: "probe timer") { self.record("timer") }
         return true
+    }
+
+    /// Blocks the calling thread, as a launch stuck on a lock or a slow disk would.
+    @inline(never)
+    static func stallMainThread(milliseconds: UInt64) {
+        let end = DispatchTime.now().uptimeNanoseconds + milliseconds * 1_000_000
+        while DispatchTime.now().uptimeNanoseconds < end {
+            usleep(10_000)
+        }
     }
 
     private func record(_ name: String) {

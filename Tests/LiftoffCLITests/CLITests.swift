@@ -162,6 +162,16 @@ struct CLIEndToEndTests {
         }
     }
 
+    @Test("the watchdog thread ends a launch stuck on the main thread and prints the main thread's stack")
+    func stuckLaunchWatchdog() throws {
+        let started = Date()
+        let result = try BuiltTool.find().run(["probe-main-thread", "--stall-launch-ms", "10000", "--watchdog-ms", "500"])
+        #expect(result.status == 3)
+        #expect(Date().timeIntervalSince(started) < 8, "ended by the watchdog, not by the stall running out")
+        #expect(result.stderr.contains("launch watchdog: no first frame 500 ms after launch began; the launch was in didFinishLaunching"))
+        #expect(result.stderr.contains("ProbeDelegate.stallMainThread"), "stderr: \(result.stderr)")
+    }
+
     @Test("simulate replays the seeds' life cycle as JSON lines, in virtual time")
     func simulate() throws {
         let folder = temporaryFolder()
