@@ -8,6 +8,7 @@ let package = Package(
     products: [
         .executable(name: "liftoff", targets: ["liftoff"]),
         .library(name: "Liftoff", targets: ["Liftoff"]),
+        .library(name: "LiftoffTesting", targets: ["LiftoffTesting"]),
         .library(name: "LiftoffProfile", targets: ["LiftoffProfile"]),
         .library(name: "LiftoffSampler", targets: ["LiftoffSampler"]),
         .library(name: "LiftoffReports", targets: ["LiftoffReports"]),
@@ -26,6 +27,7 @@ let package = Package(
         .target(name: "LiftoffSampler", dependencies: ["CLiftoffSampler", "LiftoffProfile"]),
         .target(name: "LiftoffReports", dependencies: ["LiftoffProfile"]),
         .target(name: "Liftoff", dependencies: ["LiftoffProfile", "LiftoffSampler"]),
+        .target(name: "LiftoffTesting", dependencies: ["Liftoff"]),
         .target(
             name: "LiftoffDemo",
             dependencies: ["Liftoff", "LiftoffSampler", "LiftoffProfile"],
@@ -41,7 +43,9 @@ let package = Package(
         .executableTarget(name: "liftoff", dependencies: ["LiftoffCLI"]),
         .testTarget(name: "LiftoffSamplerTests", dependencies: ["LiftoffSampler", "CLiftoffSampler", "LiftoffProfile", "Liftoff"]),
         .testTarget(name: "LiftoffProfileTests", dependencies: ["LiftoffProfile"]),
-        .testTarget(name: "LiftoffTests", dependencies: ["Liftoff", "LiftoffSampler", "LiftoffProfile", "LiftoffDemo"]),
+        .testTarget(
+            name: "LiftoffTests",
+            dependencies: ["Liftoff", "LiftoffTesting", "LiftoffSampler", "LiftoffProfile", "LiftoffDemo"]),
         .testTarget(name: "LiftoffReportsTests", dependencies: ["LiftoffReports", "LiftoffProfile"]),
         .testTarget(name: "LiftoffCLITests", dependencies: ["LiftoffCLI", "LiftoffProfile", "LiftoffReports"]),
     ],

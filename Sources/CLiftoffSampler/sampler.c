@@ -741,6 +741,15 @@ int lo_capture_thread_stack(pid_t tid, uintptr_t *buffer, int capacity, int time
 
 void lo_signal_current_thread(void) { syscall(SYS_tgkill, getpid(), lo_current_tid(), SIGPROF); }
 
+// libdispatch's own declaration needs its headers; NULL asks for the current queue's label.
+extern const char *dispatch_queue_get_label(void *queue) __attribute__((weak));
+
+const char *lo_current_queue_label(void) {
+    if (dispatch_queue_get_label == NULL) return "";
+    const char *label = dispatch_queue_get_label(NULL);
+    return label ? label : "";
+}
+
 int lo_current_thread_name(char *buffer, size_t length) {
     return pthread_getname_np(pthread_self(), buffer, length);
 }

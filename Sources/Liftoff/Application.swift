@@ -87,6 +87,7 @@ public final class Application: Responder, @unchecked Sendable {
     private var lastReportedViolation = 0
     private var firstLayoutDone = false
     private var watchdogThreadStarted = false
+    private var firstFrameWaiters: [() -> Void] = []
 
     /// Creates an application; `main` does this for you. Call its methods on one thread only:
     /// the thread that runs its loop.
@@ -95,8 +96,8 @@ public final class Application: Responder, @unchecked Sendable {
         self.configuration = configuration
         self.runLoop = MainRunLoop(clock: configuration.clock)
         super.init()
-        MainThreadCheck.useClock(configuration.clock)
-        lastReportedViolation = MainThreadCheck.violations.map(\.id).max() ?? 0
+        ThreadRules.useClock(configuration.clock)
+        lastReportedViolation = ThreadRules.violations.map(\.id).max() ?? 0
         // The watchdog looks first: a launch that overran its limit gets no first frame.
         runLoop.addObserver(named: "launch watchdog") { [unowned self] _ in self.checkLaunchWatchdog() }
         runLoop.addObserver(named: "display") { [unowned self] loop in self.displayPass(loop) }
@@ -132,6 +133,17 @@ public final class Application: Responder, @unchecked Sendable {
 
     /// The end of the responder chain: taps that reach the application are discarded.
     override public var nextResponder: Responder? { nil }
+
+    /// Runs `body` on the main run loop once the first frame has been committed (at once, in
+    /// the next iteration, when it already has). Main thread.
+    public func afterFirstFrame(_ body: @escaping () -> Void) {
+        if firstFrameNs != nil {
+            nonisolated(unsafe) let run = body
+            runLoop.post("after first frame") { run() }
+        } else {
+            firstFrameWaiters.append(body)
+        }
+    }
 
     func setKeyWindow(_ window: Window) {
         keyWindow = window
@@ -230,12 +242,14 @@ public final class Application: Responder, @unchecked Sendable {
         launchOptions = options
         launchStartNs = configuration.processStartNs ?? runLoop.clock.nowNs
         launchInProgress = true
+        ThreadRules.setLaunching(true)
         startWatchdogThread()
         transition(to: options.isBackgroundLaunch ? .background : .inactive)
         _ = callback("willFinishLaunching") { delegate.willFinishLaunching(self, options: options) }
         _ = callback("didFinishLaunching") { delegate.didFinishLaunching(self, options: options) }
         launchReturned = true
         launchInProgress = false
+        if options.isBackgroundLaunch { ThreadRules.setLaunching(false) }
         if !options.isBackgroundLaunch {
             transition(to: .active)
             callback("didBecomeActive") { delegate.didBecomeActive(self) }
@@ -280,6 +294,7 @@ public final class Application: Responder, @unchecked Sendable {
     }
 
     private func end(status: Int32) {
+        ThreadRules.setLaunching(false)
         backgroundTasks.removeAll()
         transition(to: .notRunning)
         exitStatus = status
@@ -322,15 +337,21 @@ public final class Application: Responder, @unchecked Sendable {
         frameCount += 1
         if firstFrameNs == nil {
             firstFrameNs = loop.clock.nowNs
+            ThreadRules.setLaunching(false)
             if let last = phases.indices.last, phases[last].name == "first frame" { phases[last].endNs = firstFrameNs }
         }
         loop.note("commit frame \(index)")
         configuration.recorder?.recordFrame(index: index, iterationStartNs: start, viewsDrawn: drawn)
         emit(.frame(index: index, viewsDrawn: drawn))
+        if index == 0 {
+            let waiters = firstFrameWaiters
+            firstFrameWaiters = []
+            for waiter in waiters { waiter() }
+        }
     }
 
     private func endOfIteration() {
-        for violation in MainThreadCheck.violations where violation.id > lastReportedViolation {
+        for violation in ThreadRules.violations where violation.id > lastReportedViolation {
             emit(.violation(rule: violation.rule, message: violation.message))
             lastReportedViolation = violation.id
         }
@@ -357,6 +378,7 @@ public final class Application: Responder, @unchecked Sendable {
         terminationReason = reason
         configuration.recorder?.recordTermination(reason: reason, phase: phase, stack: stack)
         backgroundTasks.removeAll()
+        ThreadRules.setLaunching(false)
         if state != .notRunning { transition(to: .notRunning) }
         emit(.terminated(reason: reason))
         exitStatus = Application.exitWatchdog

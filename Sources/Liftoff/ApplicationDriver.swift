@@ -25,7 +25,7 @@ public final class ApplicationDriver {
         launchWatchdogNs: UInt64 = 20_000_000_000, recorder: LaunchRecorder? = nil
     ) {
         self.clock = clock
-        MainThreadCheck.designateCurrentThreadAsMain()
+        ThreadRules.designateCurrentThreadAsUIThread()
         application = Application(
             delegate: delegate,
             configuration: Application.Configuration(clock: clock, launchWatchdogNs: launchWatchdogNs, recorder: recorder))
@@ -78,6 +78,6 @@ public final class ApplicationDriver {
     public func close() {
         guard !closed else { return }
         closed = true
-        MainThreadCheck.resetMainThread()
+        ThreadRules.resetUIThread()
     }
 }

@@ -7,7 +7,7 @@ open class Control: View, @unchecked Sendable {
 
     /// Adds an action run on every tap.
     public func addAction(_ action: @escaping (Control) -> Void) {
-        MainThreadCheck.check("Control.addAction(_:)")
+        ThreadRules.requireUIThread("Control.addAction(_:)")
         actions.append(action)
     }
 

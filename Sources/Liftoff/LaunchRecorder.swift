@@ -26,6 +26,7 @@ public final class LaunchRecorder: Sendable {
         var frames: [Profile.DisplayFrame] = []
         var firstFrameNs: UInt64?
         var termination: (reason: String, phase: String, timeNs: UInt64, stack: [UInt])?
+        var tasks: [Profile.TaskRecord] = []
         var finished: Profile?
     }
 
@@ -110,6 +111,11 @@ public final class LaunchRecorder: Sendable {
         }
     }
 
+    /// Records the launch tasks of a scheduler (replacing earlier records).
+    public func recordTasks(_ records: [Profile.TaskRecord]) {
+        state.withLock { $0.tasks = records }
+    }
+
     /// Records why the app was terminated, with the main thread's stack.
     func recordTermination(reason: String, phase: String, stack: [UInt]) {
         let time = nowNs
@@ -117,7 +123,7 @@ public final class LaunchRecorder: Sendable {
     }
 
     /// Stops sampling and returns the profile (the same profile on later calls).
-    public func finish(violations: [ThreadViolation] = MainThreadCheck.violations) -> Profile {
+    public func finish(violations: [ThreadViolation] = ThreadRules.violations) -> Profile {
         if let done = state.withLock({ $0.finished }) { return done }
         let snapshot = state.withLock { $0 }
         var stacks = violations.map(\.stack)
@@ -127,6 +133,7 @@ public final class LaunchRecorder: Sendable {
         profile.marks = snapshot.marks
         profile.stateChanges = snapshot.stateChanges
         profile.displayFrames = snapshot.frames
+        profile.tasks = snapshot.tasks
         profile.phases.firstFrameNs = snapshot.firstFrameNs
         let origin = timeOriginNs
         profile.violations = zip(violations, indices).map { violation, stack in

@@ -21,7 +21,7 @@ open class View: Responder, @unchecked Sendable {
     /// Frame in the superview's coordinates.
     public var frame: Rect {
         didSet {
-            MainThreadCheck.check("\(type(of: self)).frame")
+            ThreadRules.requireUIThread("\(type(of: self)).frame")
             if frame.size != oldValue.size, contentMode == .redraw { setNeedsDisplay() }
         }
     }
@@ -39,14 +39,14 @@ open class View: Responder, @unchecked Sendable {
     /// Hidden views neither draw nor receive taps.
     public var isHidden = false {
         didSet {
-            MainThreadCheck.check("\(type(of: self)).isHidden")
+            ThreadRules.requireUIThread("\(type(of: self)).isHidden")
             if !isHidden, oldValue { setNeedsDisplay() }
         }
     }
 
     /// Opacity, 0 to 1; views below 0.01 receive no taps.
     public var alpha = 1.0 {
-        didSet { MainThreadCheck.check("\(type(of: self)).alpha") }
+        didSet { ThreadRules.requireUIThread("\(type(of: self)).alpha") }
     }
 
     /// What a size change does to the content.
@@ -76,7 +76,7 @@ open class View: Responder, @unchecked Sendable {
 
     /// Adds `view` on top of the other subviews, moving it from any previous superview.
     public func addSubview(_ view: View) {
-        MainThreadCheck.check("\(type(of: self)).addSubview(_:)")
+        ThreadRules.requireUIThread("\(type(of: self)).addSubview(_:)")
         view.removeFromSuperview()
         subviews.append(view)
         view.superview = self
@@ -85,7 +85,7 @@ open class View: Responder, @unchecked Sendable {
 
     /// Inserts `view` at `index` in the back-to-front order.
     public func insertSubview(_ view: View, at index: Int) {
-        MainThreadCheck.check("\(type(of: self)).insertSubview(_:at:)")
+        ThreadRules.requireUIThread("\(type(of: self)).insertSubview(_:at:)")
         view.removeFromSuperview()
         subviews.insert(view, at: max(0, min(index, subviews.count)))
         view.superview = self
@@ -94,7 +94,7 @@ open class View: Responder, @unchecked Sendable {
 
     /// Removes the view from its superview.
     public func removeFromSuperview() {
-        MainThreadCheck.check("\(type(of: self)).removeFromSuperview()")
+        ThreadRules.requireUIThread("\(type(of: self)).removeFromSuperview()")
         guard let parent = superview else { return }
         parent.subviews.removeAll { $0 === self }
         superview = nil
@@ -103,7 +103,7 @@ open class View: Responder, @unchecked Sendable {
 
     /// Marks the view to draw at the end of the current run-loop iteration.
     public func setNeedsDisplay() {
-        MainThreadCheck.check("\(type(of: self)).setNeedsDisplay()")
+        ThreadRules.requireUIThread("\(type(of: self)).setNeedsDisplay()")
         needsDisplay = true
     }
 
@@ -166,7 +166,7 @@ open class Window: View, @unchecked Sendable {
     /// The controller whose view fills the window.
     public var rootViewController: ViewController? {
         didSet {
-            MainThreadCheck.check("Window.rootViewController")
+            ThreadRules.requireUIThread("Window.rootViewController")
             oldValue?.viewIfLoaded?.removeFromSuperview()
             if let controller = rootViewController {
                 let view = controller.view
@@ -178,7 +178,7 @@ open class Window: View, @unchecked Sendable {
 
     /// Makes this the application's key window and shows it.
     public func makeKeyAndVisible(in application: Application) {
-        MainThreadCheck.check("Window.makeKeyAndVisible()")
+        ThreadRules.requireUIThread("Window.makeKeyAndVisible()")
         self.application = application
         isHidden = false
         application.setKeyWindow(self)
@@ -206,7 +206,7 @@ open class ViewController: Responder, @unchecked Sendable {
 
     /// The root view, loaded (``loadView()`` then ``viewDidLoad()``) on first access.
     public var view: View {
-        MainThreadCheck.check("ViewController.view")
+        ThreadRules.requireUIThread("ViewController.view")
         if let loadedView { return loadedView }
         let view = loadView()
         view.owningController = self

@@ -128,6 +128,76 @@ extension Profile {
         }
     }
 
+    /// One launch task the scheduler ran (or did not run).
+    public struct TaskRecord: Codable, Sendable, Equatable {
+        /// The task's name.
+        public var name: String
+        /// `main`, `mainAfterFirstFrame` or `background(<qos>)`.
+        public var lane: String
+        /// `completed`, `failed`, `timedOut`, `cancelled`, `skipped` (a dependency failed) or `pending`.
+        public var status: String
+        /// Why it failed or was skipped.
+        public var error: String?
+        /// Names of the tasks it depended on.
+        public var dependencies: [String]
+        /// Its tags, sorted.
+        public var tags: [String]
+        /// Kernel thread id it ran on.
+        public var threadID: Int?
+        /// That thread's name.
+        public var threadName: String?
+        /// The Dispatch queue it ran on, or "".
+        public var queue: String?
+        /// When it became ready to run (its dependencies done), ns since the origin.
+        public var readyNs: UInt64?
+        /// Start, ns since the origin.
+        public var startNs: UInt64?
+        /// End, ns since the origin.
+        public var endNs: UInt64?
+        /// How long the main thread waited for its dependencies before it could start.
+        public var waitNs: UInt64
+        /// CPU time of its thread while it ran (synchronous bodies).
+        public var cpuNs: UInt64?
+        /// Whether it lies on the critical path to the first frame.
+        public var onCriticalPath: Bool
+        /// How much later it could have ended without delaying what needed it.
+        public var slackNs: UInt64?
+        /// A main-lane task that is not UI work and that no UI work needs: it could be deferred.
+        public var couldDefer: Bool
+
+        /// Creates a record.
+        public init(
+            name: String, lane: String, status: String, error: String? = nil, dependencies: [String] = [],
+            tags: [String] = [], threadID: Int? = nil, threadName: String? = nil, queue: String? = nil,
+            readyNs: UInt64? = nil, startNs: UInt64? = nil, endNs: UInt64? = nil, waitNs: UInt64 = 0,
+            cpuNs: UInt64? = nil, onCriticalPath: Bool = false, slackNs: UInt64? = nil, couldDefer: Bool = false
+        ) {
+            self.name = name
+            self.lane = lane
+            self.status = status
+            self.error = error
+            self.dependencies = dependencies
+            self.tags = tags
+            self.threadID = threadID
+            self.threadName = threadName
+            self.queue = queue
+            self.readyNs = readyNs
+            self.startNs = startNs
+            self.endNs = endNs
+            self.waitNs = waitNs
+            self.cpuNs = cpuNs
+            self.onCriticalPath = onCriticalPath
+            self.slackNs = slackNs
+            self.couldDefer = couldDefer
+        }
+
+        /// Duration in nanoseconds, when it ran.
+        public var durationNs: UInt64? {
+            guard let startNs, let endNs, endNs >= startNs else { return nil }
+            return endNs - startNs
+        }
+    }
+
     /// Time to first frame in nanoseconds, from the process start; nil when there was none.
     public var timeToFirstFrameNs: UInt64? {
         phases.firstFrameNs.map { $0 >= phases.processStartNs ? $0 - phases.processStartNs : 0 }

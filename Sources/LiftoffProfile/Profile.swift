@@ -46,6 +46,8 @@ public struct Profile: Codable, Sendable, Equatable {
     public var violations: [Violation] = []
     /// Set when the app was terminated (by a watchdog, say) rather than ending normally.
     public var termination: Termination?
+    /// Launch tasks the scheduler ran.
+    public var tasks: [TaskRecord] = []
 
     /// Creates a profile; `schema` is always ``currentSchema``.
     public init(
@@ -246,7 +248,7 @@ extension Profile {
 extension Profile {
     private enum CodingKeys: String, CodingKey {
         case schema, metadata, timeOriginNs, phases, threads, frames, stacks, samples, counts
-        case spans, marks, stateChanges, displayFrames, violations, termination
+        case spans, marks, stateChanges, displayFrames, violations, termination, tasks
     }
 
     /// Decodes a profile; the launch sections (spans, marks, state changes, frames, violations)
@@ -268,6 +270,7 @@ extension Profile {
         displayFrames = try container.decodeIfPresent([DisplayFrame].self, forKey: .displayFrames) ?? []
         violations = try container.decodeIfPresent([Violation].self, forKey: .violations) ?? []
         termination = try container.decodeIfPresent(Termination.self, forKey: .termination)
+        tasks = try container.decodeIfPresent([TaskRecord].self, forKey: .tasks) ?? []
     }
 }
 

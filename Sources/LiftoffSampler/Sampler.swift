@@ -214,6 +214,12 @@ public enum Sampler {
     /// CPU time the calling thread has used, in nanoseconds.
     public static var threadCPUNs: UInt64 { lo_thread_cpu_ns() }
 
+    /// The label of the Dispatch queue running the calling code, or "" when there is none.
+    public static var currentQueueLabel: String {
+        guard let label = lo_current_queue_label() else { return "" }
+        return String(decoding: UnsafeRawBufferPointer(start: label, count: strlen(label)), as: UTF8.self)
+    }
+
     /// The calling thread's name: `main` for the main thread, else its pthread name, else
     /// `thread <tid>`.
     public static var currentThreadName: String { currentThreadNameValue() }

@@ -173,9 +173,9 @@ extension RuntimeTests {
             let view = View(frame: Rect(x: 0, y: 0, width: 10, height: 10), name: "target")
             let (driver, _) = launched { $0.addSubview(view) }
             defer { driver.close() }
-            MainThreadCheck.clearViolations()
+            ThreadRules.clearViolations()
             driver.perform { view.setNeedsDisplay() }
-            #expect(MainThreadCheck.violations.isEmpty, "the main thread is never flagged")
+            #expect(ThreadRules.violations.isEmpty, "the main thread is never flagged")
             let done = DispatchSemaphore(value: 0)
             DispatchQueue.global().async {
                 touchViewOffMainThread(view)
@@ -183,8 +183,8 @@ extension RuntimeTests {
                 done.signal()
             }
             done.wait()
-            let violation = try #require(MainThreadCheck.violations.first)
-            #expect(MainThreadCheck.violations.count == 1, "repeats from one call site are counted")
+            let violation = try #require(ThreadRules.violations.first)
+            #expect(ThreadRules.violations.count == 1, "repeats from one call site are counted")
             #expect(violation.count == 2)
             #expect(violation.operation == "View.setNeedsDisplay()")
             #expect(violation.threadID != Sampler.currentThreadID)
@@ -193,7 +193,7 @@ extension RuntimeTests {
             #expect(names.contains { $0.contains("touchViewOffMainThread") }, "\(names.prefix(6))")
             driver.turn()
             #expect(kinds(driver).last == "violation ui-on-main")
-            MainThreadCheck.clearViolations()
+            ThreadRules.clearViolations()
         }
     }
 }

@@ -112,6 +112,10 @@ int lo_capture_thread_stack(pid_t tid, uintptr_t *buffer, int capacity, int time
 /// runs (the handler runs before this returns). For measuring the cost of one sample.
 void lo_signal_current_thread(void);
 
+/// The label of the Dispatch queue running the calling code, or "" when none (or when
+/// libdispatch is not loaded).
+const char *lo_current_queue_label(void);
+
 /// Copies the calling thread's name (pthread name) into `buffer`; returns 0 on success.
 int lo_current_thread_name(char *buffer, size_t length);
 

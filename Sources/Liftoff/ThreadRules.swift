@@ -1,0 +1,273 @@
+import Foundation
+import LiftoffSampler
+import Synchronization
+
+/// A breach of a thread rule, with the stack of the code that broke it.
+public struct ThreadViolation: Sendable, Equatable {
+    /// A process-wide sequence number: later violations have larger ids.
+    public var id: Int
+    /// The rule, e.g. `ui-on-main`.
+    public var rule: String
+    /// What was done, e.g. `View.setNeedsDisplay()` or the launch task's name.
+    public var operation: String
+    /// The launch task that was running, if the scheduler ran the code.
+    public var task: String?
+    /// Kernel thread id of the offending thread.
+    public var threadID: Int
+    /// Its name.
+    public var threadName: String
+    /// Label of the Dispatch queue it ran on, or "".
+    public var queueLabel: String
+    /// Clock time of the first occurrence.
+    public var timeNs: UInt64
+    /// Code addresses of the offending call, leaf first (symbolize with an ``ELFSymbolizer``).
+    public var stack: [UInt]
+    /// How many times it happened from the same call site.
+    public var count: Int
+    /// Whether this is a warning (the work was moved to the main thread) rather than an error.
+    public var isWarning: Bool
+
+    /// One sentence for people.
+    public var message: String {
+        let place = "thread \(threadName) (\(threadID))" + (queueLabel.isEmpty ? "" : ", queue \(queueLabel)")
+        let inTask = task.map { " in launch task '\($0)'" } ?? ""
+        let times = count > 1 ? " (\(count) times)" : ""
+        switch rule {
+        case ThreadRules.uiOnMain:
+            return "\(operation)\(inTask) ran on \(place), not on the main thread\(times)."
+        case ThreadRules.noBlockingOnMainDuringLaunch:
+            return "\(operation)\(inTask) blocked the main thread during launch\(times)."
+        case ThreadRules.uiHoppedToMain:
+            return "\(operation) is UI work submitted on \(place); it was moved to the main thread\(times)."
+        default:
+            return "\(operation)\(inTask) broke rule '\(rule)' on \(place)\(times)."
+        }
+    }
+
+    /// The message followed by the symbolized stack, one frame a line.
+    public func report(symbolizer: any Symbolizer = ThreadRules.symbolizer) -> String {
+        var lines = ["Thread rule '\(rule)' violated: \(message)"]
+        for (index, address) in stack.enumerated() {
+            let frame = symbolizer.symbolize(address &- 1)
+            lines.append("  \(index): \(frame.name) (\(frame.object))")
+        }
+        return lines.joined(separator: "\n")
+    }
+}
+
+/// Liftoff's thread rules, enforced with real stacks.
+///
+/// - `ui-on-main`: views, windows, view controllers and UI-tagged launch tasks run on the main
+///   thread (the thread running the application's loop).
+/// - `no-blocking-on-main-during-launch`: `.blocking` and `.io` launch tasks, and code that calls
+///   ``noteBlocking(_:)``, do not run on the main thread before the first frame.
+/// - Your own rules: ``report(rule:operation:)``.
+///
+/// Each rule has a ``Policy``: record (the default), log, or trap. A violation carries the rule,
+/// the launch task, thread name and id, queue label, time and stack; repeats from one call site
+/// are counted on the first record. ``allow(prefix:)`` silences code by symbol or module prefix.
+///
+/// Configure once at start-up; tests pass explicit values through `LiftoffTesting` instead.
+public enum ThreadRules {
+    /// What happens when a rule is broken.
+    public enum Policy: String, Sendable, CaseIterable {
+        /// Keep the violation for the profile and for tests.
+        case record
+        /// Keep it and print its message to standard error the first time.
+        case log
+        /// Print the whole report with its stack, then abort the process.
+        case trap
+    }
+
+    /// UI work must run on the main thread.
+    public static let uiOnMain = "ui-on-main"
+    /// Blocking and I/O work must not run on the main thread during launch.
+    public static let noBlockingOnMainDuringLaunch = "no-blocking-on-main-during-launch"
+    /// UI work submitted to a background lane was moved to the main thread (a warning).
+    public static let uiHoppedToMain = "ui-hopped-to-main"
+
+    private struct Configuration {
+        var policies: [String: Policy] = [:]
+        var allowed: [String] = []
+    }
+
+    private struct Record {
+        var list: [ThreadViolation] = []
+        var nextID = 1
+    }
+
+    private static let designated = Atomic<Int>(0)
+    private static let launching = Atomic<Bool>(false)
+    private static let configuration = Mutex(Configuration())
+    private static let recorded = Mutex(Record())
+    private static let clockSource = Mutex<any LaunchClock>(MonotonicClock())
+
+    /// The symbolizer used for allow-lists and reports.
+    public static let symbolizer = ELFSymbolizer()
+
+    /// The launch task running on this thread or task, set by the scheduler.
+    @TaskLocal static var currentTask: String?
+
+    // MARK: Cheap checks
+
+    /// Whether the calling thread is the process's main thread: a cached thread-id compare, much
+    /// cheaper than `Thread.isMainThread`.
+    @inline(__always)
+    public static var isMainThread: Bool { Sampler.isMainThread }
+
+    /// Stops the program with a message when not on the main thread; always on.
+    @inline(__always)
+    public static func preconditionMainThread(
+        _ message: @autoclosure () -> String = "must run on the main thread", file: StaticString = #fileID,
+        line: UInt = #line
+    ) {
+        if !Sampler.isMainThread { preconditionFailure(message(), file: file, line: line) }
+    }
+
+    /// Like ``preconditionMainThread(_:file:line:)`` in debug builds; compiled out in release.
+    @inline(__always)
+    public static func assertMainThread(
+        _ message: @autoclosure () -> String = "must run on the main thread", file: StaticString = #fileID,
+        line: UInt = #line
+    ) {
+        assert(Sampler.isMainThread, message(), file: file, line: line)
+    }
+
+    // MARK: Configuration
+
+    /// Sets the policy of a rule.
+    public static func setPolicy(_ policy: Policy, for rule: String) {
+        configuration.withLock { $0.policies[rule] = policy }
+    }
+
+    /// The policy of a rule (`record` unless set).
+    public static func policy(for rule: String) -> Policy {
+        configuration.withLock { $0.policies[rule] ?? .record }
+    }
+
+    /// Silences violations whose stack has a frame from code with this symbol or module prefix,
+    /// such as `ThirdPartyKit.` or `static ThirdPartyKit.Cache.`.
+    public static func allow(prefix: String) {
+        configuration.withLock { $0.allowed.append(prefix) }
+    }
+
+    /// Forgets policies and allow-list entries.
+    public static func resetConfiguration() {
+        configuration.withLock { $0 = Configuration() }
+    }
+
+    // MARK: The main thread and the launch
+
+    /// The kernel thread id treated as the main thread for UI rules: the OS main thread unless a
+    /// driver designated another.
+    public static var uiThreadID: Int {
+        let id = designated.load(ordering: .relaxed)
+        return id != 0 ? id : Sampler.mainThreadID
+    }
+
+    /// Treats the calling thread as the main thread for UI rules (for a loop a test drives),
+    /// until ``resetUIThread()``.
+    public static func designateCurrentThreadAsUIThread() {
+        designated.store(Sampler.currentThreadID, ordering: .relaxed)
+    }
+
+    /// Returns to treating the OS main thread as the main thread.
+    public static func resetUIThread() {
+        designated.store(0, ordering: .relaxed)
+    }
+
+    /// Whether the calling thread is the thread UI rules treat as the main thread.
+    @inline(__always)
+    public static var isUIThread: Bool { Sampler.currentThreadID == uiThreadID }
+
+    /// Whether a launch is in progress (from launch start to the first frame).
+    public static var isLaunching: Bool { launching.load(ordering: .relaxed) }
+
+    static func setLaunching(_ value: Bool) {
+        launching.store(value, ordering: .relaxed)
+    }
+
+    /// Sets the clock violation times are read from.
+    public static func useClock(_ clock: any LaunchClock) {
+        clockSource.withLock { $0 = clock }
+    }
+
+    // MARK: Checks
+
+    /// Records a `ui-on-main` violation when the caller is not on the main thread.
+    @inline(never)
+    public static func requireUIThread(_ operation: @autoclosure () -> String) {
+        guard !isUIThread else { return }
+        record(rule: uiOnMain, operation: operation(), stack: Sampler.captureCurrentStack())
+    }
+
+    /// Declares that the caller is about to block (file or network I/O, a lock, heavy work):
+    /// a violation when it runs on the main thread during launch.
+    @inline(never)
+    public static func noteBlocking(_ what: @autoclosure () -> String) {
+        guard isUIThread, isLaunching else { return }
+        record(rule: noBlockingOnMainDuringLaunch, operation: what(), stack: Sampler.captureCurrentStack())
+    }
+
+    /// Records a violation of your own rule, with the caller's stack.
+    @inline(never)
+    public static func report(rule: String, operation: String) {
+        record(rule: rule, operation: operation, stack: Sampler.captureCurrentStack())
+    }
+
+    static func record(rule: String, operation: String, stack: [UInt], task: String? = nil, warning: Bool = false) {
+        let site = stack.dropFirst().first ?? 0
+        let time = clockSource.withLock { $0.nowNs }
+        let taskName = task ?? currentTask
+        // Repeats from one call site are counted on the first record.
+        let repeated = recorded.withLock { state -> Bool in
+            guard let index = state.list.firstIndex(where: {
+                $0.rule == rule && $0.operation == operation && $0.stack.dropFirst().first == site
+            }) else { return false }
+            state.list[index].count += 1
+            return true
+        }
+        if repeated { return }
+        let (allowed, policy) = configuration.withLock { ($0.allowed, $0.policies[rule] ?? .record) }
+        if !allowed.isEmpty, isAllowed(stack, prefixes: allowed) { return }
+        let violation = recorded.withLock { state -> ThreadViolation in
+            let violation = ThreadViolation(
+                id: state.nextID, rule: rule, operation: operation, task: taskName, threadID: Sampler.currentThreadID,
+                threadName: Sampler.currentThreadName, queueLabel: Sampler.currentQueueLabel, timeNs: time,
+                stack: stack, count: 1, isWarning: warning)
+            state.nextID += 1
+            state.list.append(violation)
+            return violation
+        }
+        switch policy {
+        case .record:
+            break
+        case .log:
+            FileHandle.standardError.write(Data("liftoff: \(violation.message)\n".utf8))
+        case .trap:
+            FileHandle.standardError.write(Data("liftoff: \(violation.report())\n".utf8))
+            abort()
+        }
+    }
+
+    private static func isAllowed(_ stack: [UInt], prefixes: [String]) -> Bool {
+        for address in stack.prefix(16) {
+            let name = symbolizer.symbolize(address &- 1).name
+            for prefix in prefixes
+            where name.hasPrefix(prefix) || name.contains(" " + prefix) || name.contains("(" + prefix) {
+                return true
+            }
+        }
+        return false
+    }
+
+    // MARK: Results
+
+    /// The violations recorded so far.
+    public static var violations: [ThreadViolation] { recorded.withLock { $0.list } }
+
+    /// Forgets recorded violations (ids keep growing).
+    public static func clearViolations() {
+        recorded.withLock { $0.list.removeAll() }
+    }
+}
