@@ -216,13 +216,14 @@ public enum ThreadRules {
     }
 
     static func record(rule: String, operation: String, stack: [UInt], task: String? = nil, warning: Bool = false) {
-        let site = stack.dropFirst().first ?? 0
+        // A call site is the innermost frames: Liftoff's own, then the code that called it.
+        let site = Array(stack.prefix(6))
         let time = clockSource.withLock { $0.nowNs }
         let taskName = task ?? currentTask
         // Repeats from one call site are counted on the first record.
         let repeated = recorded.withLock { state -> Bool in
             guard let index = state.list.firstIndex(where: {
-                $0.rule == rule && $0.operation == operation && $0.stack.dropFirst().first == site
+                $0.rule == rule && $0.operation == operation && $0.stack.prefix(6).elementsEqual(site)
             }) else { return false }
             state.list[index].count += 1
             return true

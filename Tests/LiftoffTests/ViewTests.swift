@@ -178,8 +178,7 @@ extension RuntimeTests {
             #expect(ThreadRules.violations.isEmpty, "the main thread is never flagged")
             let done = DispatchSemaphore(value: 0)
             DispatchQueue.global().async {
-                touchViewOffMainThread(view)
-                touchViewOffMainThread(view)
+                for _ in 0..<2 { touchViewOffMainThread(view) }
                 done.signal()
             }
             done.wait()

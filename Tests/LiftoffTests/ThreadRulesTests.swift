@@ -1,0 +1,133 @@
+import Dispatch
+import Foundation
+import Liftoff
+import LiftoffSampler
+import LiftoffTesting
+import Testing
+
+@inline(never)
+func uiWorkFromGlobalQueue(_ view: View) { view.setNeedsDisplay() }
+@inline(never)
+func uiWorkFromThread(_ view: View) { view.setNeedsDisplay() }
+@inline(never)
+func uiWorkFromDetachedTask(_ view: View) { view.setNeedsDisplay() }
+@inline(never)
+func uiWorkFromCooperativePool(_ view: View) { view.setNeedsDisplay() }
+
+/// Stands for third-party code that the allow-list silences.
+enum VendorKit {
+    @inline(never)
+    static func touchView(_ view: View) { view.setNeedsDisplay() }
+}
+
+extension RuntimeTests {
+    @Suite("Thread rules")
+    struct ThreadRulesTests {
+        private func frameNames(_ violation: ThreadViolation) -> [String] {
+            violation.stack.map { ThreadRules.symbolizer.symbolize($0 &- 1).name }
+        }
+
+        @Test("UI work off the main thread is caught from a global queue, a Thread, Task.detached and the cooperative pool, with the caller in the stack")
+        func caughtEverywhere() async throws {
+            // The OS main thread is the UI thread; a test process never runs tests on it.
+            ThreadRules.resetUIThread()
+            let view = View(frame: Rect(x: 0, y: 0, width: 1, height: 1), name: "v")
+            let violations = await collectThreadViolations {
+                await withCheckedContinuation { done in
+                    DispatchQueue.global().async {
+                        uiWorkFromGlobalQueue(view)
+                        done.resume()
+                    }
+                }
+                await withCheckedContinuation { done in
+                    Thread.detachNewThread {
+                        uiWorkFromThread(view)
+                        done.resume()
+                    }
+                }
+                await Task.detached { uiWorkFromDetachedTask(view) }.value
+                await Task { uiWorkFromCooperativePool(view) }.value
+            }
+            let callers = ["uiWorkFromGlobalQueue", "uiWorkFromThread", "uiWorkFromDetachedTask", "uiWorkFromCooperativePool"]
+            #expect(violations.count == 4)
+            for caller in callers {
+                let match = violations.first { violation in frameNames(violation).contains { $0.contains(caller) } }
+                #expect(match != nil, "\(caller) is in a violation's stack")
+                #expect(match?.rule == ThreadRules.uiOnMain)
+                #expect(match?.threadID != Sampler.mainThreadID)
+            }
+        }
+
+        @Test("work on the main thread is never flagged")
+        func mainThreadNeverFlagged() {
+            ThreadRules.designateCurrentThreadAsUIThread()
+            defer { ThreadRules.resetUIThread() }
+            expectNoThreadViolations {
+                let window = Window(frame: Rect(x: 0, y: 0, width: 10, height: 10))
+                let view = View(frame: Rect(x: 0, y: 0, width: 5, height: 5))
+                window.addSubview(view)
+                view.setNeedsDisplay()
+                view.frame = Rect(x: 1, y: 1, width: 5, height: 5)
+                view.removeFromSuperview()
+            }
+        }
+
+        @Test("the allow-list silences code by module prefix")
+        func allowList() async {
+            ThreadRules.resetUIThread()
+            defer { ThreadRules.resetConfiguration() }
+            let view = View(frame: Rect(x: 0, y: 0, width: 1, height: 1))
+            ThreadRules.allow(prefix: "static LiftoffTests.VendorKit.")
+            let silenced = await collectThreadViolations {
+                await Task.detached { VendorKit.touchView(view) }.value
+            }
+            #expect(silenced.isEmpty)
+            let reported = await collectThreadViolations {
+                await Task.detached { uiWorkFromDetachedTask(view) }.value
+            }
+            #expect(reported.count == 1, "code outside the allow-list is still reported")
+        }
+
+        @Test("noteBlocking is a violation only on the main thread while a launch is in progress")
+        func noteBlocking() {
+            let delegate = RecordingDelegate()
+            delegate.onFinishLaunching = { _ in ThreadRules.noteBlocking("read the whole database") }
+            let (_, during) = collectThreadViolations {
+                let driver = ApplicationDriver(delegate: delegate)
+                driver.send(.launch(LaunchOptions()))
+                ThreadRules.noteBlocking("after the first frame")
+                driver.close()
+            }
+            #expect(during.map(\.operation) == ["read the whole database"])
+            #expect(during.first?.rule == ThreadRules.noBlockingOnMainDuringLaunch)
+        }
+
+        @Test("the trap policy prints the report with the stack and aborts")
+        func trapAborts() async {
+            let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+                ThreadRules.setPolicy(.trap, for: ThreadRules.uiOnMain)
+                let view = View(frame: Rect(x: 0, y: 0, width: 1, height: 1))
+                await Task.detached { uiWorkFromDetachedTask(view) }.value
+            }
+            let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+            #expect(stderr.contains("Thread rule 'ui-on-main' violated: View.setNeedsDisplay()"))
+            #expect(stderr.contains("uiWorkFromDetachedTask"))
+        }
+
+        @Test("a custom rule is recorded with its name and the caller's stack")
+        func customRule() {
+            let (_, violations) = collectThreadViolations {
+                ThreadRules.report(rule: "no-network-before-consent", operation: "GET /config")
+            }
+            #expect(violations.count == 1)
+            #expect(violations.first?.message.hasPrefix("GET /config broke rule 'no-network-before-consent' on thread") == true)
+        }
+
+        @Test("the cached main-thread check agrees with the kernel's thread ids")
+        func cachedCheck() async {
+            #expect(ThreadRules.isMainThread == (Sampler.currentThreadID == Sampler.mainThreadID))
+            let offMain = await Task.detached { ThreadRules.isMainThread }.value
+            #expect(!offMain)
+        }
+    }
+}
