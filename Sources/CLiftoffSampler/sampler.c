@@ -646,8 +646,9 @@ lo_status lo_sampler_register_current_thread(void) {
     return LO_OK;
 }
 
-lo_status lo_sampler_unregister_current_thread(void) {
-    pid_t tid = lo_current_tid();
+lo_status lo_sampler_unregister_current_thread(void) { return lo_sampler_unregister_thread(lo_current_tid()); }
+
+lo_status lo_sampler_unregister_thread(pid_t tid) {
     pthread_mutex_lock(&g_registry_lock);
     for (int i = 0; i < g_thread_count; i++) {
         if (g_threads[i] == tid) {

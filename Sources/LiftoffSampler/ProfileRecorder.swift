@@ -24,6 +24,7 @@ public final class ProfileRecorder: Sendable {
     private let startTime: Date
     private let processStartNs: UInt64
     private let mainEntryNs: UInt64
+    private let registeredThread: Int
 
     private init(configuration: SamplerConfiguration, commandLine: [String], mainEntryNs: UInt64) {
         self.configuration = configuration
@@ -31,6 +32,7 @@ public final class ProfileRecorder: Sendable {
         self.startTime = Date()
         self.mainEntryNs = mainEntryNs
         self.processStartNs = ProfileRecorder.processStart(now: mainEntryNs)
+        self.registeredThread = Sampler.currentThreadID
     }
 
     /// Starts sampling and registers the calling thread (as `main` when it is the main thread).
@@ -57,7 +59,7 @@ public final class ProfileRecorder: Sendable {
     /// - Returns: the profile, and the stack index of each extra stack (nil for an empty one).
     public func finish(symbolizer: (any Symbolizer)?, extraStacks: [[UInt]]) -> (profile: Profile, stacks: [Int?]) {
         let endNs = lo_monotonic_ns()
-        try? Sampler.unregisterCurrentThread()
+        try? Sampler.unregisterThread(registeredThread)
         let recording = Sampler.stop()
         var builder = ProfileBuilder(symbolizer: symbolizer ?? ELFSymbolizer(), timeOriginNs: processStartNs)
         for sample in recording.samples { builder.add(sample) }

@@ -164,6 +164,15 @@ public enum Sampler {
         }
     }
 
+    /// Unregisters the thread `threadID`, which need not be the calling thread (a recording that
+    /// started on one thread may finish on another after an `await`).
+    /// - Throws: ``SamplerError`` with code `notRegistered` when it was not registered.
+    public static func unregisterThread(_ threadID: Int) throws {
+        guard lo_sampler_unregister_thread(pid_t(threadID)) == LO_OK else {
+            throw SamplerError(.notRegistered, "Thread \(threadID) was not registered for sampling.")
+        }
+    }
+
     /// Runs `body` with the calling thread registered, unregistering it afterwards.
     public static func withCurrentThreadRegistered<T>(name: String? = nil, _ body: () throws -> T) rethrows -> T {
         let registered = (try? registerCurrentThread(name: name)) != nil

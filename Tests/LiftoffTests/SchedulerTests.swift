@@ -192,7 +192,11 @@ extension RuntimeTests {
             let clock = MonotonicClock()
             let delegate = SchedulingDelegate(clock: clock) {
                 try LaunchPlan([
-                    LaunchTask("slow", lane: .background(qos: .utility), timeoutNs: 50_000_000) { usleep(600_000) },
+                    LaunchTask("slow", lane: .background(qos: .utility), timeoutNs: 50_000_000) {
+                        // A loop, not one sleep: a sampled thread's sleeps end early at each signal.
+                        let end = DispatchTime.now().uptimeNanoseconds + 600_000_000
+                        while DispatchTime.now().uptimeNanoseconds < end { usleep(10_000) }
+                    },
                     LaunchTask("after", lane: .background(qos: .utility), dependsOn: ["slow"]) {},
                     LaunchTask("async slow", lane: .background(qos: .utility), timeoutNs: 50_000_000, async: {
                         try await Task.sleep(nanoseconds: 5_000_000_000)

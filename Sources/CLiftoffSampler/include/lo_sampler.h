@@ -77,6 +77,8 @@ int lo_sampler_is_running(void);
 lo_status lo_sampler_register_current_thread(void);
 /// Unregisters the calling thread; no signal is sent to it once this returns.
 lo_status lo_sampler_unregister_current_thread(void);
+/// Unregisters the thread `tid` (which need not be the calling thread).
+lo_status lo_sampler_unregister_thread(pid_t tid);
 /// Number of registered threads.
 int lo_sampler_registered_count(void);
 
