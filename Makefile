@@ -20,7 +20,7 @@ build: deps
 	$(SWIFT) build
 
 demo: build
-	$(SWIFT) run liftoff demo --out $(DEMO_OUT)
+	$(SWIFT) run liftoff demo --plan both --out $(DEMO_OUT)
 
 test: build
 	$(SWIFT) test

@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import LiftoffProfile
 import LiftoffSampler
 import Synchronization
@@ -203,7 +204,7 @@ public final class LaunchScheduler: @unchecked Sendable {
         guard case .background(let qos) = plan.tasks[index].lane else { return }
         DispatchQueue.global(qos: qos).async { [self] in
             if options.samplesBackgroundThreads, Sampler.isRunning {
-                Sampler.withCurrentThreadRegistered(name: "launch: \(plan.tasks[index].name)") {
+                Sampler.withCurrentThreadRegistered {
                     execute(index, expectedStatus: .ready)
                 }
             } else {
@@ -211,10 +212,24 @@ public final class LaunchScheduler: @unchecked Sendable {
             }
         }
         if let timeout = plan.tasks[index].timeoutNs {
-            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(min(timeout, UInt64(Int.max))))) { [self] in
-                expire(index)
-            }
+            watchTimeout(timeout) { [self] in expire(index) }
         }
+    }
+
+    /// Runs `expiry` after `timeoutNs` on a thread of its own: the Dispatch pool may be busy
+    /// with the very work that overran.
+    private func watchTimeout(_ timeoutNs: UInt64, _ expiry: @escaping @Sendable () -> Void) {
+        let deadline = Sampler.monotonicNs + timeoutNs
+        let thread = Thread {
+            // Sleeps end early when the sampler signals this thread, so sleep to a deadline.
+            while Sampler.monotonicNs < deadline {
+                let left = deadline - Sampler.monotonicNs
+                usleep(UInt32(min(left / 1000 + 1, 50_000)))
+            }
+            expiry()
+        }
+        thread.name = "liftoff-timeout"
+        thread.start()
     }
 
     private func enqueueDeferred(_ index: Int) {
@@ -287,9 +302,7 @@ public final class LaunchScheduler: @unchecked Sendable {
                 finish(index, failure: failure, cpuNs: nil)
             }
             if let timeout = task.timeoutNs {
-                DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(min(timeout, UInt64(Int.max))))) {
-                    work.cancel()
-                }
+                watchTimeout(timeout) { work.cancel() }
             }
         }
     }

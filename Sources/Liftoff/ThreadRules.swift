@@ -30,7 +30,7 @@ public struct ThreadViolation: Sendable, Equatable {
     /// One sentence for people.
     public var message: String {
         let place = "thread \(threadName) (\(threadID))" + (queueLabel.isEmpty ? "" : ", queue \(queueLabel)")
-        let inTask = task.map { " in launch task '\($0)'" } ?? ""
+        let inTask = task.map { operation.contains("'\($0)'") ? "" : " in launch task '\($0)'" } ?? ""
         let times = count > 1 ? " (\(count) times)" : ""
         switch rule {
         case ThreadRules.uiOnMain:

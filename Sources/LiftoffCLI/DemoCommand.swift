@@ -25,16 +25,36 @@ struct DemoCommand: ParsableCommand {
     @Option(name: .long, help: "Samples per second per thread, 1 to 10000.")
     var rate: Int = 1000
 
-    @Option(name: .long, help: "Milliseconds the app stays up after its first frame before it quits.")
+    @Option(name: .long, help: "Milliseconds the app stays up after its launch work before it quits.")
     var linger: UInt64 = 100
+
+    @Option(
+        name: .long,
+        help: "Launch plan: naive (everything on the main thread), optimized (only UI work there), or both (compare them).")
+    var plan: PlanChoice = .optimized
+
+    @Option(name: .long, help: "With --plan both: launches of each plan, interleaved.")
+    var runs: Int = 3
+
+    @Flag(name: .long, help: .hidden)
+    var quiet = false
+
+    enum PlanChoice: String, ExpressibleByArgument, CaseIterable {
+        case naive, optimized, both
+    }
 
     func validate() throws {
         guard (1...10_000).contains(rate) else {
             throw ValidationError("--rate must be between 1 and 10000 samples per second, not \(rate).")
         }
+        guard (1...100).contains(runs) else {
+            throw ValidationError("--runs must be between 1 and 100, not \(runs).")
+        }
     }
 
     func run() throws {
+        if plan == .both { return try compareBoth() }
+        let choice: DemoAppDelegate.Plan = plan == .naive ? .naive : .optimized
         let folder = URL(fileURLWithPath: out, isDirectory: true)
         let recorder: LaunchRecorder
         do {
@@ -42,7 +62,7 @@ struct DemoCommand: ParsableCommand {
         } catch let error as SamplerError {
             throw CLIError(error.message)
         }
-        let delegate = DemoAppDelegate(recorder: recorder, quitAfterLaunchMs: linger)
+        let delegate = DemoAppDelegate(plan: choice, recorder: recorder, quitAfterLaunchMs: linger)
         let status = Application.main(
             delegate: delegate, configuration: Application.Configuration(recorder: recorder))
         let profile = recorder.finish()
@@ -61,13 +81,100 @@ struct DemoCommand: ParsableCommand {
         } catch let error as ProfileError {
             throw CLIError(error.message)
         }
-        print(DemoCommand.summary(profile, result: result, folder: folder.path))
+        if !quiet { print(DemoCommand.summary(profile, result: result, folder: folder.path)) }
         if status != Application.exitNormal {
             throw ExitCode(status)
         }
     }
 
-    static func summary(_ profile: Profile, result: DemoWorkload.Result, folder: String) -> String {
+    /// Launches each plan `runs` times in fresh processes, interleaved (naive, optimized,
+    /// optimized, naive, …), and compares their times to first frame. The optimized plan's
+    /// reports go to the output folder, the naive plan's to `naive/` inside it.
+    private func compareBoth() throws {
+        let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
+        let folder = URL(fileURLWithPath: out, isDirectory: true)
+        var times: [DemoAppDelegate.Plan: [UInt64]] = [:]
+        var last: [DemoAppDelegate.Plan: Profile] = [:]
+        for round in 0..<runs {
+            let order: [DemoAppDelegate.Plan] = round % 2 == 0 ? [.naive, .optimized] : [.optimized, .naive]
+            for choice in order {
+                let target = choice == .optimized ? folder : folder.appendingPathComponent("naive")
+                let status = try DemoCommand.launch(
+                    executable, ["demo", "--plan", choice.rawValue, "--out", target.path, "--rate", String(rate),
+                                 "--linger", "0", "--quiet"])
+                guard status == 0 else {
+                    throw CLIError("The \(choice.rawValue) demo exited with status \(status).")
+                }
+                let profile: Profile
+                do {
+                    profile = try Profile.load(from: target.appendingPathComponent("profile.json"))
+                } catch let error as ProfileError {
+                    throw CLIError(error.message)
+                }
+                guard let ttff = profile.timeToFirstFrameNs else {
+                    throw CLIError("The \(choice.rawValue) demo committed no first frame.")
+                }
+                times[choice, default: []].append(ttff)
+                last[choice] = profile
+            }
+        }
+        func median(_ values: [UInt64]) -> Double {
+            let sorted = values.sorted()
+            let middle = sorted.count / 2
+            return sorted.count % 2 == 1
+                ? Double(sorted[middle]) : (Double(sorted[middle - 1]) + Double(sorted[middle])) / 2
+        }
+        func ms(_ ns: Double) -> String { String(format: "%.1f ms", ns / 1e6) }
+        var lines = ["Time to first frame over \(runs) launches of each plan, interleaved:"]
+        for choice in DemoAppDelegate.Plan.allCases {
+            let values = times[choice] ?? []
+            let violations = last[choice]?.violations.count ?? 0
+            lines.append(
+                "  \(choice.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0)) median \(ms(median(values)))"
+                    + "  (min \(ms(Double(values.min() ?? 0))), max \(ms(Double(values.max() ?? 0))))"
+                    + "  thread violations: \(violations)")
+        }
+        let naive = median(times[.naive] ?? [])
+        let optimized = median(times[.optimized] ?? [])
+        lines.append(String(format: "The optimized plan reaches its first frame %.2f× sooner (naive / optimized).", naive / optimized))
+        if let profile = last[.naive] {
+            lines.append("The naive plan's violations:")
+            for violation in profile.violations.prefix(8) { lines.append("  \(violation.message)") }
+        }
+        if let profile = last[.naive] {
+            let deferrable = profile.tasks.filter(\.couldDefer).map(\.name)
+            if !deferrable.isEmpty {
+                lines.append("In the naive plan, main-thread work no UI task needs (it could move): \(deferrable.joined(separator: ", "))")
+            }
+        }
+        if let profile = last[.optimized] {
+            let critical = profile.tasks.filter(\.onCriticalPath).map(\.name)
+            lines.append("Optimized critical path to the first frame: \(critical.joined(separator: " → "))")
+            lines.append("")
+            lines.append(DemoCommand.summary(profile, result: nil, folder: folder.path))
+        }
+        lines.append("Wrote the optimized plan's reports to \(folder.path)/ and the naive plan's to \(folder.path)/naive/")
+        print(lines.joined(separator: "\n"))
+    }
+
+    /// Runs the program in a fresh process with `LIFTOFF_LAUNCH_NS` set to its spawn time.
+    static func launch(_ executable: String, _ arguments: [String]) throws -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment[ProfileRecorder.launchTimeVariable] = String(Sampler.monotonicNs)
+        process.environment = environment
+        do {
+            try process.run()
+        } catch {
+            throw CLIError("Cannot start \(executable): \(error.localizedDescription)")
+        }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    static func summary(_ profile: Profile, result: DemoWorkload.Result?, folder: String) -> String {
         let summary = ProfileSummary(profile, limit: 10)
         func ms(_ ns: UInt64) -> String { String(format: "%.1f ms", Double(ns) / 1e6) }
         var lines: [String] = []
@@ -78,12 +185,22 @@ struct DemoCommand: ParsableCommand {
         }
         lines.append("Launch phases:")
         lines.append("  process start → main entry: \(ms(profile.phases.mainEntryNs - profile.phases.processStartNs))")
-        for span in profile.spans where span.parent == nil || span.category == "span" {
+        for span in profile.spans where span.parent == nil {
             let indent = span.parent == nil ? "  " : "    "
             lines.append("\(indent)\(span.name): \(ms(span.durationNs))")
         }
         for mark in profile.marks {
             lines.append("  \(mark.name) at \(ms(mark.timeNs))")
+        }
+        if !profile.tasks.isEmpty {
+            lines.append("Launch tasks (lane, start → end, wait; * on the critical path):")
+            for task in profile.tasks {
+                let times = task.startNs.map { start in "\(ms(start)) → \(ms(task.endNs ?? start))" } ?? task.status
+                let wait = task.waitNs > 0 ? ", waited \(ms(task.waitNs))" : ""
+                let flag = task.onCriticalPath ? "*" : " "
+                let status = task.status == "completed" ? "" : " [\(task.status)]"
+                lines.append("  \(flag) \(task.name) (\(task.lane)): \(times)\(wait)\(status)")
+            }
         }
         lines.append(
             "States: " + (["notRunning"] + profile.stateChanges.map(\.to)).joined(separator: " → ")
@@ -95,7 +212,9 @@ struct DemoCommand: ParsableCommand {
         lines.append(
             "Recorded \(summary.samples) samples at \(profile.metadata.samplingRateHz) Hz (dropped \(summary.dropped), "
                 + "failed \(profile.counts.failed), skipped \(profile.counts.skipped)).")
-        lines.append("Demo: \(result.items) items, search tree height \(result.treeHeight), \(result.categories) index keys.")
+        if let result {
+            lines.append("Demo: \(result.items) items, search tree height \(result.treeHeight), \(result.categories) index keys.")
+        }
         for (label, count) in summary.samplesPerThread {
             lines.append("  \(label): \(count) samples")
         }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import LiftoffDemo
 import LiftoffProfile
 
 /// The `liftoff` command: a launch runtime, scheduler and profiler for Linux.
@@ -17,6 +18,8 @@ public struct LiftoffCommand: ParsableCommand {
 
     public init() {}
 }
+
+extension DemoAppDelegate.Plan: ExpressibleByArgument {}
 
 /// A failure the CLI reports as one sentence and a non-zero exit.
 struct CLIError: Error, CustomStringConvertible {

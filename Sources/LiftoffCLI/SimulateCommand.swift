@@ -1,4 +1,5 @@
 import ArgumentParser
+import Dispatch
 import Foundation
 import Liftoff
 import LiftoffDemo
@@ -29,6 +30,9 @@ struct SimulateCommand: ParsableCommand {
     @Option(name: .long, help: "Launch watchdog, in milliseconds.")
     var watchdog: UInt64 = 20_000
 
+    @Option(name: .long, help: "The demo's launch plan: naive or optimized.")
+    var plan: DemoAppDelegate.Plan = .optimized
+
     func run() throws {
         let text: String
         if scenario == "-" {
@@ -45,7 +49,7 @@ struct SimulateCommand: ParsableCommand {
         } catch let error as Scenario.ParseError {
             throw CLIError(error.description)
         }
-        let output = Simulation(watchdogMs: watchdog).run(parsed)
+        let output = Simulation(watchdogMs: watchdog, plan: plan).run(parsed)
         for line in output { print(line) }
     }
 }
@@ -53,12 +57,31 @@ struct SimulateCommand: ParsableCommand {
 /// Runs a scenario against the demo app and renders the events as JSON lines.
 struct Simulation {
     var watchdogMs: UInt64
+    var plan: DemoAppDelegate.Plan = .optimized
 
     func run(_ scenario: Scenario) -> [String] {
         let clock = ManualClock()
         var lines: [String] = []
         var driver: ApplicationDriver?
+        var delegate: DemoAppDelegate?
         var delivered = 0
+
+        // Background launch work runs in real time; let it (and the deferred work it releases)
+        // finish before the next step, so the output does not depend on the machine's speed.
+        func settle() {
+            guard let driver, let scheduler = delegate?.scheduler else { return }
+            let deadline = DispatchTime.now().uptimeNanoseconds + 30_000_000_000
+            // Deferred work waits for a first frame, which a background launch never draws.
+            func frameComing() -> Bool {
+                driver.application.firstFrameNs != nil || driver.application.state.isForeground
+            }
+            while !scheduler.isFinished, !driver.application.runLoop.isStopped, frameComing(),
+                DispatchTime.now().uptimeNanoseconds < deadline
+            {
+                if driver.application.runLoop.hasWork { driver.application.runLoop.runUntilIdle() } else { usleep(1000) }
+            }
+            if !driver.application.runLoop.isStopped { driver.application.runLoop.runUntilIdle() }
+        }
 
         func flush() {
             guard let driver else { return }
@@ -75,8 +98,9 @@ struct Simulation {
                 if case .event(.launch) = line.step {
                     flush()
                     driver?.close()
-                    driver = ApplicationDriver(
-                        delegate: DemoAppDelegate(workers: 0), clock: clock, launchWatchdogNs: watchdogMs * 1_000_000)
+                    let demo = DemoAppDelegate(plan: plan)
+                    delegate = demo
+                    driver = ApplicationDriver(delegate: demo, clock: clock, launchWatchdogNs: watchdogMs * 1_000_000)
                     delivered = 0
                 } else if case .wait(let ms) = line.step {
                     clock.advance(byMilliseconds: ms)
@@ -105,6 +129,7 @@ struct Simulation {
                 }
                 driver.turn()
             }
+            settle()
             flush()
         }
         flush()

@@ -1,11 +1,27 @@
 import Foundation
 import Liftoff
 import LiftoffSampler
+import Synchronization
 
 /// The bundled demo app: a catalogue browser. Its launch reads settings from a file, parses the
 /// bundled JSON catalogue, indexes and hashes it, and builds a window with a navigation bar and
-/// a list of 100 rows of labels and image views.
-public final class DemoAppDelegate: ApplicationDelegate {
+/// a list of 100 rows of labels and image views, as a ``LaunchPlan`` run by a ``LaunchScheduler``.
+///
+/// The ``Plan/naive`` plan does everything on the main thread before the first frame, as launch
+/// code often does; the ``Plan/optimized`` plan keeps only UI work there, reads and parses in the
+/// background, and defers the rest until after the first frame.
+public final class DemoAppDelegate: ApplicationDelegate, @unchecked Sendable {
+    // @unchecked Sendable: its mutable state (window, received, quitScheduled) is touched on
+    // the main thread only: the callbacks and the main-lane tasks that capture it run there.
+
+    /// Which launch plan the demo runs.
+    public enum Plan: String, Sendable, CaseIterable {
+        /// Everything on the main thread before the first frame.
+        case naive
+        /// Only UI work on the main thread; I/O and parsing in the background; the rest deferred.
+        case optimized
+    }
+
     /// Settings read from the bundled `settings.json`.
     public struct Settings: Codable, Sendable, Equatable {
         /// Colour theme.
@@ -16,30 +32,38 @@ public final class DemoAppDelegate: ApplicationDelegate {
         public var thumbnails: Bool
     }
 
-    /// What the launch produced.
-    public private(set) var result: DemoWorkload.Result?
-    /// The settings read at launch.
-    public private(set) var settings: Settings?
+    /// What the launch produced, once every task has run.
+    public var result: DemoWorkload.Result? { shared.result }
     /// The key window.
     public private(set) var window: Window?
     /// Every life-cycle callback received, in order.
     public private(set) var received: [String] = []
+    /// The scheduler running the launch plan.
+    public private(set) var scheduler: LaunchScheduler?
 
+    /// The plan this delegate runs.
+    public let plan: Plan
     private let recorder: LaunchRecorder?
-    private let workers: Int
     private let quitAfterLaunchMs: UInt64?
+    private let extraLaunchWorkMs: UInt64
+    private let shared = DemoState()
     private var quitScheduled = false
 
     /// Creates the delegate.
     /// - Parameters:
-    ///   - recorder: records the launch steps as spans, when set.
-    ///   - workers: worker queues that share the hashing.
-    ///   - quitAfterLaunchMs: when set, the app leaves and is terminated this long after it
-    ///     first becomes active (so `liftoff demo` ends by itself).
-    public init(recorder: LaunchRecorder? = nil, workers: Int = 2, quitAfterLaunchMs: UInt64? = nil) {
+    ///   - plan: the launch plan.
+    ///   - recorder: records the tasks and callbacks, when set.
+    ///   - quitAfterLaunchMs: when set, the app leaves and is terminated this long after its
+    ///     launch work has all run (so `liftoff demo` ends by itself).
+    ///   - extraLaunchWorkMs: extra CPU work added to parsing, to simulate a slower build.
+    public init(
+        plan: Plan = .optimized, recorder: LaunchRecorder? = nil, quitAfterLaunchMs: UInt64? = nil,
+        extraLaunchWorkMs: UInt64 = 0
+    ) {
+        self.plan = plan
         self.recorder = recorder
-        self.workers = workers
         self.quitAfterLaunchMs = quitAfterLaunchMs
+        self.extraLaunchWorkMs = extraLaunchWorkMs
     }
 
     public func willFinishLaunching(_ application: Application, options: LaunchOptions) -> Bool {
@@ -49,38 +73,33 @@ public final class DemoAppDelegate: ApplicationDelegate {
 
     public func didFinishLaunching(_ application: Application, options: LaunchOptions) -> Bool {
         received.append("didFinishLaunching")
+        let launchPlan: LaunchPlan
         do {
-            let settings = try step("read settings") { try DemoAppDelegate.readSettings() }
-            self.settings = settings
-            let data = try step("read catalogue") { try DemoWorkload.readCatalogFile() }
-            let items = try step("parse catalogue") { try DemoWorkload.decodeCatalog(data) }
-            let tree = step("build search tree") { DemoWorkload.buildSearchTree(items) }
-            let index = step("build category index") { DemoWorkload.buildCategoryIndex(items) }
-            let digest = step("hash catalogue") { DemoWorkload.hashCatalog(items, workers: workers) }
-            result = DemoWorkload.Result(items: items.count, treeHeight: tree.height, categories: index.count, digest: digest)
-            if !options.isBackgroundLaunch {
-                step("build views") {
-                    let window = Window(frame: Rect(x: 0, y: 0, width: 390, height: 844), name: "main")
-                    let rows = Array(items.prefix(settings.rowsOnLaunch))
-                    window.rootViewController = CatalogViewController(items: rows, thumbnails: settings.thumbnails)
-                    window.makeKeyAndVisible(in: application)
-                    self.window = window
-                }
+            launchPlan = try DemoAppDelegate.makePlan(plan, shared: shared, extraWorkMs: extraLaunchWorkMs) { [weak self] in
+                guard let self, !options.isBackgroundLaunch else { return }
+                self.buildWindow(in: application)
+            } refresh: { [weak self] in
+                self?.refreshTitle()
             }
-            return true
         } catch {
-            FileHandle.standardError.write(Data("demo: the launch could not read its data: \(error)\n".utf8))
+            FileHandle.standardError.write(Data("demo: \(error)\n".utf8))
             return false
         }
+        let scheduler = LaunchScheduler(plan: launchPlan, recorder: recorder)
+        self.scheduler = scheduler
+        scheduler.start(in: application)
+        return true
     }
 
     public func didBecomeActive(_ application: Application) {
         received.append("didBecomeActive")
-        if let quitAfterLaunchMs, !quitScheduled {
+        if let quitAfterLaunchMs, !quitScheduled, let scheduler {
             quitScheduled = true
-            application.runLoop.schedule(afterNanoseconds: quitAfterLaunchMs * 1_000_000, name: "demo quits") {
-                application.send(.userLeaves)
-                application.send(.systemTerminate)
+            scheduler.whenFinished {
+                application.runLoop.schedule(afterNanoseconds: quitAfterLaunchMs * 1_000_000, name: "demo quits") {
+                    application.send(.userLeaves)
+                    application.send(.systemTerminate)
+                }
             }
         }
     }
@@ -90,18 +109,106 @@ public final class DemoAppDelegate: ApplicationDelegate {
     public func willEnterForeground(_ application: Application) { received.append("willEnterForeground") }
     public func willTerminate(_ application: Application) { received.append("willTerminate") }
 
-    private func step<T>(_ name: String, _ body: () throws -> T) rethrows -> T {
-        if let recorder { return try recorder.span(name, body) }
-        return try body()
+    private func buildWindow(in application: Application) {
+        guard let items = shared.items, let settings = shared.settings else { return }
+        let window = Window(frame: Rect(x: 0, y: 0, width: 390, height: 844), name: "main")
+        window.rootViewController = CatalogViewController(
+            items: Array(items.prefix(settings.rowsOnLaunch)), thumbnails: settings.thumbnails)
+        window.makeKeyAndVisible(in: application)
+        self.window = window
+    }
+
+    private func refreshTitle() {
+        guard let controller = window?.rootViewController as? CatalogViewController, let result = shared.result else { return }
+        controller.showSummary("\(result.items) items, \(result.categories) index keys")
+    }
+
+    /// The demo's launch plan.
+    static func makePlan(
+        _ plan: Plan, shared: DemoState, extraWorkMs: UInt64, buildViews: @escaping @Sendable () -> Void,
+        refresh: @escaping @Sendable () -> Void
+    ) throws -> LaunchPlan {
+        let background: LaunchTask.Lane = plan == .naive ? .main : .background(qos: .userInitiated)
+        let later: LaunchTask.Lane = plan == .naive ? .main : .background(qos: .utility)
+        var tasks = [
+            LaunchTask("read settings", lane: background, tags: [.io]) {
+                shared.setSettings(try DemoAppDelegate.readSettings())
+            },
+            LaunchTask("read catalogue", lane: background, tags: [.io]) {
+                shared.setData(try DemoWorkload.readCatalogFile())
+            },
+            LaunchTask("parse catalogue", lane: background, dependsOn: ["read catalogue"], tags: [.blocking]) {
+                guard let data = shared.data else { return }
+                shared.setItems(try DemoWorkload.decodeCatalog(data))
+                if extraWorkMs > 0 { DemoWorkload.extraWork(milliseconds: extraWorkMs) }
+            },
+            LaunchTask("build views", lane: .main, dependsOn: ["read settings", "parse catalogue"], tags: [.ui]) {
+                buildViews()
+            },
+            LaunchTask("build search tree", lane: later, dependsOn: ["parse catalogue"], tags: [.blocking]) {
+                shared.setTreeHeight(DemoWorkload.buildSearchTree(shared.items ?? []).height)
+            },
+            LaunchTask("build category index", lane: later, dependsOn: ["parse catalogue"], tags: [.blocking]) {
+                shared.setCategories(DemoWorkload.buildCategoryIndex(shared.items ?? []).count)
+            },
+            LaunchTask("hash catalogue", lane: later, dependsOn: ["parse catalogue"], tags: [.blocking]) {
+                shared.setDigest(DemoWorkload.hashCatalog(shared.items ?? [], workers: 0))
+            },
+        ]
+        // The naive launch computes everything up front and shows no summary; the optimized one
+        // shows it once the deferred work is done.
+        if plan == .optimized {
+            tasks.append(
+                LaunchTask(
+                    "show summary", lane: .mainAfterFirstFrame,
+                    dependsOn: ["build search tree", "build category index", "hash catalogue", "build views"], tags: [.ui]
+                ) { refresh() })
+        }
+        return try LaunchPlan(tasks)
     }
 
     /// Reads the bundled `settings.json`.
     @inline(never)
     static func readSettings() throws -> Settings {
+        ThreadRules.noteBlocking("read settings.json")
         guard let url = Bundle.module.url(forResource: "settings", withExtension: "json") else {
             throw CocoaError(.fileNoSuchFile)
         }
         return try JSONDecoder().decode(Settings.self, from: Data(contentsOf: url))
+    }
+}
+
+/// What the demo's launch tasks produce, shared between threads.
+final class DemoState: Sendable {
+    private struct Values {
+        var settings: DemoAppDelegate.Settings?
+        var data: Data?
+        var items: [DemoWorkload.Item]?
+        var treeHeight: Int?
+        var categories: Int?
+        var digest: UInt64?
+    }
+
+    private let values = Mutex(Values())
+
+    var settings: DemoAppDelegate.Settings? { values.withLock { $0.settings } }
+    var data: Data? { values.withLock { $0.data } }
+    var items: [DemoWorkload.Item]? { values.withLock { $0.items } }
+
+    func setSettings(_ settings: DemoAppDelegate.Settings) { values.withLock { $0.settings = settings } }
+    func setData(_ data: Data) { values.withLock { $0.data = data } }
+    func setItems(_ items: [DemoWorkload.Item]) { values.withLock { $0.items = items } }
+    func setTreeHeight(_ height: Int) { values.withLock { $0.treeHeight = height } }
+    func setCategories(_ count: Int) { values.withLock { $0.categories = count } }
+    func setDigest(_ digest: UInt64) { values.withLock { $0.digest = digest } }
+
+    var result: DemoWorkload.Result? {
+        values.withLock { values in
+            guard let items = values.items, let height = values.treeHeight, let categories = values.categories,
+                let digest = values.digest
+            else { return nil }
+            return DemoWorkload.Result(items: items.count, treeHeight: height, categories: categories, digest: digest)
+        }
     }
 }
 
@@ -110,6 +217,7 @@ final class CatalogViewController: ViewController, @unchecked Sendable {
     private let items: [DemoWorkload.Item]
     private let thumbnails: Bool
     private(set) var list: View?
+    private var summary: Label?
 
     init(items: [DemoWorkload.Item], thumbnails: Bool) {
         self.items = items
@@ -121,6 +229,9 @@ final class CatalogViewController: ViewController, @unchecked Sendable {
         let root = View(frame: Rect(x: 0, y: 0, width: 390, height: 844), name: "catalogue")
         let bar = View(frame: Rect(x: 0, y: 0, width: 390, height: 88), name: "navigation bar")
         bar.addSubview(Label(text: "Catalogue", frame: Rect(x: 16, y: 44, width: 200, height: 32)))
+        let summary = Label(text: "", frame: Rect(x: 16, y: 72, width: 300, height: 14))
+        bar.addSubview(summary)
+        self.summary = summary
         let sort = Button(title: "Sort", frame: Rect(x: 320, y: 44, width: 60, height: 32))
         bar.addSubview(sort)
         let list = View(frame: Rect(x: 0, y: 88, width: 390, height: 756), name: "list")
@@ -139,6 +250,11 @@ final class CatalogViewController: ViewController, @unchecked Sendable {
         }
         self.list = list
         return root
+    }
+
+    /// Shows a line under the title.
+    func showSummary(_ text: String) {
+        summary?.text = text
     }
 }
 

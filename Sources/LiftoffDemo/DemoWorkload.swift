@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Liftoff
 import LiftoffSampler
 import Synchronization
 
@@ -60,10 +61,20 @@ public enum DemoWorkload {
     /// - Throws: when the resource is missing.
     @inline(never)
     public static func readCatalogFile() throws -> Data {
+        ThreadRules.noteBlocking("read catalog.json")
         guard let url = Bundle.module.url(forResource: "catalog", withExtension: "json") else {
             throw CocoaError(.fileNoSuchFile)
         }
         return try Data(contentsOf: url)
+    }
+
+    /// Busy CPU work for `milliseconds`, to simulate a slower build of the app.
+    @inline(never)
+    static func extraWork(milliseconds: UInt64) {
+        let end = DispatchTime.now().uptimeNanoseconds + milliseconds * 1_000_000
+        var state = StretchedHash(seed: milliseconds)
+        while DispatchTime.now().uptimeNanoseconds < end { state.absorb("slowdown") }
+        digestSink.store(state.value, ordering: .relaxed)
     }
 
     @inline(never)
@@ -135,6 +146,9 @@ public enum DemoWorkload {
         return state.value
     }
 }
+
+/// Keeps the result of extra work alive.
+let digestSink = Atomic<UInt64>(0)
 
 /// Serial queues for the demo's workers: each gets its own thread from the pool.
 enum DemoQueues {

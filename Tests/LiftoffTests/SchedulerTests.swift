@@ -257,7 +257,7 @@ extension RuntimeTests {
             _ = delegate.scheduler?.waitUntilFinished()
             let violations = ThreadRules.violations.filter { $0.rule == ThreadRules.noBlockingOnMainDuringLaunch }
             #expect(violations.map(\.task) == ["read settings"])
-            #expect(violations.first?.message == "launch task 'read settings' (io) in launch task 'read settings' blocked the main thread during launch.")
+            #expect(violations.first?.message == "launch task 'read settings' (io) blocked the main thread during launch.")
             ThreadRules.clearViolations()
         }
     }
