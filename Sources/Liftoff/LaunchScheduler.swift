@@ -59,7 +59,6 @@ public final class LaunchScheduler: @unchecked Sendable {
         var waitNs: UInt64 = 0
         var cpuNs: UInt64?
         var threadID: Int?
-        var threadName: String?
         var queue: String?
     }
 
@@ -72,6 +71,7 @@ public final class LaunchScheduler: @unchecked Sendable {
         var mainSequence: [Int] = []
         var onFinish: [@Sendable () -> Void] = []
         var started = false
+        var mainWaiting = false
     }
 
     /// The plan.
@@ -84,6 +84,9 @@ public final class LaunchScheduler: @unchecked Sendable {
     private let finished = DispatchSemaphore(value: 0)
     private let indexByName: [String: Int]
     private let order: [Int]
+    /// Where each task runs, as recorded: one shared string per lane, so recording it costs no
+    /// allocation.
+    private let queueLabels: [String]
     private nonisolated(unsafe) weak var application: Application?
 
     /// Creates a scheduler for `plan`. Times come from `recorder` (ns since the process start)
@@ -106,6 +109,17 @@ public final class LaunchScheduler: @unchecked Sendable {
         }
         state = Mutex(State(entries: entries))
         order = LaunchScheduler.topologicalOrder(plan.tasks, names)
+        var labels: [LaunchTask.Lane: String] = [:]
+        queueLabels = plan.tasks.map { task in
+            if let known = labels[task.lane] { return known }
+            let label: String
+            switch task.lane {
+            case .main, .mainAfterFirstFrame: label = "main run loop"
+            case .background(let qos): label = "DispatchQueue.global(qos: .\(qos))"
+            }
+            labels[task.lane] = label
+            return label
+        }
     }
 
     private var now: UInt64 { recorder?.nowNs ?? clock.nowNs }
@@ -159,6 +173,7 @@ public final class LaunchScheduler: @unchecked Sendable {
     /// reported as skipped.
     public func cancel() {
         let done = state.withLock { state -> Bool in
+            state.mainWaiting = false
             for index in state.entries.indices where state.entries[index].status == .pending || state.entries[index].status == .ready {
                 state.entries[index].status = .cancelled
                 state.entries[index].error = "cancelled"
@@ -188,7 +203,10 @@ public final class LaunchScheduler: @unchecked Sendable {
         let waitStart = now
         var waited = false
         while true {
-            let status = state.withLock { $0.entries[index].status }
+            let status = state.withLock { state in
+                state.mainWaiting = state.entries[index].status == .pending
+                return state.entries[index].status
+            }
             if status != .pending { break }
             waited = true
             progress.wait()
@@ -203,7 +221,7 @@ public final class LaunchScheduler: @unchecked Sendable {
     private func dispatchBackground(_ index: Int) {
         guard case .background(let qos) = plan.tasks[index].lane else { return }
         DispatchQueue.global(qos: qos).async { [self] in
-            if options.samplesBackgroundThreads, Sampler.isRunning {
+            if options.samplesBackgroundThreads, Sampler.isSampling {
                 Sampler.withCurrentThreadRegistered {
                     execute(index, expectedStatus: .ready)
                 }
@@ -265,8 +283,7 @@ public final class LaunchScheduler: @unchecked Sendable {
             state.entries[index].status = .running
             state.entries[index].startNs = now
             state.entries[index].threadID = Sampler.currentThreadID
-            state.entries[index].threadName = Sampler.currentThreadName
-            state.entries[index].queue = Sampler.currentQueueLabel
+            state.entries[index].queue = queueLabels[index]
             if task.lane == .main { state.mainSequence.append(index) }
             return true
         }
@@ -332,7 +349,7 @@ public final class LaunchScheduler: @unchecked Sendable {
     private func end(
         _ index: Int, status: Status, failure: String?, cpuNs: UInt64?, when condition: (Status) -> Bool
     ) {
-        let outcome = state.withLock { state -> (ready: [Int], allDone: Bool)? in
+        let outcome = state.withLock { state -> (ready: [Int], allDone: Bool, wakeMain: Bool)? in
             guard condition(state.entries[index].status) else { return nil }
             let time = now
             state.entries[index].status = status
@@ -360,7 +377,9 @@ public final class LaunchScheduler: @unchecked Sendable {
                     }
                 }
             }
-            return (ready, state.ended == state.entries.count)
+            let wake = state.mainWaiting
+            if wake { state.mainWaiting = false }
+            return (ready, state.ended == state.entries.count, wake)
         }
         guard let outcome else { return }
         for child in outcome.ready {
@@ -371,7 +390,7 @@ public final class LaunchScheduler: @unchecked Sendable {
                 if state.withLock({ $0.firstFrameNs != nil }) { enqueueDeferred(child) }
             }
         }
-        progress.signal()
+        if outcome.wakeMain { progress.signal() }
         if outcome.allDone { allEnded() }
     }
 
@@ -422,6 +441,8 @@ public final class LaunchScheduler: @unchecked Sendable {
             current = candidates.filter { (entries[$0].endNs ?? .max) <= start }
                 .max { (entries[$0].endNs ?? 0) < (entries[$1].endNs ?? 0) }
         }
+        var threadNames: [Int: String] = [:]
+        for id in Set(entries.compactMap(\.threadID)) { threadNames[id] = LaunchScheduler.threadName(id) }
         return tasks.indices.map { index in
             let entry = entries[index]
             let task = tasks[index]
@@ -435,11 +456,18 @@ public final class LaunchScheduler: @unchecked Sendable {
             return Profile.TaskRecord(
                 name: task.name, lane: task.lane.description, status: entry.status.rawValue, error: entry.error,
                 dependencies: task.dependencies, tags: task.tags.map(\.name).sorted(), threadID: entry.threadID,
-                threadName: entry.threadName, queue: entry.queue, readyNs: entry.readyNs, startNs: entry.startNs,
+                threadName: entry.threadID.flatMap { threadNames[$0] }, queue: entry.queue, readyNs: entry.readyNs, startNs: entry.startNs,
                 endNs: entry.endNs, waitNs: entry.waitNs, cpuNs: entry.cpuNs, onCriticalPath: critical.contains(index),
                 slackNs: slack,
                 couldDefer: task.lane == .main && !task.tags.contains(.ui) && !neededByUI.contains(index))
         }
+    }
+
+    /// A thread's name from /proc (`main` for the main thread); nil once the thread is gone.
+    static func threadName(_ id: Int) -> String? {
+        if id == Sampler.mainThreadID { return "main" }
+        guard let name = try? String(contentsOfFile: "/proc/self/task/\(id)/comm", encoding: .utf8) else { return nil }
+        return name.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// Task indices in dependency order, ties in plan order.

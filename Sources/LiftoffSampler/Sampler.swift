@@ -102,6 +102,7 @@ public struct SamplerRecording: Sendable {
 public enum Sampler {
     private static let names = Mutex<[Int: String]>([:])
     private static let rate = Atomic<Int>(0)
+    private static let sampling = Atomic<Bool>(false)
 
     /// Starts a session; a no-op when one is running.
     /// - Throws: ``SamplerError`` for a rate or capacity out of range, or a system failure.
@@ -121,11 +122,16 @@ public enum Sampler {
             throw SamplerError(.system, "The sampler could not start (status \(status.rawValue)).")
         }
         rate.store(configuration.rateHz, ordering: .relaxed)
+        sampling.store(true, ordering: .releasing)
     }
+
+    /// Whether a session started through this API is running: one atomic load, for hot paths.
+    public static var isSampling: Bool { sampling.load(ordering: .acquiring) }
 
     /// Stops the session, waits for handlers in flight, and returns everything recorded.
     /// Returns an empty recording when no session ran.
     public static func stop() -> SamplerRecording {
+        sampling.store(false, ordering: .releasing)
         lo_sampler_stop()
         let raw = lo_sampler_counts()
         let counts = Profile.SampleCounts(
