@@ -222,7 +222,7 @@ public final class LaunchScheduler: @unchecked Sendable {
         guard case .background(let qos) = plan.tasks[index].lane else { return }
         DispatchQueue.global(qos: qos).async { [self] in
             if options.samplesBackgroundThreads, Sampler.isSampling {
-                Sampler.withCurrentThreadRegistered {
+                Sampler.withCurrentThreadRegistered(name: "worker (\(qos))") {
                     execute(index, expectedStatus: .ready)
                 }
             } else {
