@@ -171,9 +171,8 @@ def scheduler_report(results):
             raise SystemExit(f"report.py: no results for '{benchmark}' ({metric}); run the benchmarks first.")
         return entry[1]
 
-    raw = statistics.median(get("raw: 100000 empty tasks on DispatchQueue.global with a DispatchGroup"))
-    scheduled = statistics.median(get("scheduler: 100000 empty background tasks"))
-    lean = statistics.median(get("scheduler: 100000 empty background tasks, no CPU clock"))
+    with_cpu = "paired: scheduler vs raw dispatch, 100000 empty tasks"
+    without_cpu = "paired: scheduler without CPU clock vs raw dispatch, 100000 empty tasks"
     # One million calls per measurement (scalingFactor .mega); a thousand violations (.kilo).
     foundation = statistics.median(get("Thread.isMainThread, 1000000 calls")) / 1e6
     cached = statistics.median(get("ThreadRules.isMainThread, 1000000 calls")) / 1e6
@@ -182,24 +181,37 @@ def scheduler_report(results):
     lines.append(f"Measured {datetime.date.today().isoformat()} on {platform.node()} ({os.cpu_count()} CPUs), "
                  "release build, by `make bench`; each ratio is against a baseline measured in the same run.")
     lines.append("")
-    lines.append("| measurement | median | ratio | target |")
+    lines.append("100,000 empty tasks, through `LaunchScheduler` (each recorded: thread, queue, times, and by default "
+                 "CPU time) and through raw `DispatchQueue.global().async` with a `DispatchGroup`, run in pairs that "
+                 "alternate which goes first; the ratio is taken per pair, so drift between runs cancels.")
+    lines.append("")
+    lines.append("| pairs | n | raw median | scheduler median | ratio median | 95 % interval | target |")
+    lines.append("|---|---:|---:|---:|---:|---|---|")
+    summary = {}
+    for name, label, target in [(with_cpu, "scheduler (default: CPU time recorded)", "≤ 1.25"),
+                                (without_cpu, "scheduler with `Options(measuresCPU: false)`", "")]:
+        ratios = [r / 1e6 for r in get(name, "ratioPPM")]
+        low, high = median_interval(ratios)
+        ratio = statistics.median(ratios)
+        summary[name] = (ratio, low, high)
+        raw_ns = statistics.median(get(name, "rawNs"))
+        sched_ns = statistics.median(get(name, "scheduledNs"))
+        lines.append(f"| {label} | {len(ratios)} | {raw_ns / 1e6:.1f} ms ({raw_ns / 100000:.0f} ns a task) | "
+                     f"{sched_ns / 1e6:.1f} ms ({sched_ns / 100000:.0f} ns a task) | {ratio:.2f} | "
+                     f"{low:.2f} – {high:.2f} | {target} |")
+    lines.append("")
+    lines.append("| check | median | ratio | target |")
     lines.append("|---|---:|---:|---|")
-    lines.append(f"| raw `DispatchQueue.global().async` + `DispatchGroup`, 100,000 empty tasks | {raw / 1e6:.1f} ms "
-                 f"({raw / 100000:.0f} ns a task) | 1.00 | |")
-    ratio = scheduled / raw
-    lines.append(f"| `LaunchScheduler`, 100,000 empty background tasks (recorded: thread, queue, times, CPU) | "
-                 f"{scheduled / 1e6:.1f} ms ({scheduled / 100000:.0f} ns a task) | {ratio:.2f} | ≤ 1.25 |")
-    lines.append(f"| the same with `Options(measuresCPU: false)` | {lean / 1e6:.1f} ms ({lean / 100000:.0f} ns a task) | "
-                 f"{lean / raw:.2f} | |")
     lines.append(f"| `Thread.isMainThread` | {foundation:.1f} ns | 1.00 | |")
     lines.append(f"| `ThreadRules.isMainThread` (cached thread id) | {cached:.2f} ns | {foundation / cached:.0f}× cheaper | ≥ 50× |")
     lines.append(f"| record a violation: capture the stack, find its call site, count the repeat | {violation / 1000:.2f} µs | | |")
     lines.append("")
-    verdict = "meets" if ratio <= 1.25 else "misses"
-    lines.append(f"Verdict: with CPU time recorded (the default) the scheduler {verdict} its 1.25× target at "
-                 f"{ratio:.2f}× the raw dispatch cost; without it, {lean / raw:.2f}×. The difference is the two reads of "
-                 f"the thread CPU clock a task makes, a system call each on this machine. The cached main-thread check "
-                 f"is {foundation / cached:.0f}× cheaper than `Thread.isMainThread`.")
+    ratio, low, high = summary[with_cpu]
+    lean = summary[without_cpu][0]
+    verdict = "meets" if high <= 1.25 else ("meets at the median" if ratio <= 1.25 else "misses")
+    lines.append(f"Verdict: the scheduler {verdict} its 1.25× target: {ratio:.2f}× raw dispatch (95 % interval "
+                 f"{low:.2f} – {high:.2f}) with CPU time recorded, {lean:.2f}× without. The cached main-thread "
+                 f"check is {foundation / cached:.0f}× cheaper than `Thread.isMainThread` (target ≥ 50×).")
     lines.append("")
     return "\n".join(lines)
 

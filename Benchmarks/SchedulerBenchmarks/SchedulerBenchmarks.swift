@@ -12,47 +12,60 @@ let taskCount = 100_000
 final class Host: ApplicationDelegate {}
 
 let benchmarks: @Sendable () -> Void = {
-    let bulk = Benchmark.Configuration(
-        metrics: [.wallClock], timeUnits: .milliseconds, warmupIterations: 1, maxDuration: .seconds(20), maxIterations: 15)
+    // Raw dispatch and the scheduler run in pairs, alternating which goes first, and each pair
+    // gives a ratio: separate runs of either drift by tens of percent on a shared machine.
+    let ratioMetric = BenchmarkMetric.custom("ratioPPM", polarity: .prefersSmaller, useScalingFactor: false)
+    let rawMetric = BenchmarkMetric.custom("rawNs", polarity: .prefersSmaller, useScalingFactor: false)
+    let scheduledMetric = BenchmarkMetric.custom("scheduledNs", polarity: .prefersSmaller, useScalingFactor: false)
+    let pairs = Benchmark.Configuration(
+        metrics: [ratioMetric, rawMetric, scheduledMetric],
+        units: [ratioMetric: .count, rawMetric: .count, scheduledMetric: .count], warmupIterations: 1,
+        maxDuration: .seconds(30), maxIterations: 25)
 
-    Benchmark("raw: 100000 empty tasks on DispatchQueue.global with a DispatchGroup", configuration: bulk) { benchmark in
-        for _ in benchmark.scaledIterations {
-            let group = DispatchGroup()
-            for _ in 0..<taskCount {
-                DispatchQueue.global(qos: .userInitiated).async(group: group) {}
+    func raw() -> UInt64 {
+        let start = DispatchTime.now().uptimeNanoseconds
+        let group = DispatchGroup()
+        for _ in 0..<taskCount {
+            DispatchQueue.global(qos: .userInitiated).async(group: group) {}
+        }
+        group.wait()
+        return DispatchTime.now().uptimeNanoseconds - start
+    }
+
+    func scheduled(_ plan: LaunchPlan, _ application: Application, measuresCPU: Bool) -> UInt64 {
+        let scheduler = LaunchScheduler(plan: plan, options: LaunchScheduler.Options(measuresCPU: measuresCPU))
+        let start = DispatchTime.now().uptimeNanoseconds
+        scheduler.start(in: application)
+        _ = scheduler.waitUntilFinished()
+        return DispatchTime.now().uptimeNanoseconds - start
+    }
+
+    for measuresCPU in [true, false] {
+        let name = measuresCPU
+            ? "paired: scheduler vs raw dispatch, 100000 empty tasks"
+            : "paired: scheduler without CPU clock vs raw dispatch, 100000 empty tasks"
+        Benchmark(name, configuration: pairs) { benchmark in
+            let driver = ApplicationDriver(delegate: Host())
+            driver.send(.launch(LaunchOptions()))
+            let plan = try! LaunchPlan((0..<taskCount).map { LaunchTask("task \($0)", lane: .background(qos: .userInitiated)) {} })
+            var flip = false
+            for _ in benchmark.scaledIterations {
+                flip.toggle()
+                var rawNs: UInt64 = 0
+                var schedulerNs: UInt64 = 0
+                if flip {
+                    rawNs = raw()
+                    schedulerNs = scheduled(plan, driver.application, measuresCPU: measuresCPU)
+                } else {
+                    schedulerNs = scheduled(plan, driver.application, measuresCPU: measuresCPU)
+                    rawNs = raw()
+                }
+                benchmark.measurement(ratioMetric, Int(schedulerNs * 1_000_000 / max(rawNs, 1)))
+                benchmark.measurement(rawMetric, Int(rawNs))
+                benchmark.measurement(scheduledMetric, Int(schedulerNs))
             }
-            group.wait()
+            driver.close()
         }
-    }
-
-    Benchmark("scheduler: 100000 empty background tasks", configuration: bulk) { benchmark in
-        let driver = ApplicationDriver(delegate: Host())
-        driver.send(.launch(LaunchOptions()))
-        let tasks = (0..<taskCount).map { LaunchTask("task \($0)", lane: .background(qos: .userInitiated)) {} }
-        let plan = try! LaunchPlan(tasks)
-        for _ in benchmark.scaledIterations {
-            let scheduler = LaunchScheduler(plan: plan)
-            benchmark.startMeasurement()
-            scheduler.start(in: driver.application)
-            _ = scheduler.waitUntilFinished()
-            benchmark.stopMeasurement()
-        }
-        driver.close()
-    }
-
-    Benchmark("scheduler: 100000 empty background tasks, no CPU clock", configuration: bulk) { benchmark in
-        let driver = ApplicationDriver(delegate: Host())
-        driver.send(.launch(LaunchOptions()))
-        let tasks = (0..<taskCount).map { LaunchTask("task \($0)", lane: .background(qos: .userInitiated)) {} }
-        let plan = try! LaunchPlan(tasks)
-        for _ in benchmark.scaledIterations {
-            let scheduler = LaunchScheduler(plan: plan, options: LaunchScheduler.Options(measuresCPU: false))
-            benchmark.startMeasurement()
-            scheduler.start(in: driver.application)
-            _ = scheduler.waitUntilFinished()
-            benchmark.stopMeasurement()
-        }
-        driver.close()
     }
 
     let checks = Benchmark.Configuration(

@@ -740,6 +740,11 @@ int lo_capture_thread_stack(pid_t tid, uintptr_t *buffer, int capacity, int time
     return result;
 }
 
+static __thread const void *t_context __attribute__((tls_model("initial-exec")));
+
+void lo_set_thread_context(const void *context) { t_context = context; }
+const void *lo_thread_context(void) { return t_context; }
+
 void lo_signal_current_thread(void) { syscall(SYS_tgkill, getpid(), lo_current_tid(), SIGPROF); }
 
 // libdispatch's own declaration needs its headers; NULL asks for the current queue's label.

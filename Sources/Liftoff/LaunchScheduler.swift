@@ -87,6 +87,9 @@ public final class LaunchScheduler: @unchecked Sendable {
     /// Where each task runs, as recorded: one shared string per lane, so recording it costs no
     /// allocation.
     private let queueLabels: [String]
+    /// Per task: whether it is tagged blocking or I/O, and its name for the thread-local slot.
+    private let blocking: [Bool]
+    private let names: [LaunchTaskName]
     private nonisolated(unsafe) weak var application: Application?
 
     /// Creates a scheduler for `plan`. Times come from `recorder` (ns since the process start)
@@ -109,6 +112,8 @@ public final class LaunchScheduler: @unchecked Sendable {
         }
         state = Mutex(State(entries: entries))
         order = LaunchScheduler.topologicalOrder(plan.tasks, names)
+        blocking = plan.tasks.map(\.isBlocking)
+        self.names = plan.tasks.map { LaunchTaskName($0.name) }
         var labels: [LaunchTask.Lane: String] = [:]
         queueLabels = plan.tasks.map { task in
             if let known = labels[task.lane] { return known }
@@ -277,36 +282,37 @@ public final class LaunchScheduler: @unchecked Sendable {
     }
 
     private func execute(_ index: Int, expectedStatus: Status) {
-        let task = plan.tasks[index]
+        let lane = plan.tasks[index].lane
         let claimed = state.withLock { state -> Bool in
             guard state.entries[index].status == expectedStatus else { return false }
             state.entries[index].status = .running
             state.entries[index].startNs = now
             state.entries[index].threadID = Sampler.currentThreadID
             state.entries[index].queue = queueLabels[index]
-            if task.lane == .main { state.mainSequence.append(index) }
+            if lane == .main { state.mainSequence.append(index) }
             return true
         }
         guard claimed else { return }
-        if task.isBlocking, ThreadRules.isUIThread, ThreadRules.isLaunching {
-            let tags = task.tags.map(\.name).sorted().joined(separator: ", ")
+        if blocking[index], ThreadRules.isUIThread, ThreadRules.isLaunching {
+            let tags = plan.tasks[index].tags.map(\.name).sorted().joined(separator: ", ")
             ThreadRules.record(
-                rule: ThreadRules.noBlockingOnMainDuringLaunch, operation: "launch task '\(task.name)' (\(tags))",
-                stack: Sampler.captureCurrentStack(), task: task.name)
+                rule: ThreadRules.noBlockingOnMainDuringLaunch,
+                operation: "launch task '\(plan.tasks[index].name)' (\(tags))",
+                stack: Sampler.captureCurrentStack(), task: plan.tasks[index].name)
         }
-        switch task.body {
+        switch plan.tasks[index].body {
         case .sync(let body):
             let cpuStart = options.measuresCPU ? Sampler.threadCPUNs : 0
             var failure: String?
             do {
-                try ThreadRules.$currentTask.withValue(task.name) { try body() }
+                try names[index].running { try body() }
             } catch {
                 failure = "\(error)"
             }
             let cpu = options.measuresCPU ? Sampler.threadCPUNs - cpuStart : nil
             finish(index, failure: failure, cpuNs: cpu)
         case .async(let body):
-            let name = task.name
+            let name = plan.tasks[index].name
             let work = Task { [self] in
                 var failure: String?
                 do {
@@ -318,7 +324,7 @@ public final class LaunchScheduler: @unchecked Sendable {
                 }
                 finish(index, failure: failure, cpuNs: nil)
             }
-            if let timeout = task.timeoutNs {
+            if let timeout = plan.tasks[index].timeoutNs {
                 watchTimeout(timeout) { work.cancel() }
             }
         }
@@ -335,8 +341,7 @@ public final class LaunchScheduler: @unchecked Sendable {
     private func finish(_ index: Int, failure: String?, cpuNs: UInt64?) {
         var status: Status = failure == nil ? .completed : (failure == "cancelled" ? .cancelled : .failed)
         var message = failure
-        let task = plan.tasks[index]
-        if status == .completed, let timeout = task.timeoutNs {
+        if status == .completed, let timeout = plan.tasks[index].timeoutNs {
             let duration = state.withLock { state in now - (state.entries[index].startNs ?? now) }
             if duration > timeout {
                 status = .timedOut
@@ -357,6 +362,11 @@ public final class LaunchScheduler: @unchecked Sendable {
             state.entries[index].endNs = time
             state.entries[index].cpuNs = cpuNs
             state.ended += 1
+            let wake = state.mainWaiting
+            if wake { state.mainWaiting = false }
+            if state.entries[index].dependents.isEmpty {
+                return ([], state.ended == state.entries.count, wake)
+            }
             var ready: [Int] = []
             var stack = [(index, status.isSuccess)]
             while let (parent, succeeded) = stack.popLast() {
@@ -377,8 +387,6 @@ public final class LaunchScheduler: @unchecked Sendable {
                     }
                 }
             }
-            let wake = state.mainWaiting
-            if wake { state.mainWaiting = false }
             return (ready, state.ended == state.entries.count, wake)
         }
         guard let outcome else { return }

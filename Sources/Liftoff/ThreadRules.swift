@@ -55,6 +55,26 @@ public struct ThreadViolation: Sendable, Equatable {
     }
 }
 
+/// The name of the launch task running on a thread, kept in a thread-local slot while it runs.
+final class LaunchTaskName: Sendable {
+    let name: String
+    init(_ name: String) { self.name = name }
+
+    /// The task running on the calling thread, if a scheduler runs one.
+    static var current: String? {
+        Sampler.threadContext.map { Unmanaged<LaunchTaskName>.fromOpaque($0).takeUnretainedValue().name }
+    }
+
+    /// Runs `body` with this task marked as running on the calling thread.
+    @inline(__always)
+    func running<T>(_ body: () throws -> T) rethrows -> T {
+        let previous = Sampler.threadContext
+        Sampler.threadContext = UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque())
+        defer { Sampler.threadContext = previous }
+        return try body()
+    }
+}
+
 /// Liftoff's thread rules, enforced with real stacks.
 ///
 /// - `ui-on-main`: views, windows, view controllers and UI-tagged launch tasks run on the main
@@ -219,7 +239,7 @@ public enum ThreadRules {
         // A call site is the innermost frames: Liftoff's own, then the code that called it.
         let site = Array(stack.prefix(6))
         let time = clockSource.withLock { $0.nowNs }
-        let taskName = task ?? currentTask
+        let taskName = task ?? currentTask ?? LaunchTaskName.current
         // Repeats from one call site are counted on the first record.
         let repeated = recorded.withLock { state -> Bool in
             guard let index = state.list.firstIndex(where: {

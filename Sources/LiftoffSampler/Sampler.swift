@@ -229,6 +229,13 @@ public enum Sampler {
     /// CPU time the calling thread has used, in nanoseconds.
     public static var threadCPUNs: UInt64 { lo_thread_cpu_ns() }
 
+    /// An opaque per-thread pointer for Liftoff's own bookkeeping (the launch task running on
+    /// this thread): a thread-local variable, cheaper than a task-local value.
+    package static var threadContext: UnsafeRawPointer? {
+        get { lo_thread_context() }
+        set { lo_set_thread_context(newValue) }
+    }
+
     /// The label of the Dispatch queue running the calling code, or "" when there is none.
     public static var currentQueueLabel: String {
         guard let label = lo_current_queue_label() else { return "" }

@@ -118,6 +118,11 @@ void lo_signal_current_thread(void);
 /// libdispatch is not loaded).
 const char *lo_current_queue_label(void);
 
+/// Sets an opaque per-thread pointer (the launch task running on this thread), or NULL.
+void lo_set_thread_context(const void *context);
+/// The pointer last set on this thread by `lo_set_thread_context`.
+const void *lo_thread_context(void);
+
 /// Copies the calling thread's name (pthread name) into `buffer`; returns 0 on success.
 int lo_current_thread_name(char *buffer, size_t length);
 
