@@ -283,12 +283,17 @@ public final class LaunchScheduler: @unchecked Sendable {
 
     private func execute(_ index: Int, expectedStatus: Status) {
         let lane = plan.tasks[index].lane
+        // Read the clock and the thread before taking the lock: the lock is shared by every
+        // worker, so the less it covers the better.
+        let start = now
+        let thread = Sampler.currentThreadID
+        let label = queueLabels[index]
         let claimed = state.withLock { state -> Bool in
             guard state.entries[index].status == expectedStatus else { return false }
             state.entries[index].status = .running
-            state.entries[index].startNs = now
-            state.entries[index].threadID = Sampler.currentThreadID
-            state.entries[index].queue = queueLabels[index]
+            state.entries[index].startNs = start
+            state.entries[index].threadID = thread
+            state.entries[index].queue = label
             if lane == .main { state.mainSequence.append(index) }
             return true
         }
@@ -354,9 +359,9 @@ public final class LaunchScheduler: @unchecked Sendable {
     private func end(
         _ index: Int, status: Status, failure: String?, cpuNs: UInt64?, when condition: (Status) -> Bool
     ) {
+        let time = now
         let outcome = state.withLock { state -> (ready: [Int], allDone: Bool, wakeMain: Bool)? in
             guard condition(state.entries[index].status) else { return nil }
-            let time = now
             state.entries[index].status = status
             state.entries[index].error = failure
             state.entries[index].endNs = time
@@ -485,15 +490,46 @@ public final class LaunchScheduler: @unchecked Sendable {
         for (index, task) in tasks.enumerated() {
             for dependency in task.dependencies { if let parent = names[dependency] { dependents[parent].append(index) } }
         }
-        var ready = tasks.indices.filter { remaining[$0] == 0 }
+        // A binary min-heap of ready indices: dependency order, ties in plan order, in O(n log n).
+        var heap: [Int] = []
+        func push(_ value: Int) {
+            heap.append(value)
+            var child = heap.count - 1
+            while child > 0 {
+                let parent = (child - 1) / 2
+                guard heap[parent] > heap[child] else { break }
+                heap.swapAt(parent, child)
+                child = parent
+            }
+        }
+        func pop() -> Int {
+            let top = heap[0]
+            let last = heap.removeLast()
+            if !heap.isEmpty {
+                heap[0] = last
+                var parent = 0
+                while true {
+                    let left = 2 * parent + 1
+                    let right = left + 1
+                    var smallest = parent
+                    if left < heap.count, heap[left] < heap[smallest] { smallest = left }
+                    if right < heap.count, heap[right] < heap[smallest] { smallest = right }
+                    if smallest == parent { break }
+                    heap.swapAt(parent, smallest)
+                    parent = smallest
+                }
+            }
+            return top
+        }
+        for index in tasks.indices where remaining[index] == 0 { push(index) }
         var order: [Int] = []
-        while !ready.isEmpty {
-            ready.sort()
-            let next = ready.removeFirst()
+        order.reserveCapacity(tasks.count)
+        while !heap.isEmpty {
+            let next = pop()
             order.append(next)
             for child in dependents[next] {
                 remaining[child] -= 1
-                if remaining[child] == 0 { ready.append(child) }
+                if remaining[child] == 0 { push(child) }
             }
         }
         return order
