@@ -54,12 +54,18 @@ def median_interval(values, resamples=2000, seed=1):
     return medians[int(0.025 * resamples)], medians[int(0.975 * resamples) - 1]
 
 
-def sampler_report(results):
-    def get(benchmark, metric):
+def getter(results):
+    """A lookup of one benchmark's samples that says which results are missing."""
+    def get(benchmark, metric="wallClock"):
         entry = results.get((benchmark, metric))
         if entry is None:
             raise SystemExit(f"report.py: no results for '{benchmark}' ({metric}); run the benchmarks first.")
         return entry[1]
+    return get
+
+
+def sampler_report(results):
+    get = getter(results)
 
     lines = ["# Sampler overhead", ""]
     lines.append(f"Measured {datetime.date.today().isoformat()} on {platform.node()} "
@@ -133,11 +139,7 @@ def sampler_report(results):
 
 
 def runtime_report(results):
-    def get(benchmark, metric="wallClock"):
-        entry = results.get((benchmark, metric))
-        if entry is None:
-            raise SystemExit(f"report.py: no results for '{benchmark}' ({metric}); run the benchmarks first.")
-        return entry[1]
+    get = getter(results)
 
     # The round trips and the empty iteration run 1,000 iterations per measurement.
     raw = statistics.median(get("raw DispatchQueue.main.async round trip")) / 1000
@@ -165,11 +167,7 @@ def runtime_report(results):
 
 
 def scheduler_report(results):
-    def get(benchmark, metric="wallClock"):
-        entry = results.get((benchmark, metric))
-        if entry is None:
-            raise SystemExit(f"report.py: no results for '{benchmark}' ({metric}); run the benchmarks first.")
-        return entry[1]
+    get = getter(results)
 
     with_cpu = "paired: scheduler vs raw dispatch, 100000 empty tasks"
     without_cpu = "paired: scheduler without CPU clock vs raw dispatch, 100000 empty tasks"

@@ -353,6 +353,16 @@ static void lo_publish(int32_t tid, uint64_t time_ns, void **frames, int depth, 
     }
 }
 
+// Index of the interrupted frame among the first frames of a handler's backtrace (the frames
+// before it are the handler's own and the signal trampoline), or -1.
+static int lo_interrupted_frame(void *const *frames, int count, void *context) {
+    uintptr_t pc = lo_interrupted_pc(context);
+    for (int i = 0; i < count && i < LO_SKIP_SEARCH; i++) {
+        if ((uintptr_t)frames[i] == pc) return i;
+    }
+    return -1;
+}
+
 static void lo_handler(int signal_number, siginfo_t *info, void *context) {
     (void)signal_number;
     (void)info;
@@ -368,14 +378,7 @@ static void lo_handler(int signal_number, siginfo_t *info, void *context) {
             t_sampling = 0;
             lo_unwind_exit();
         }
-        uintptr_t pc = lo_interrupted_pc(context);
-        int start = -1;
-        for (int i = 0; i < count && i < LO_SKIP_SEARCH; i++) {
-            if ((uintptr_t)frames[i] == pc) {
-                start = i;
-                break;
-            }
-        }
+        int start = lo_interrupted_frame(frames, count, context);
         int depth = start < 0 ? 0 : count - start;
         if (depth > LO_MAX_FRAMES) depth = LO_MAX_FRAMES;
         for (int i = 0; i < depth; i++) g_request_frames[i] = (uintptr_t)frames[start + i];
@@ -397,14 +400,7 @@ static void lo_handler(int signal_number, siginfo_t *info, void *context) {
         t_sampling = 0;
         lo_unwind_exit();
         if (!t_warming) {
-            uintptr_t pc = lo_interrupted_pc(context);
-            int start = -1;
-            for (int i = 0; i < count && i < LO_SKIP_SEARCH; i++) {
-                if ((uintptr_t)frames[i] == pc) {
-                    start = i;
-                    break;
-                }
-            }
+            int start = lo_interrupted_frame(frames, count, context);
             if (start < 0 || count - start <= 0) {
                 atomic_fetch_add_explicit(&g_failed, 1, memory_order_relaxed);
             } else {
