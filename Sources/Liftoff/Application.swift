@@ -36,16 +36,28 @@ public final class Application: Responder, @unchecked Sendable {
         public var recorder: LaunchRecorder?
         /// Clock time the launch counts from; the clock's now when nil.
         public var processStartNs: UInt64?
+        /// Execution time in the background, from `didEnterBackground` or a background launch.
+        /// Default 30 s.
+        public var backgroundBudgetNs: UInt64
+        /// How long before the budget ends the expiration handlers run. Default 5 s.
+        public var expirationLeadNs: UInt64
+        /// How long `didEnterBackground` may take. Default 5 s.
+        public var enterBackgroundLimitNs: UInt64
 
         /// Creates a configuration.
         public init(
             clock: any LaunchClock = MonotonicClock(), launchWatchdogNs: UInt64 = 20_000_000_000,
-            recorder: LaunchRecorder? = nil, processStartNs: UInt64? = nil
+            recorder: LaunchRecorder? = nil, processStartNs: UInt64? = nil,
+            backgroundBudgetNs: UInt64 = 30_000_000_000, expirationLeadNs: UInt64 = 5_000_000_000,
+            enterBackgroundLimitNs: UInt64 = 5_000_000_000
         ) {
             self.clock = clock
             self.launchWatchdogNs = launchWatchdogNs
             self.recorder = recorder
             self.processStartNs = processStartNs
+            self.backgroundBudgetNs = backgroundBudgetNs
+            self.expirationLeadNs = expirationLeadNs
+            self.enterBackgroundLimitNs = enterBackgroundLimitNs
         }
     }
 
@@ -55,6 +67,8 @@ public final class Application: Responder, @unchecked Sendable {
     public static let exitWatchdog: Int32 = 3
     /// Exit status when `main` was misused.
     public static let exitMisuse: Int32 = 2
+    /// Exit status of a run ended for overrunning its background time.
+    public static let exitBackgroundLimit: Int32 = 4
 
     /// The main run loop.
     public let runLoop: MainRunLoop
@@ -82,7 +96,16 @@ public final class Application: Responder, @unchecked Sendable {
     private var launchInProgress = false
     private var launchReturned = false
     private var phases: [(name: String, startNs: UInt64, endNs: UInt64?)] = []
-    private var backgroundTasks: [Int: String] = [:]
+    private struct BackgroundTask {
+        var name: String
+        var startNs: UInt64
+        var expiration: (() -> Void)?
+        var expired = false
+    }
+
+    private var backgroundTasks: [Int: BackgroundTask] = [:]
+    private var budgetEndNs: UInt64?
+    private var budgetTimers: [Int] = []
     private var nextBackgroundTask = 1
     private var lastReportedViolation = 0
     private var firstLayoutDone = false
@@ -153,16 +176,19 @@ public final class Application: Responder, @unchecked Sendable {
     // MARK: Background tasks
 
     /// Begins a background task: while any is open, the app stays in the background instead of
-    /// being suspended. Returns its identifier, or nil when the app is not running.
+    /// being suspended, until its background time runs out. `expirationHandler` runs on the main
+    /// thread shortly before that (``Configuration/expirationLeadNs``); a task still open when the
+    /// time is up gets the app terminated. Returns the task's identifier, or nil when the app is
+    /// not running.
     @discardableResult
-    public func beginBackgroundTask(name: String) -> Int? {
+    public func beginBackgroundTask(name: String, expirationHandler: (() -> Void)? = nil) -> Int? {
         guard state.isRunning else {
             emit(.rejected(event: "background-task \(name)", state: state, reason: "the app is not running"))
             return nil
         }
         let id = nextBackgroundTask
         nextBackgroundTask += 1
-        backgroundTasks[id] = name
+        backgroundTasks[id] = BackgroundTask(name: name, startNs: runLoop.clock.nowNs, expiration: expirationHandler)
         emit(.backgroundTask(name: name, id: id, began: true))
         return id
     }
@@ -171,16 +197,75 @@ public final class Application: Responder, @unchecked Sendable {
     /// returns false.
     @discardableResult
     public func endBackgroundTask(_ id: Int) -> Bool {
-        guard let name = backgroundTasks.removeValue(forKey: id) else {
+        guard let task = backgroundTasks.removeValue(forKey: id) else {
             emit(.rejected(event: "end background task \(id)", state: state, reason: "no open background task has this identifier"))
             return false
         }
-        emit(.backgroundTask(name: name, id: id, began: false))
+        if let recorder = configuration.recorder {
+            recorder.recordSpan(name: task.name, category: "background-task", startNs: task.startNs, endNs: runLoop.clock.nowNs)
+        }
+        emit(.backgroundTask(name: task.name, id: id, began: false))
         return true
     }
 
+    /// Time left in the background budget, or nil when no budget runs (in the foreground).
+    public var backgroundTimeRemainingNs: UInt64? {
+        guard let end = budgetEndNs else { return nil }
+        let now = runLoop.clock.nowNs
+        return end > now ? end - now : 0
+    }
+
+    private func startBackgroundBudget() {
+        cancelBackgroundBudget()
+        let now = runLoop.clock.nowNs
+        let budget = configuration.backgroundBudgetNs
+        budgetEndNs = now + budget
+        let lead = min(configuration.expirationLeadNs, budget)
+        budgetTimers.append(
+            runLoop.schedule(afterNanoseconds: budget - lead, name: "background expiration") { [unowned self] in
+                self.runExpirationHandlers()
+            })
+        budgetTimers.append(
+            runLoop.schedule(afterNanoseconds: budget, name: "background budget ends") { [unowned self] in
+                self.backgroundBudgetEnded()
+            })
+    }
+
+    private func cancelBackgroundBudget() {
+        for timer in budgetTimers { runLoop.cancelTimer(timer) }
+        budgetTimers = []
+        budgetEndNs = nil
+    }
+
+    private func runExpirationHandlers() {
+        guard state == .background else { return }
+        for id in backgroundTasks.keys.sorted() {
+            guard var task = backgroundTasks[id], !task.expired else { continue }
+            task.expired = true
+            backgroundTasks[id] = task
+            emit(.expiration(name: task.name, id: id))
+            configuration.recorder?.mark("expiration: \(task.name)")
+            task.expiration?()
+        }
+    }
+
+    private func backgroundBudgetEnded() {
+        guard state == .background, !backgroundTasks.isEmpty else { return }
+        let now = runLoop.clock.nowNs
+        let budgetMs = configuration.backgroundBudgetNs / 1_000_000
+        let open = backgroundTasks.keys.sorted().compactMap { id -> String? in
+            guard let task = backgroundTasks[id] else { return nil }
+            let openMs = (now - task.startNs) / 1_000_000
+            return "'\(task.name)' (open \(openMs) ms)"
+        }
+        terminate(
+            reason: "background time of \(budgetMs) ms ran out with \(open.count) open background "
+                + "task\(open.count == 1 ? "" : "s"): \(open.joined(separator: ", "))",
+            phase: "background", stack: Sampler.captureCurrentStack(), status: Application.exitBackgroundLimit)
+    }
+
     /// Names of the open background tasks.
-    public var openBackgroundTasks: [String] { backgroundTasks.keys.sorted().compactMap { backgroundTasks[$0] } }
+    public var openBackgroundTasks: [String] { backgroundTasks.keys.sorted().compactMap { backgroundTasks[$0]?.name } }
 
     // MARK: Events
 
@@ -199,7 +284,17 @@ public final class Application: Responder, @unchecked Sendable {
             }
             interrupted = false
             transition(to: .background)
+            startBackgroundBudget()
+            let entered = runLoop.clock.nowNs
             callback("didEnterBackground") { delegate.didEnterBackground(self) }
+            let took = runLoop.clock.nowNs - entered
+            if took > configuration.enterBackgroundLimitNs {
+                terminate(
+                    reason: "didEnterBackground took \(took / 1_000_000) ms; the limit is "
+                        + "\(configuration.enterBackgroundLimitNs / 1_000_000) ms",
+                    phase: "didEnterBackground", stack: Sampler.captureCurrentStack(),
+                    status: Application.exitBackgroundLimit)
+            }
         case .interruptionBegan:
             guard state == .active else { return reject(event, "only an active app can be interrupted") }
             interrupted = true
@@ -215,6 +310,7 @@ public final class Application: Responder, @unchecked Sendable {
                 return reject(event, "the app is not in the background")
             }
             if state == .suspended { transition(to: .background) }
+            cancelBackgroundBudget()
             callback("willEnterForeground") { delegate.willEnterForeground(self) }
             transition(to: .inactive)
             transition(to: .active)
@@ -245,6 +341,7 @@ public final class Application: Responder, @unchecked Sendable {
         ThreadRules.setLaunching(true)
         startWatchdogThread()
         transition(to: options.isBackgroundLaunch ? .background : .inactive)
+        if options.isBackgroundLaunch { startBackgroundBudget() }
         _ = callback("willFinishLaunching") { delegate.willFinishLaunching(self, options: options) }
         _ = callback("didFinishLaunching") { delegate.didFinishLaunching(self, options: options) }
         launchReturned = true
@@ -295,6 +392,7 @@ public final class Application: Responder, @unchecked Sendable {
 
     private func end(status: Int32) {
         ThreadRules.setLaunching(false)
+        cancelBackgroundBudget()
         backgroundTasks.removeAll()
         transition(to: .notRunning)
         exitStatus = status
@@ -374,14 +472,22 @@ public final class Application: Responder, @unchecked Sendable {
 
     private func terminateForWatchdog(phase: String, stack: [UInt]) {
         let limit = configuration.launchWatchdogNs / 1_000_000
-        let reason = "launch watchdog: no first frame \(limit) ms after launch began; the launch was in \(phase)"
+        terminate(
+            reason: "launch watchdog: no first frame \(limit) ms after launch began; the launch was in \(phase)",
+            phase: phase, stack: stack, status: Application.exitWatchdog)
+    }
+
+    /// Ends the app for misbehaving: records why, moves to notRunning, stops the loop.
+    private func terminate(reason: String, phase: String, stack: [UInt], status: Int32) {
+        guard state != .notRunning || !runLoop.isStopped else { return }
         terminationReason = reason
         configuration.recorder?.recordTermination(reason: reason, phase: phase, stack: stack)
         backgroundTasks.removeAll()
         ThreadRules.setLaunching(false)
+        cancelBackgroundBudget()
         if state != .notRunning { transition(to: .notRunning) }
         emit(.terminated(reason: reason))
-        exitStatus = Application.exitWatchdog
+        exitStatus = status
         runLoop.stop()
     }
 

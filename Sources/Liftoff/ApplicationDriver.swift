@@ -22,13 +22,18 @@ public final class ApplicationDriver {
     /// Creates a driver for an app built around `delegate`.
     public init(
         delegate: any ApplicationDelegate, clock: ManualClock = ManualClock(),
-        launchWatchdogNs: UInt64 = 20_000_000_000, recorder: LaunchRecorder? = nil
+        launchWatchdogNs: UInt64 = 20_000_000_000, recorder: LaunchRecorder? = nil,
+        backgroundBudgetNs: UInt64 = 30_000_000_000, expirationLeadNs: UInt64 = 5_000_000_000,
+        enterBackgroundLimitNs: UInt64 = 5_000_000_000
     ) {
         self.clock = clock
         ThreadRules.designateCurrentThreadAsUIThread()
         application = Application(
             delegate: delegate,
-            configuration: Application.Configuration(clock: clock, launchWatchdogNs: launchWatchdogNs, recorder: recorder))
+            configuration: Application.Configuration(
+                clock: clock, launchWatchdogNs: launchWatchdogNs, recorder: recorder,
+                backgroundBudgetNs: backgroundBudgetNs, expirationLeadNs: expirationLeadNs,
+                enterBackgroundLimitNs: enterBackgroundLimitNs))
         application.addObserver { [unowned self] time, event in self.events.append((time, event)) }
     }
 

@@ -73,6 +73,18 @@ public final class LaunchRecorder: Sendable {
         return try await LaunchRecorder.$currentSpan.withValue(index) { try await body() }
     }
 
+    /// Records a span that has already ended; `startNs` and `endNs` are `CLOCK_MONOTONIC` times.
+    public func recordSpan(name: String, category: String, startNs: UInt64, endNs: UInt64) {
+        let origin = timeOriginNs
+        let thread = Sampler.currentThreadID
+        state.withLock {
+            $0.spans.append(
+                Profile.Span(
+                    name: name, category: category, threadID: thread, startNs: startNs > origin ? startNs - origin : 0,
+                    endNs: endNs > origin ? endNs - origin : 0))
+        }
+    }
+
     /// Records a named instant.
     public func mark(_ name: String) {
         let time = nowNs

@@ -50,6 +50,8 @@ public enum LifecycleEvent: Sendable, Equatable {
     case rejected(event: String, state: ApplicationState, reason: String)
     /// A background task began or ended.
     case backgroundTask(name: String, id: Int, began: Bool)
+    /// A background task's expiration handler ran: its background time is nearly up.
+    case expiration(name: String, id: Int)
     /// A thread rule was broken.
     case violation(rule: String, message: String)
     /// The app was terminated by the system for misbehaving (a watchdog).

@@ -155,6 +155,8 @@ struct Simulation {
         case .backgroundTask(let name, let id, let began):
             fields += [("kind", .string("background-task")), ("name", .string(name)), ("id", .number(Double(id))),
                        ("event", .string(began ? "begin" : "end"))]
+        case .expiration(let name, let id):
+            fields += [("kind", .string("expiration")), ("name", .string(name)), ("id", .number(Double(id)))]
         case .violation(let rule, let message):
             fields += [("kind", .string("violation")), ("rule", .string(rule)), ("reason", .string(message))]
         case .terminated(let reason):

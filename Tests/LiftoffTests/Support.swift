@@ -52,6 +52,7 @@ func kinds(_ driver: ApplicationDriver) -> [String] {
         case .rejected(let event, _, _): return "rejected \(event)"
         case .backgroundTask(let name, _, let began): return "task \(name) \(began ? "begin" : "end")"
         case .violation(let rule, _): return "violation \(rule)"
+        case .expiration(let name, _): return "expiration \(name)"
         case .terminated: return "terminated"
         }
     }
