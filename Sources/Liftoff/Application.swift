@@ -139,8 +139,14 @@ public final class Application: Responder, @unchecked Sendable {
             return exitMisuse
         }
         let application = Application(delegate: delegate, configuration: configuration)
+        let hangs = configuration.clock.isManual ? nil : HangWatcher(runLoop: application.runLoop)
+        hangs?.start()
         application.send(.launch(options))
         application.runLoop.run()
+        if let hangs {
+            hangs.stop()
+            configuration.recorder?.recordHangs(hangs.hangs)
+        }
         return application.exitStatus
     }
 
@@ -422,7 +428,7 @@ public final class Application: Responder, @unchecked Sendable {
 
     private func displayPass(_ loop: MainRunLoop) {
         guard state.isForeground, launchReturned, !runLoop.isStopped, let window = keyWindow, !window.isHidden else { return }
-        let start = loop.iterations.last.map { _ in loop.clock.nowNs } ?? loop.clock.nowNs
+        let start = loop.iterationStartNs
         if !firstLayoutDone {
             firstLayoutDone = true
             configuration.recorder?.mark("firstLayout")

@@ -27,6 +27,7 @@ public final class LaunchRecorder: Sendable {
         var firstFrameNs: UInt64?
         var termination: (reason: String, phase: String, timeNs: UInt64, stack: [UInt])?
         var tasks: [Profile.TaskRecord] = []
+        var hangs: [Hang] = []
         var finished: Profile?
     }
 
@@ -123,6 +124,11 @@ public final class LaunchRecorder: Sendable {
         }
     }
 
+    /// Records the hangs a watcher found.
+    public func recordHangs(_ hangs: [Hang]) {
+        state.withLock { $0.hangs += hangs }
+    }
+
     /// Records the launch tasks of a scheduler (replacing earlier records).
     public func recordTasks(_ records: [Profile.TaskRecord]) {
         state.withLock { $0.tasks = records }
@@ -139,15 +145,25 @@ public final class LaunchRecorder: Sendable {
         if let done = state.withLock({ $0.finished }) { return done }
         let snapshot = state.withLock { $0 }
         var stacks = violations.map(\.stack)
+        let hangStacks = snapshot.hangs.flatMap(\.stacks)
+        stacks += hangStacks
         if let termination = snapshot.termination { stacks.append(termination.stack) }
         var (profile, indices) = recorder.finish(symbolizer: nil, extraStacks: stacks)
+        var hangIndex = violations.count
+        let origin = timeOriginNs
+        profile.hangs = snapshot.hangs.map { hang in
+            let ids = indices[hangIndex..<hangIndex + hang.stacks.count].compactMap { $0 }
+            hangIndex += hang.stacks.count
+            return Profile.HangRecord(
+                startNs: hang.startNs > origin ? hang.startNs - origin : 0, durationNs: hang.durationNs,
+                running: hang.running, stacks: ids)
+        }
         profile.spans = snapshot.spans
         profile.marks = snapshot.marks
         profile.stateChanges = snapshot.stateChanges
         profile.displayFrames = snapshot.frames
         profile.tasks = snapshot.tasks
         profile.phases.firstFrameNs = snapshot.firstFrameNs
-        let origin = timeOriginNs
         profile.violations = zip(violations, indices).map { violation, stack in
             Profile.Violation(
                 rule: violation.rule, message: violation.message, threadID: violation.threadID,

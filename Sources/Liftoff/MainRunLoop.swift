@@ -55,9 +55,36 @@ public final class MainRunLoop: @unchecked Sendable {
     public private(set) var iterations: [Iteration] = []
     /// The kernel thread id of the thread running the loop, once it ran.
     public private(set) var threadID: Int = 0
+    /// Clock time when the current (or last) iteration started its work. Loop thread.
+    public private(set) var iterationStartNs: UInt64 = 0
     /// Whether an iteration is running now (true inside events, timers, main-queue work and
     /// observers). Loop thread.
     public private(set) var isInIteration = false
+
+    private let busySince = Atomic<UInt64>(0)
+    private let busyWith = Mutex("")
+    private let tracksWork = Atomic<Bool>(false)
+
+    /// `CLOCK_MONOTONIC` nanoseconds since the loop has been away from waiting for work, running
+    /// an iteration, or nil while it waits. Any thread (a hang watcher reads it).
+    public var busySinceNs: UInt64? {
+        let value = busySince.load(ordering: .acquiring)
+        return value == 0 ? nil : value
+    }
+
+    /// What the current iteration is running (an event, a timer or an observer), when work is
+    /// tracked. Any thread.
+    public var currentWork: String { busyWith.withLock { $0 } }
+
+    /// Turns on the bookkeeping a hang watcher reads: the start of each iteration and the name
+    /// of what runs. Off, the loop does not pay for it.
+    public func trackWork(_ enabled: Bool) {
+        tracksWork.store(enabled, ordering: .relaxed)
+    }
+
+    private func working(on name: String) {
+        if tracksWork.load(ordering: .relaxed) { busyWith.withLock { $0 = name } }
+    }
 
     /// Most iterations kept in ``iterations``.
     public static let keptIterations = 10_000
@@ -152,6 +179,13 @@ public final class MainRunLoop: @unchecked Sendable {
             }
         }
         let start = clock.nowNs
+        iterationStartNs = start
+        let tracking = tracksWork.load(ordering: .relaxed)
+        if tracking {
+            busySince.store(Sampler.monotonicNs, ordering: .releasing)
+            working(on: "main queue")
+        }
+        defer { if tracking { busySince.store(0, ordering: .releasing) } }
         if onMainThread, !drained {
             // Drain DispatchQueue.main (and with it @MainActor jobs) without blocking.
             _ = RunLoop.main.run(mode: .default, before: Date(timeIntervalSinceNow: -1))
@@ -163,6 +197,7 @@ public final class MainRunLoop: @unchecked Sendable {
         }
         for event in events {
             current.append(event.name)
+            if tracking { working(on: event.name) }
             event.block()
         }
         let now = clock.nowNs
@@ -173,9 +208,11 @@ public final class MainRunLoop: @unchecked Sendable {
         }
         for timer in due {
             current.append(timer.name)
+            if tracking { working(on: timer.name) }
             timer.block()
         }
         for observer in observers {
+            if tracking { working(on: observer.name) }
             observer.body(self)
         }
         let iteration = Iteration(index: iterationCount, startNs: start, endNs: clock.nowNs, ran: current)

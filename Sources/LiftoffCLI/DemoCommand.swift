@@ -36,6 +36,9 @@ struct DemoCommand: ParsableCommand {
     @Option(name: .long, help: "With --plan both: launches of each plan, interleaved.")
     var runs: Int = 3
 
+    @Option(name: .long, help: "Block the main thread this many milliseconds after the first frame: a hang to find.")
+    var injectHang: UInt64 = 0
+
     @Flag(name: .long, help: .hidden)
     var quiet = false
 
@@ -62,7 +65,8 @@ struct DemoCommand: ParsableCommand {
         } catch let error as SamplerError {
             throw CLIError(error.message)
         }
-        let delegate = DemoAppDelegate(plan: choice, recorder: recorder, quitAfterLaunchMs: linger)
+        let delegate = DemoAppDelegate(
+            plan: choice, recorder: recorder, quitAfterLaunchMs: linger, injectHangMs: injectHang)
         let status = Application.main(
             delegate: delegate, configuration: Application.Configuration(recorder: recorder))
         let profile = recorder.finish()
@@ -205,6 +209,22 @@ struct DemoCommand: ParsableCommand {
         lines.append(
             "States: " + (["notRunning"] + profile.stateChanges.map(\.to)).joined(separator: " → ")
                 + "; \(profile.displayFrames.count) frames.")
+        lines.append(
+            "Frames: \(profile.displayFrames.count), slow (over 16.7 ms) \(profile.slowFrameCount), "
+                + "frozen (over 700 ms) \(profile.frozenFrameCount).")
+        if !profile.hangs.isEmpty {
+            lines.append("Hangs (main thread away from its run loop for 250 ms or more): \(profile.hangs.count)")
+            for hang in profile.hangs {
+                var leaves: [String: Int] = [:]
+                for stack in hang.stacks {
+                    // The innermost frame of the demo's own code in each sampled stack.
+                    let names = profile.frameIndices(ofStack: stack).map { profile.frames[$0].name }
+                    if let own = names.last(where: { $0.contains("LiftoffDemo.") }) ?? names.last { leaves[own, default: 0] += 1 }
+                }
+                let top = leaves.max { $0.value < $1.value }.map { "\($0.key) in \($0.value) of \(hang.stacks.count) stacks" } ?? "no stacks"
+                lines.append("  \(ms(hang.durationNs)) at \(ms(hang.startNs)) running '\(hang.running)': \(top)")
+            }
+        }
         if !profile.violations.isEmpty {
             lines.append("Thread violations: \(profile.violations.count)")
             for violation in profile.violations.prefix(5) { lines.append("  \(violation.message)") }

@@ -46,6 +46,7 @@ public final class DemoAppDelegate: ApplicationDelegate, @unchecked Sendable {
     private let recorder: LaunchRecorder?
     private let quitAfterLaunchMs: UInt64?
     private let extraLaunchWorkMs: UInt64
+    private let injectHangMs: UInt64
     private let shared = DemoState()
     private var quitScheduled = false
 
@@ -56,14 +57,17 @@ public final class DemoAppDelegate: ApplicationDelegate, @unchecked Sendable {
     ///   - quitAfterLaunchMs: when set, the app leaves and is terminated this long after its
     ///     launch work has all run (so `liftoff demo` ends by itself).
     ///   - extraLaunchWorkMs: extra CPU work added to parsing, to simulate a slower build.
+    ///   - injectHangMs: when set, a deferred task blocks the main thread this long after the
+    ///     first frame (a hang to find in the profile).
     public init(
         plan: Plan = .optimized, recorder: LaunchRecorder? = nil, quitAfterLaunchMs: UInt64? = nil,
-        extraLaunchWorkMs: UInt64 = 0
+        extraLaunchWorkMs: UInt64 = 0, injectHangMs: UInt64 = 0
     ) {
         self.plan = plan
         self.recorder = recorder
         self.quitAfterLaunchMs = quitAfterLaunchMs
         self.extraLaunchWorkMs = extraLaunchWorkMs
+        self.injectHangMs = injectHangMs
     }
 
     public func willFinishLaunching(_ application: Application, options: LaunchOptions) -> Bool {
@@ -75,7 +79,9 @@ public final class DemoAppDelegate: ApplicationDelegate, @unchecked Sendable {
         received.append("didFinishLaunching")
         let launchPlan: LaunchPlan
         do {
-            launchPlan = try DemoAppDelegate.makePlan(plan, shared: shared, extraWorkMs: extraLaunchWorkMs) { [weak self] in
+            launchPlan = try DemoAppDelegate.makePlan(
+                plan, shared: shared, extraWorkMs: extraLaunchWorkMs, hangMs: injectHangMs
+            ) { [weak self] in
                 guard let self, !options.isBackgroundLaunch else { return }
                 self.buildWindow(in: application)
             } refresh: { [weak self] in
@@ -125,7 +131,8 @@ public final class DemoAppDelegate: ApplicationDelegate, @unchecked Sendable {
 
     /// The demo's launch plan.
     static func makePlan(
-        _ plan: Plan, shared: DemoState, extraWorkMs: UInt64, buildViews: @escaping @Sendable () -> Void,
+        _ plan: Plan, shared: DemoState, extraWorkMs: UInt64, hangMs: UInt64 = 0,
+        buildViews: @escaping @Sendable () -> Void,
         refresh: @escaping @Sendable () -> Void
     ) throws -> LaunchPlan {
         let background: LaunchTask.Lane = plan == .naive ? .main : .background(qos: .userInitiated)
@@ -163,6 +170,12 @@ public final class DemoAppDelegate: ApplicationDelegate, @unchecked Sendable {
                     "show summary", lane: .mainAfterFirstFrame,
                     dependsOn: ["build search tree", "build category index", "hash catalogue", "build views"], tags: [.ui]
                 ) { refresh() })
+        }
+        if hangMs > 0 {
+            tasks.append(
+                LaunchTask("injected stall", lane: .mainAfterFirstFrame, dependsOn: ["build views"]) {
+                    DemoWorkload.stall(milliseconds: hangMs)
+                })
         }
         return try LaunchPlan(tasks)
     }

@@ -77,6 +77,15 @@ public enum DemoWorkload {
         digestSink.store(state.value, ordering: .relaxed)
     }
 
+    /// Blocks the calling thread, busy, for `milliseconds`: a hang to find.
+    @inline(never)
+    static func stall(milliseconds: UInt64) {
+        let end = DispatchTime.now().uptimeNanoseconds + milliseconds * 1_000_000
+        var state = StretchedHash(seed: 7)
+        while DispatchTime.now().uptimeNanoseconds < end { state.absorb("stall") }
+        digestSink.store(state.value, ordering: .relaxed)
+    }
+
     @inline(never)
     static func decodeCatalog(_ data: Data) throws -> [Item] {
         struct Catalog: Codable {

@@ -93,6 +93,11 @@ extension Profile {
                 throw fail("violation \(index) names stack \(stack), which does not exist")
             }
         }
+        for (index, hang) in hangs.enumerated() {
+            for stack in hang.stacks where !stacks.frame.indices.contains(stack) {
+                throw fail("hang \(index) names stack \(stack), which does not exist")
+            }
+        }
         if let stack = termination?.stack, !stacks.frame.indices.contains(stack) {
             throw fail("termination names stack \(stack), which does not exist")
         }

@@ -198,6 +198,39 @@ extension Profile {
         }
     }
 
+    /// A stretch of time the main thread spent away from its run loop (250 ms or more).
+    public struct HangRecord: Codable, Sendable, Equatable {
+        /// Start, ns since the origin.
+        public var startNs: UInt64
+        /// How long it lasted.
+        public var durationNs: UInt64
+        /// What the run loop was running (an event, a timer or an observer).
+        public var running: String
+        /// Indices into ``Profile/stacks`` of the main thread's stacks sampled during the hang.
+        public var stacks: [Int]
+
+        /// Creates a hang record.
+        public init(startNs: UInt64, durationNs: UInt64, running: String, stacks: [Int]) {
+            self.startNs = startNs
+            self.durationNs = durationNs
+            self.running = running
+            self.stacks = stacks
+        }
+    }
+
+    /// Frames whose iteration took longer than 16.7 ms (slow) but no longer than 700 ms.
+    public var slowFrameCount: Int {
+        displayFrames.filter { frame in
+            let duration = frame.commitNs - min(frame.startNs, frame.commitNs)
+            return duration > 16_700_000 && duration <= 700_000_000
+        }.count
+    }
+
+    /// Frames whose iteration took longer than 700 ms.
+    public var frozenFrameCount: Int {
+        displayFrames.filter { $0.commitNs - min($0.startNs, $0.commitNs) > 700_000_000 }.count
+    }
+
     /// Time to first frame in nanoseconds, from the process start; nil when there was none.
     public var timeToFirstFrameNs: UInt64? {
         phases.firstFrameNs.map { $0 >= phases.processStartNs ? $0 - phases.processStartNs : 0 }

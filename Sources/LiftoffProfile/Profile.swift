@@ -48,6 +48,8 @@ public struct Profile: Codable, Sendable, Equatable {
     public var termination: Termination?
     /// Launch tasks the scheduler ran.
     public var tasks: [TaskRecord] = []
+    /// Hangs of the main thread.
+    public var hangs: [HangRecord] = []
 
     /// Creates a profile; `schema` is always ``currentSchema``.
     public init(
@@ -248,7 +250,7 @@ extension Profile {
 extension Profile {
     private enum CodingKeys: String, CodingKey {
         case schema, metadata, timeOriginNs, phases, threads, frames, stacks, samples, counts
-        case spans, marks, stateChanges, displayFrames, violations, termination, tasks
+        case spans, marks, stateChanges, displayFrames, violations, termination, tasks, hangs
     }
 
     /// Decodes a profile; the launch sections (spans, marks, state changes, frames, violations)
@@ -271,6 +273,7 @@ extension Profile {
         violations = try container.decodeIfPresent([Violation].self, forKey: .violations) ?? []
         termination = try container.decodeIfPresent(Termination.self, forKey: .termination)
         tasks = try container.decodeIfPresent([TaskRecord].self, forKey: .tasks) ?? []
+        hangs = try container.decodeIfPresent([HangRecord].self, forKey: .hangs) ?? []
     }
 }
 

@@ -164,6 +164,23 @@ struct CLIEndToEndTests {
         #expect(optimizedTTFF < naiveTTFF, "optimized \(optimizedTTFF) ns, naive \(naiveTTFF) ns")
     }
 
+    @Test("an injected 600 ms stall after the first frame is recorded as a hang whose stacks show it")
+    func injectedHang() throws {
+        let folder = temporaryFolder()
+        let result = try BuiltTool.find().run(["demo", "--out", folder.path, "--linger", "0", "--inject-hang", "600"])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let profile = try Profile.load(from: folder.appendingPathComponent("profile.json"))
+        #expect(profile.hangs.count == 1)
+        let hang = try #require(profile.hangs.first)
+        #expect(hang.running == "launch task injected stall")
+        #expect(hang.durationNs >= 550_000_000)
+        let showingStall = hang.stacks.filter { stack in
+            profile.frameIndices(ofStack: stack).contains { profile.frames[$0].name.contains("DemoWorkload.stall") }
+        }
+        #expect(Double(showingStall.count) >= 0.8 * Double(hang.stacks.count) && !hang.stacks.isEmpty)
+        #expect(result.stdout.contains("Hangs (main thread away from its run loop for 250 ms or more): 1"))
+    }
+
     @Test("main-queue blocks, @MainActor tasks and timers run on the OS main thread inside the loop")
     func mainThreadWork() throws {
         let result = try BuiltTool.find().run(["probe-main-thread"])
