@@ -48,6 +48,7 @@ static uint64_t g_premain_ns;
 static __thread pid_t t_tid __attribute__((tls_model("initial-exec")));
 static __thread int t_warming __attribute__((tls_model("initial-exec")));
 static __thread int t_sampling __attribute__((tls_model("initial-exec")));
+static __thread int t_warmed __attribute__((tls_model("initial-exec")));
 
 static uint64_t lo_now(clockid_t clock) {
     struct timespec ts;
@@ -305,10 +306,14 @@ static void lo_drop_snapshots(void) {
 // ---- stack requests from other threads ------------------------------------------------
 
 static pthread_mutex_t g_request_lock = PTHREAD_MUTEX_INITIALIZER;
+// Each request has a sequence number; a handler answers into the buffer of the request it saw
+// and marks that number done, so a late answer to an abandoned request can never be taken for
+// the answer to the next one.
 static _Atomic pid_t g_request_tid;
-static _Atomic int g_request_done;
-static int g_request_count;
-static uintptr_t g_request_frames[LO_MAX_FRAMES];
+static _Atomic uint64_t g_request_seq;
+static _Atomic uint64_t g_request_done;
+static int g_request_count[2];
+static uintptr_t g_request_frames[2][LO_MAX_FRAMES];
 
 // ---- the signal path ----------------------------------------------------------------
 
@@ -369,7 +374,8 @@ static void lo_handler(int signal_number, siginfo_t *info, void *context) {
     int saved_errno = errno;
     uint64_t time_ns = lo_monotonic_ns();
     atomic_fetch_add(&g_in_handler, 1);
-    if (!t_warming && atomic_load(&g_request_tid) == lo_current_tid() && !atomic_load(&g_request_done)) {
+    uint64_t request = atomic_load(&g_request_seq);
+    if (!t_warming && atomic_load(&g_request_tid) == lo_current_tid() && atomic_load(&g_request_done) != request) {
         void *frames[LO_SKIP_SEARCH + LO_MAX_FRAMES + 1];
         int count = 0;
         if (lo_unwind_enter_bounded()) {
@@ -381,9 +387,10 @@ static void lo_handler(int signal_number, siginfo_t *info, void *context) {
         int start = lo_interrupted_frame(frames, count, context);
         int depth = start < 0 ? 0 : count - start;
         if (depth > LO_MAX_FRAMES) depth = LO_MAX_FRAMES;
-        for (int i = 0; i < depth; i++) g_request_frames[i] = (uintptr_t)frames[start + i];
-        g_request_count = depth;
-        atomic_store(&g_request_done, 1);
+        int slot = (int)(request & 1);
+        for (int i = 0; i < depth; i++) g_request_frames[slot][i] = (uintptr_t)frames[start + i];
+        g_request_count[slot] = depth;
+        atomic_store(&g_request_done, request);
         atomic_fetch_sub(&g_in_handler, 1);
         errno = saved_errno;
         return;
@@ -617,14 +624,19 @@ lo_status lo_sampler_register_current_thread(void) {
 
     // Warm libunwind on this thread (its per-thread cache and the signal-frame path)
     // before any sample is taken, so the handler does not set them up mid-sample.
-    void *frames[LO_SKIP_SEARCH + LO_MAX_FRAMES + 1];
-    sigset_t saved;
-    lo_unwind_enter_blocking(&saved);
-    (void)unw_backtrace(frames, (int)(sizeof frames / sizeof frames[0]));
-    lo_unwind_exit_blocking(&saved);
-    t_warming = 1;
-    syscall(SYS_tgkill, getpid(), tid, SIGPROF);
-    t_warming = 0;
+    // Once per thread: a pool thread registered for every task it runs warms up only once,
+    // so it does not hold up other threads' samples each time.
+    if (!t_warmed) {
+        void *frames[LO_SKIP_SEARCH + LO_MAX_FRAMES + 1];
+        sigset_t saved;
+        lo_unwind_enter_blocking(&saved);
+        (void)unw_backtrace(frames, (int)(sizeof frames / sizeof frames[0]));
+        lo_unwind_exit_blocking(&saved);
+        t_warming = 1;
+        syscall(SYS_tgkill, getpid(), tid, SIGPROF);
+        t_warming = 0;
+        t_warmed = 1;
+    }
 
     pthread_mutex_lock(&g_registry_lock);
     for (int i = 0; i < g_thread_count; i++) {
@@ -709,18 +721,19 @@ int lo_capture_thread_stack(pid_t tid, uintptr_t *buffer, int capacity, int time
     if (own_snapshot) lo_refresh_snapshot();
     pthread_mutex_unlock(&g_control_lock);
 
-    atomic_store(&g_request_done, 0);
+    uint64_t request = atomic_fetch_add(&g_request_seq, 1) + 1;
     atomic_store(&g_request_tid, tid);
     int result = -1;
     if (syscall(SYS_tgkill, getpid(), tid, SIGPROF) == 0) {
         uint64_t deadline = lo_monotonic_ns() + (uint64_t)timeout_ms * 1000000ull;
-        while (!atomic_load(&g_request_done) && lo_monotonic_ns() < deadline) {
+        while (atomic_load(&g_request_done) != request && lo_monotonic_ns() < deadline) {
             struct timespec pause = {0, 100000};
             nanosleep(&pause, NULL);
         }
-        if (atomic_load(&g_request_done)) {
-            result = g_request_count < capacity ? g_request_count : capacity;
-            memcpy(buffer, g_request_frames, (size_t)result * sizeof(uintptr_t));
+        if (atomic_load(&g_request_done) == request) {
+            int slot = (int)(request & 1);
+            result = g_request_count[slot] < capacity ? g_request_count[slot] : capacity;
+            memcpy(buffer, g_request_frames[slot], (size_t)result * sizeof(uintptr_t));
         }
     }
     atomic_store(&g_request_tid, 0);

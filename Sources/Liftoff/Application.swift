@@ -1,6 +1,7 @@
 import Foundation
 import LiftoffProfile
 import LiftoffSampler
+import Synchronization
 
 /// The application object: it owns the main run loop, the life-cycle state machine, the key
 /// window and the delegate, and it delivers system events, taps and frames.
@@ -110,6 +111,8 @@ public final class Application: Responder, @unchecked Sendable {
     private var lastReportedViolation = 0
     private var firstLayoutDone = false
     private var watchdogThreadStarted = false
+    /// What the watchdog thread may read: whether the launch is still in progress, and its phase.
+    private let watchState = Mutex((launching: false, phase: ""))
     private var firstFrameWaiters: [() -> Void] = []
 
     /// Creates an application; `main` does this for you. Call its methods on one thread only:
@@ -344,6 +347,7 @@ public final class Application: Responder, @unchecked Sendable {
         launchOptions = options
         launchStartNs = configuration.processStartNs ?? runLoop.clock.nowNs
         launchInProgress = true
+        watchState.withLock { $0 = (true, "launch") }
         ThreadRules.setLaunching(true)
         startWatchdogThread()
         transition(to: options.isBackgroundLaunch ? .background : .inactive)
@@ -352,11 +356,15 @@ public final class Application: Responder, @unchecked Sendable {
         _ = callback("didFinishLaunching") { delegate.didFinishLaunching(self, options: options) }
         launchReturned = true
         launchInProgress = false
-        if options.isBackgroundLaunch { ThreadRules.setLaunching(false) }
+        if options.isBackgroundLaunch {
+            ThreadRules.setLaunching(false)
+            watchState.withLock { $0.launching = false }
+        }
         if !options.isBackgroundLaunch {
             transition(to: .active)
             callback("didBecomeActive") { delegate.didBecomeActive(self) }
             phases.append(("first frame", runLoop.clock.nowNs, nil))
+            watchState.withLock { $0.phase = "first frame" }
         }
     }
 
@@ -387,6 +395,7 @@ public final class Application: Responder, @unchecked Sendable {
         emit(.callback(name: name, state: state))
         let start = runLoop.clock.nowNs
         phases.append((name, start, nil))
+        if launchInProgress { watchState.withLock { $0.phase = name } }
         let index = phases.count - 1
         defer { phases[index].endNs = runLoop.clock.nowNs }
         runLoop.note(name)
@@ -398,6 +407,7 @@ public final class Application: Responder, @unchecked Sendable {
 
     private func end(status: Int32) {
         ThreadRules.setLaunching(false)
+        watchState.withLock { $0.launching = false }
         cancelBackgroundBudget()
         backgroundTasks.removeAll()
         transition(to: .notRunning)
@@ -442,6 +452,7 @@ public final class Application: Responder, @unchecked Sendable {
         if firstFrameNs == nil {
             firstFrameNs = loop.clock.nowNs
             ThreadRules.setLaunching(false)
+            watchState.withLock { $0.launching = false }
             if let last = phases.indices.last, phases[last].name == "first frame" { phases[last].endNs = firstFrameNs }
         }
         loop.note("commit frame \(index)")
@@ -490,6 +501,7 @@ public final class Application: Responder, @unchecked Sendable {
         configuration.recorder?.recordTermination(reason: reason, phase: phase, stack: stack)
         backgroundTasks.removeAll()
         ThreadRules.setLaunching(false)
+        watchState.withLock { $0.launching = false }
         cancelBackgroundBudget()
         if state != .notRunning { transition(to: .notRunning) }
         emit(.terminated(reason: reason))
@@ -514,22 +526,13 @@ public final class Application: Responder, @unchecked Sendable {
                 if self == nil { return }
             }
             guard let self else { return }
-            // Reading these without the main thread's cooperation is racy by design: the main
-            // thread is presumed stuck, and the values only choose the words of the report.
-            let stuck = self.watchStillLaunching
+            let stuck = self.watchState.withLock { $0 }
             guard stuck.launching else { return }
             let stack = Sampler.captureStack(ofThread: mainID) ?? []
             watch.report(phase: stuck.phase, stack: stack, recorder: recorder)
         }
         thread.name = "liftoff-watchdog"
         thread.start()
-    }
-
-    /// Whether the launch has not produced its first frame, and the phase it is in.
-    var watchStillLaunching: (launching: Bool, phase: String) {
-        guard let options = launchOptions else { return (false, "") }
-        let done = options.isBackgroundLaunch ? launchReturned : firstFrameNs != nil
-        return (!done && state != .notRunning, phases.last?.name ?? "launch")
     }
 }
 

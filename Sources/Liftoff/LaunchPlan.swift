@@ -164,9 +164,19 @@ public struct LaunchPlan: Sendable {
                 problems.append("'\(task.name)' is asynchronous work on lane \(task.lane); asynchronous tasks run on background lanes.")
             }
             guard task.lane == .main else { continue }
-            for dependency in task.dependencies where lanes[dependency] == .mainAfterFirstFrame {
-                problems.append(
-                    "'\(task.name)' runs before the first frame but depends on '\(dependency)', which runs after it.")
+            // Directly or through other tasks: the main thread would wait for work that can only
+            // run after the first frame, which it is holding up.
+            let byName = Dictionary(adjusted.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+            var seen = Set<String>()
+            var stack = task.dependencies
+            while let name = stack.popLast() {
+                guard seen.insert(name).inserted, let dependency = byName[name] else { continue }
+                if lanes[name] == .mainAfterFirstFrame {
+                    problems.append(
+                        "'\(task.name)' runs before the first frame but depends on '\(name)', which runs after it.")
+                    break
+                }
+                stack += dependency.dependencies
             }
         }
         if let cycle = LaunchPlan.findCycle(tasks) {

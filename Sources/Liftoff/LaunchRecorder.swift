@@ -35,6 +35,9 @@ public final class LaunchRecorder: Sendable {
 
     private let recorder: ProfileRecorder
     private let state = Mutex(State())
+    /// Held while a profile is built, so two threads finishing at once (the main thread and a
+    /// watchdog) build it once.
+    private let finishing = Mutex(())
 
     private init(recorder: ProfileRecorder) {
         self.recorder = recorder
@@ -142,6 +145,10 @@ public final class LaunchRecorder: Sendable {
 
     /// Stops sampling and returns the profile (the same profile on later calls).
     public func finish(violations: [ThreadViolation] = ThreadRules.violations) -> Profile {
+        finishing.withLock { _ in build(violations: violations) }
+    }
+
+    private func build(violations: [ThreadViolation]) -> Profile {
         if let done = state.withLock({ $0.finished }) { return done }
         let snapshot = state.withLock { $0 }
         var stacks = violations.map(\.stack)

@@ -23,8 +23,9 @@ import Synchronization
 /// critical path to the first frame, each task's slack, and the main-lane tasks that could be
 /// deferred.
 public final class LaunchScheduler: @unchecked Sendable {
-    // @unchecked Sendable: mutable state is behind `state`; `application` is read on the main
-    // thread only.
+    // @unchecked Sendable: mutable state is behind `state`; `application` is a weak reference set
+    // once in `start` before any task runs (weak loads are atomic) and read by workers only to post
+    // to the run loop, which is thread-safe.
 
     /// Scheduler settings.
     public struct Options: Sendable {
@@ -72,6 +73,7 @@ public final class LaunchScheduler: @unchecked Sendable {
         var onFinish: [@Sendable () -> Void] = []
         var started = false
         var mainWaiting = false
+        var endNotified = false
     }
 
     /// The plan.
@@ -174,10 +176,11 @@ public final class LaunchScheduler: @unchecked Sendable {
         }
     }
 
-    /// Cancels every task that has not started; running tasks finish. Their dependents are
-    /// reported as skipped.
+    /// Cancels every task that has not started (each is reported as cancelled); running tasks
+    /// finish.
     public func cancel() {
         let done = state.withLock { state -> Bool in
+            if state.ended == state.entries.count { return false }
             state.mainWaiting = false
             for index in state.entries.indices where state.entries[index].status == .pending || state.entries[index].status == .ready {
                 state.entries[index].status = .cancelled
@@ -346,9 +349,13 @@ public final class LaunchScheduler: @unchecked Sendable {
     private func finish(_ index: Int, failure: String?, cpuNs: UInt64?) {
         var status: Status = failure == nil ? .completed : (failure == "cancelled" ? .cancelled : .failed)
         var message = failure
-        if status == .completed, let timeout = plan.tasks[index].timeoutNs {
+        if status == .completed || status == .cancelled, let timeout = plan.tasks[index].timeoutNs {
             let duration = state.withLock { state in now - (state.entries[index].startNs ?? now) }
-            if duration > timeout {
+            if status == .cancelled, duration >= timeout {
+                // Cancelled by its own timeout watch: a timeout, not a cancellation.
+                status = .timedOut
+                message = "took longer than its timeout of \(timeout / 1_000_000) ms"
+            } else if status == .completed, duration > timeout {
                 status = .timedOut
                 message = "took \(duration / 1_000_000) ms, longer than its timeout of \(timeout / 1_000_000) ms"
             }
@@ -408,10 +415,13 @@ public final class LaunchScheduler: @unchecked Sendable {
     }
 
     private func allEnded() {
-        let handlers = state.withLock { state -> [@Sendable () -> Void] in
+        let handlers = state.withLock { state -> [@Sendable () -> Void]? in
+            guard !state.endNotified else { return nil }
+            state.endNotified = true
             defer { state.onFinish = [] }
             return state.onFinish
         }
+        guard let handlers else { return }
         recorder?.recordTasks(records)
         finished.signal()
         for handler in handlers { handler() }
@@ -460,10 +470,17 @@ public final class LaunchScheduler: @unchecked Sendable {
             let entry = entries[index]
             let task = tasks[index]
             // Slack: until the first dependent started, or the first frame for a task no one waits on.
+            // On the critical path there is no slack by definition. Work nothing waited for and
+            // that ended after the first frame did not gate anything: no slack to speak of.
             var slack: UInt64?
-            if let end = entry.endNs {
+            if critical.contains(index) {
+                slack = 0
+            } else if let end = entry.endNs {
                 let dependentStarts = entry.dependents.compactMap { entries[$0].startNs }
-                let limit = dependentStarts.min() ?? (task.lane == .mainAfterFirstFrame ? nil : snapshot.firstFrameNs)
+                var limit = dependentStarts.min()
+                if limit == nil, task.lane != .mainAfterFirstFrame, let frame = snapshot.firstFrameNs, end <= frame {
+                    limit = frame
+                }
                 slack = limit.map { $0 > end ? $0 - end : 0 }
             }
             return Profile.TaskRecord(

@@ -53,8 +53,9 @@ public final class MainRunLoop: @unchecked Sendable {
     private var iterationCount = 0
     /// Iterations recorded so far (the most recent 10,000). Loop thread only.
     public private(set) var iterations: [Iteration] = []
-    /// The kernel thread id of the thread running the loop, once it ran.
-    public private(set) var threadID: Int = 0
+    private let loopThread = Atomic<Int>(0)
+    /// The kernel thread id of the thread running the loop, once it ran. Any thread.
+    public var threadID: Int { loopThread.load(ordering: .relaxed) }
     /// Clock time when the current (or last) iteration started its work. Loop thread.
     public private(set) var iterationStartNs: UInt64 = 0
     /// Whether an iteration is running now (true inside events, timers, main-queue work and
@@ -155,7 +156,7 @@ public final class MainRunLoop: @unchecked Sendable {
     /// waits (inside the loop) until an event, a due timer or main-queue work arrives; on a
     /// manual clock it moves the clock to the next timer instead. Loop thread.
     public func runIteration(waitingForWork: Bool = false) {
-        threadID = Sampler.currentThreadID
+        loopThread.store(Sampler.currentThreadID, ordering: .relaxed)
         isInIteration = true
         defer { isInIteration = false }
         current = []

@@ -4,7 +4,8 @@ import LiftoffProfile
 /// `root;caller;leaf count`, one line per distinct stack, integer counts, lines sorted.
 ///
 /// Frame names are escaped so that every line splits the same way in any reader:
-/// `%` becomes `%25`, `;` becomes `%3B`, control characters (newlines, tabs, …) become `%XX`,
+/// `%` becomes `%25`, `;` becomes `%3B`, control characters (newlines, tabs, C1 controls, the
+/// Unicode line and paragraph separators) become `%XX` per UTF-8 byte,
 /// and a space becomes a no-break space (U+00A0; a no-break space already in a name becomes
 /// `%C2%A0`), so names never contain the separators and stay readable where they are shown.
 /// An empty profile gives empty text.
@@ -44,7 +45,7 @@ public enum FoldedRenderer {
     public static func escape(_ name: String) -> String {
         var needsWork = false
         for scalar in name.unicodeScalars where scalar.value < 0x21 || scalar == "%" || scalar == ";"
-            || scalar.value == 0x7F || scalar.value == 0xA0
+            || (0x7F...0xA0).contains(scalar.value) || scalar.value == 0x2028 || scalar.value == 0x2029
         {
             needsWork = true
             break
@@ -58,6 +59,9 @@ public enum FoldedRenderer {
             case 0xA0: result += "%C2%A0"
             case 0x25, 0x3B, 0x00..<0x20, 0x7F:
                 result += "%" + (scalar.value < 0x10 ? "0" : "") + String(scalar.value, radix: 16, uppercase: true)
+            case 0x80...0x9F, 0x2028, 0x2029:
+                // Unicode line breaks and C1 controls, as their UTF-8 bytes, so no reader splits on them.
+                result += String(scalar).utf8.map { "%" + String($0, radix: 16, uppercase: true) }.joined()
             default: result.unicodeScalars.append(scalar)
             }
         }

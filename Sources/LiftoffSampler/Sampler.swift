@@ -117,11 +117,13 @@ public enum Sampler {
                 .capacity, "The ring capacity must be a power of two from 16 to 1048576, not \(configuration.ringCapacity).")
         }
         var config = lo_config(rate_hz: UInt32(configuration.rateHz), ring_capacity: UInt32(configuration.ringCapacity))
+        let alreadyRunning = lo_sampler_is_running() != 0
         let status = lo_sampler_start(&config)
         guard status == LO_OK else {
             throw SamplerError(.system, "The sampler could not start (status \(status.rawValue)).")
         }
-        rate.store(configuration.rateHz, ordering: .relaxed)
+        // A second start is a no-op: the running session keeps its rate.
+        if !alreadyRunning { rate.store(configuration.rateHz, ordering: .relaxed) }
         sampling.store(true, ordering: .releasing)
     }
 

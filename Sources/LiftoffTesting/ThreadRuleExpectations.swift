@@ -13,16 +13,37 @@ import XCTest
 /// #expect(violations.isEmpty)
 /// ```
 public func collectThreadViolations<T>(_ body: () throws -> T) rethrows -> (result: T, violations: [ThreadViolation]) {
-    let before = ThreadRules.violations.map(\.id).max() ?? 0
+    let before = ThreadRuleSnapshot()
     let result = try body()
-    return (result, ThreadRules.violations.filter { $0.id > before })
+    return (result, before.violationsSince())
+}
+
+/// The violations recorded at one moment, to tell new ones (and new repeats of old ones) apart.
+struct ThreadRuleSnapshot {
+    private let counts: [Int: Int]
+
+    init() {
+        counts = Dictionary(ThreadRules.violations.map { ($0.id, $0.count) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// Violations recorded since, and earlier ones that repeated since (with the new repeats as
+    /// their count).
+    func violationsSince() -> [ThreadViolation] {
+        ThreadRules.violations.compactMap { violation in
+            guard let earlier = counts[violation.id] else { return violation }
+            guard violation.count > earlier else { return nil }
+            var repeated = violation
+            repeated.count = violation.count - earlier
+            return repeated
+        }
+    }
 }
 
 /// Runs `body` and returns the thread-rule violations recorded while it ran.
 public func collectThreadViolations(_ body: () async throws -> Void) async rethrows -> [ThreadViolation] {
-    let before = ThreadRules.violations.map(\.id).max() ?? 0
+    let before = ThreadRuleSnapshot()
     try await body()
-    return ThreadRules.violations.filter { $0.id > before }
+    return before.violationsSince()
 }
 
 /// Fails the current Swift Testing test, with each violating stack in the message, when

@@ -50,6 +50,7 @@ struct FoldedRendererTests {
         #expect(FoldedRenderer.escape("plain") == "plain")
         #expect(FoldedRenderer.escape("100%;\t\r") == "100%25%3B%09%0D")
         #expect(FoldedRenderer.escape("a b\u{A0}c") == "a\u{A0}b%C2%A0c")
+        #expect(FoldedRenderer.escape("x\u{2028}y\u{85}z") == "x%E2%80%A8y%C2%85z", "Unicode line breaks too")
     }
 
     @Test("an empty profile gives empty text")

@@ -64,6 +64,18 @@ extension RuntimeTests {
             #expect(error?.description.hasPrefix("The launch plan has 5 problems:\n  - 'a' is the name") == true)
         }
 
+        @Test("a pre-frame task that needs deferred work through another task is refused too")
+        func indirectDeferredDependency() {
+            let error = #expect(throws: LaunchPlanError.self) {
+                try LaunchPlan([
+                    LaunchTask("show", lane: .main, dependsOn: ["fetch"], tags: [.ui]) {},
+                    LaunchTask("fetch", lane: .background(qos: .utility), dependsOn: ["warm"]) {},
+                    LaunchTask("warm", lane: .mainAfterFirstFrame) {},
+                ])
+            }
+            #expect(error?.problems == ["'show' runs before the first frame but depends on 'warm', which runs after it."])
+        }
+
         @Test("with the hop-to-main policy, UI work on a background lane moves to main with a warning")
         func hopToMain() throws {
             let plan = try LaunchPlan([LaunchTask("paint", lane: .background(qos: .utility), tags: [.ui]) {}], backgroundUI: .hopToMain)

@@ -114,6 +114,17 @@ extension RuntimeTests {
             #expect(stderr.contains("uiWorkFromDetachedTask"))
         }
 
+        @Test("a violation repeated from a call site seen before still fails the expectation")
+        func repeatsAreCollected() {
+            for round in 0..<2 {
+                let (_, violations) = collectThreadViolations {
+                    ThreadRules.report(rule: "repeat-check", operation: "same site")
+                }
+                #expect(violations.count == 1, "round \(round)")
+                #expect(violations.first?.count == 1)
+            }
+        }
+
         @Test("a custom rule is recorded with its name and the caller's stack")
         func customRule() {
             let (_, violations) = collectThreadViolations {
