@@ -546,13 +546,14 @@ struct LaunchWatch: Sendable {
         var lines = ["liftoff: \(reason). The main thread's stack:"]
         let symbolizer = ELFSymbolizer()
         for (index, address) in stack.enumerated() {
+            // Taken from the stuck thread by a signal: the first address is an exact program counter.
             let frame = symbolizer.symbolize(index == 0 ? address : address &- 1)
             lines.append("  \(index): \(frame.name) (\(frame.object))")
         }
         if stack.isEmpty { lines.append("  (the main thread did not answer)") }
         FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n").utf8))
         if let recorder {
-            recorder.recordTermination(reason: reason, phase: phase, stack: stack)
+            recorder.recordTermination(reason: reason, phase: phase, stack: stack, exactLeaf: true)
             if let (_, url) = try? recorder.finishAndWrite(), let url {
                 FileHandle.standardError.write(Data("liftoff: wrote the profile so far to \(url.path)\n".utf8))
             }

@@ -25,7 +25,7 @@ public final class LaunchRecorder: Sendable {
         var stateChanges: [Profile.StateChange] = []
         var frames: [Profile.DisplayFrame] = []
         var firstFrameNs: UInt64?
-        var termination: (reason: String, phase: String, timeNs: UInt64, stack: [UInt])?
+        var termination: (reason: String, phase: String, timeNs: UInt64, stack: [UInt], exactLeaf: Bool)?
         var tasks: [Profile.TaskRecord] = []
         var hangs: [Hang] = []
         var finished: Profile?
@@ -138,9 +138,9 @@ public final class LaunchRecorder: Sendable {
     }
 
     /// Records why the app was terminated, with the main thread's stack.
-    func recordTermination(reason: String, phase: String, stack: [UInt]) {
+    func recordTermination(reason: String, phase: String, stack: [UInt], exactLeaf: Bool = false) {
         let time = nowNs
-        state.withLock { $0.termination = (reason, phase, time, stack) }
+        state.withLock { $0.termination = (reason, phase, time, stack, exactLeaf) }
     }
 
     /// Stops sampling and returns the profile (the same profile on later calls).
@@ -151,11 +151,18 @@ public final class LaunchRecorder: Sendable {
     private func build(violations: [ThreadViolation]) -> Profile {
         if let done = state.withLock({ $0.finished }) { return done }
         let snapshot = state.withLock { $0 }
+        // Violation stacks hold return addresses; hang stacks and a watchdog's were taken from
+        // another thread and start with an exact program counter.
         var stacks = violations.map(\.stack)
+        var exact = [Bool](repeating: false, count: stacks.count)
         let hangStacks = snapshot.hangs.flatMap(\.stacks)
         stacks += hangStacks
-        if let termination = snapshot.termination { stacks.append(termination.stack) }
-        var (profile, indices) = recorder.finish(symbolizer: nil, extraStacks: stacks)
+        exact += [Bool](repeating: true, count: hangStacks.count)
+        if let termination = snapshot.termination {
+            stacks.append(termination.stack)
+            exact.append(termination.exactLeaf)
+        }
+        var (profile, indices) = recorder.finish(symbolizer: nil, extraStacks: stacks, exactLeaf: exact)
         var hangIndex = violations.count
         let origin = timeOriginNs
         profile.hangs = snapshot.hangs.map { hang in

@@ -50,13 +50,16 @@ public struct ProfileBuilder {
         threadIDs.insert(sample.threadID)
     }
 
-    /// Adds a stack that was captured with ``Sampler/captureCurrentStack(maxFrames:)`` and
-    /// returns its index, for events that carry a stack.
-    public mutating func addStack(_ addresses: [UInt]) -> Int? {
+    /// Adds a captured stack (leaf first) and returns its index, for events that carry a stack.
+    /// - Parameter leafIsExact: whether the first address is an exact program counter (a stack
+    ///   captured from another thread with ``Sampler/captureStack(ofThread:timeoutMilliseconds:)``)
+    ///   rather than a return address (``Sampler/captureCurrentStack(maxFrames:)``).
+    public mutating func addStack(_ addresses: [UInt], leafIsExact: Bool = false) -> Int? {
         guard !addresses.isEmpty else { return nil }
         var parent = -1
         for position in stride(from: addresses.count - 1, through: 0, by: -1) {
-            parent = stack(parent: parent, frame: frame(at: addresses[position] &- 1))
+            let address = addresses[position]
+            parent = stack(parent: parent, frame: frame(at: position == 0 && leafIsExact ? address : address &- 1))
         }
         return parent
     }

@@ -57,13 +57,19 @@ public final class ProfileRecorder: Sendable {
     /// Stops sampling and builds the profile, adding `extraStacks` (captured stacks, leaf first,
     /// such as those of thread-rule violations) to its stack table.
     /// - Returns: the profile, and the stack index of each extra stack (nil for an empty one).
-    public func finish(symbolizer: (any Symbolizer)?, extraStacks: [[UInt]]) -> (profile: Profile, stacks: [Int?]) {
+    /// - Parameter exactLeaf: for each extra stack, whether its first address is an exact program
+    ///   counter (captured from another thread); return addresses when absent.
+    public func finish(
+        symbolizer: (any Symbolizer)?, extraStacks: [[UInt]], exactLeaf: [Bool] = []
+    ) -> (profile: Profile, stacks: [Int?]) {
         let endNs = lo_monotonic_ns()
         try? Sampler.unregisterThread(registeredThread)
         let recording = Sampler.stop()
         var builder = ProfileBuilder(symbolizer: symbolizer ?? ELFSymbolizer(), timeOriginNs: processStartNs)
         for sample in recording.samples { builder.add(sample) }
-        let extra = extraStacks.map { builder.addStack($0) }
+        let extra = extraStacks.enumerated().map { index, stack in
+            builder.addStack(stack, leafIsExact: index < exactLeaf.count && exactLeaf[index])
+        }
         let premain = lo_premain_ns()
         let phases = Profile.Phases(
             processStartNs: 0,
