@@ -40,10 +40,10 @@ struct SamplerTests {
         }
         let share = Double(withChain.count) / Double(max(samples.count, 1))
         #expect(share >= 0.95, "a → b → c in \(withChain.count) of \(samples.count) samples")
-        // A handler gives up (skipped) only while another thread unwinds for long, as a test
-        // running in parallel may do.
+        // A handler gives up (skipped) only while another thread unwinds outside a handler for
+        // over 1 ms, as tests running in parallel do when they first unwind through new code.
         #expect(recording.counts.failed == 0)
-        #expect(recording.counts.skipped * 100 <= samples.count, "skipped: \(recording.counts.skipped)")
+        #expect(recording.counts.skipped * 20 <= samples.count, "skipped: \(recording.counts.skipped)")
         #expect(recording.threadNames[chainThread] == "chain")
     }
 
