@@ -44,6 +44,13 @@ public final class Application: Responder, @unchecked Sendable {
         public var expirationLeadNs: UInt64
         /// How long `didEnterBackground` may take. Default 5 s.
         public var enterBackgroundLimitNs: UInt64
+        /// Share of one core the app may use in the background, averaged over
+        /// ``backgroundCPUWindowNs``, before it is a violation. Default 0.8.
+        public var backgroundCPULimit: Double = 0.8
+        /// The window the background CPU rule averages over. Default 60 s.
+        public var backgroundCPUWindowNs: UInt64 = 60_000_000_000
+        /// The process's CPU time in nanoseconds (injectable for tests).
+        public var cpuClock: @Sendable () -> UInt64 = { Application.processCPUNs() }
 
         /// Creates a configuration.
         public init(
@@ -68,6 +75,16 @@ public final class Application: Responder, @unchecked Sendable {
     public static let exitWatchdog: Int32 = 3
     /// Exit status when `main` was misused.
     public static let exitMisuse: Int32 = 2
+    /// CPU time used by the whole process so far, in nanoseconds.
+    public static func processCPUNs() -> UInt64 {
+        var time = timespec()
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time)
+        return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+    }
+
+    /// The rule for sustained CPU use in the background.
+    public static let backgroundCPURule = "background-cpu"
+
     /// Exit status of a run ended for overrunning its background time.
     public static let exitBackgroundLimit: Int32 = 4
 
@@ -107,6 +124,11 @@ public final class Application: Responder, @unchecked Sendable {
     private var backgroundTasks: [Int: BackgroundTask] = [:]
     private var budgetEndNs: UInt64?
     private var budgetTimers: [Int] = []
+    private var cpuSamples: [(timeNs: UInt64, cpuNs: UInt64)] = []
+    private var cpuMonitor: Int?
+    private var cpuRuleReported = false
+    /// CPU time the process used while the app ran in the background, in nanoseconds.
+    public private(set) var backgroundCPUNs: UInt64 = 0
     private var nextBackgroundTask = 1
     private var lastReportedViolation = 0
     private var firstLayoutDone = false
@@ -114,6 +136,26 @@ public final class Application: Responder, @unchecked Sendable {
     /// What the watchdog thread may read: whether the launch is still in progress, and its phase.
     private let watchState = Mutex((launching: false, phase: ""))
     private var firstFrameWaiters: [() -> Void] = []
+    private var lastCommitNs: UInt64?
+    private var vsyncTimer: Int?
+    /// Each committed frame's duration: from the start of the run-loop iteration that produced
+    /// it to its commit.
+    public private(set) var frameDurationsNs: [UInt64] = []
+
+    /// The display refresh interval: 60 Hz.
+    public static let frameIntervalNs: UInt64 = 16_666_667
+    /// Frames longer than this are slow (16.7 ms).
+    public static let slowFrameNs: UInt64 = 16_700_000
+    /// Frames longer than this are frozen (700 ms).
+    public static let frozenFrameNs: UInt64 = 700_000_000
+
+    /// Frames that took longer than 16.7 ms but no longer than 700 ms.
+    public var slowFrameCount: Int {
+        frameDurationsNs.filter { $0 > Application.slowFrameNs && $0 <= Application.frozenFrameNs }.count
+    }
+
+    /// Frames that took longer than 700 ms.
+    public var frozenFrameCount: Int { frameDurationsNs.filter { $0 > Application.frozenFrameNs }.count }
 
     /// Creates an application; `main` does this for you. Call its methods on one thread only:
     /// the thread that runs its loop.
@@ -229,6 +271,7 @@ public final class Application: Responder, @unchecked Sendable {
         let now = runLoop.clock.nowNs
         let budget = configuration.backgroundBudgetNs
         budgetEndNs = now + budget
+        startCPUMonitor()
         let lead = min(configuration.expirationLeadNs, budget)
         budgetTimers.append(
             runLoop.schedule(afterNanoseconds: budget - lead, name: "background expiration") { [unowned self] in
@@ -244,6 +287,57 @@ public final class Application: Responder, @unchecked Sendable {
         for timer in budgetTimers { runLoop.cancelTimer(timer) }
         budgetTimers = []
         budgetEndNs = nil
+        stopCPUMonitor()
+    }
+
+    /// Samples the process's CPU clock once a second while the app runs in the background.
+    private func startCPUMonitor() {
+        stopCPUMonitor()
+        cpuRuleReported = false
+        cpuSamples = [(runLoop.clock.nowNs, configuration.cpuClock())]
+        scheduleCPUSample()
+    }
+
+    private func scheduleCPUSample() {
+        cpuMonitor = runLoop.schedule(afterNanoseconds: 1_000_000_000, name: "background CPU") { [unowned self] in
+            self.sampleCPU()
+        }
+    }
+
+    private func stopCPUMonitor() {
+        if let cpuMonitor { runLoop.cancelTimer(cpuMonitor) }
+        cpuMonitor = nil
+        if let last = cpuSamples.last {
+            let cpu = configuration.cpuClock()
+            backgroundCPUNs += cpu > last.cpuNs ? cpu - last.cpuNs : 0
+        }
+        cpuSamples = []
+    }
+
+    private func sampleCPU() {
+        guard state == .background else {
+            cpuMonitor = nil
+            return
+        }
+        let now = runLoop.clock.nowNs
+        let cpu = configuration.cpuClock()
+        if let last = cpuSamples.last { backgroundCPUNs += cpu > last.cpuNs ? cpu - last.cpuNs : 0 }
+        cpuSamples.append((now, cpu))
+        let window = configuration.backgroundCPUWindowNs
+        while cpuSamples.count > 2, now - cpuSamples[1].timeNs >= window { cpuSamples.removeFirst() }
+        if let first = cpuSamples.first, now - first.timeNs >= window, !cpuRuleReported {
+            let share = Double(cpu - min(first.cpuNs, cpu)) / Double(now - first.timeNs)
+            if share > configuration.backgroundCPULimit {
+                cpuRuleReported = true
+                ThreadRules.record(
+                    rule: Application.backgroundCPURule,
+                    operation: String(
+                        format: "the app used %.0f%% of a core over %d s in the background (limit %.0f%%)", share * 100,
+                        Int(window / 1_000_000_000), configuration.backgroundCPULimit * 100),
+                    stack: [])
+            }
+        }
+        scheduleCPUSample()
     }
 
     private func runExpirationHandlers() {
@@ -443,6 +537,8 @@ public final class Application: Responder, @unchecked Sendable {
             firstLayoutDone = true
             configuration.recorder?.mark("firstLayout")
         }
+        // While an animation runs, frames come at the refresh interval, not at every iteration.
+        if vsyncTimer != nil, let last = lastCommitNs, loop.clock.nowNs - last < Application.frameIntervalNs { return }
         let drawn = window.displayIfNeeded()
         if drawn > 0 && frameCount == 0 { configuration.recorder?.mark("firstDraw") }
         let firstPending = firstFrameNs == nil && window.hasContent
@@ -456,12 +552,22 @@ public final class Application: Responder, @unchecked Sendable {
             if let last = phases.indices.last, phases[last].name == "first frame" { phases[last].endNs = firstFrameNs }
         }
         loop.note("commit frame \(index)")
+        let commit = loop.clock.nowNs
+        lastCommitNs = commit
+        frameDurationsNs.append(commit > start ? commit - start : 0)
         configuration.recorder?.recordFrame(index: index, iterationStartNs: start, viewsDrawn: drawn)
         emit(.frame(index: index, viewsDrawn: drawn))
         if index == 0 {
             let waiters = firstFrameWaiters
             firstFrameWaiters = []
             for waiter in waiters { waiter() }
+        }
+        // Views that marked themselves again while drawing (an animation) keep the display
+        // going at 60 Hz: the next frame comes one refresh interval after this one.
+        if window.subtreeNeedsDisplay, vsyncTimer == nil {
+            vsyncTimer = loop.schedule(afterNanoseconds: Application.frameIntervalNs, name: "vsync") { [unowned self] in
+                self.vsyncTimer = nil
+            }
         }
     }
 
@@ -471,6 +577,7 @@ public final class Application: Responder, @unchecked Sendable {
             lastReportedViolation = violation.id
         }
         if state == .background, backgroundTasks.isEmpty, launchReturned {
+            stopCPUMonitor()
             transition(to: .suspended)
         }
     }

@@ -24,16 +24,17 @@ public final class ApplicationDriver {
         delegate: any ApplicationDelegate, clock: ManualClock = ManualClock(),
         launchWatchdogNs: UInt64 = 20_000_000_000, recorder: LaunchRecorder? = nil,
         backgroundBudgetNs: UInt64 = 30_000_000_000, expirationLeadNs: UInt64 = 5_000_000_000,
-        enterBackgroundLimitNs: UInt64 = 5_000_000_000
+        enterBackgroundLimitNs: UInt64 = 5_000_000_000,
+        configure: (inout Application.Configuration) -> Void = { _ in }
     ) {
         self.clock = clock
         ThreadRules.designateCurrentThreadAsUIThread()
-        application = Application(
-            delegate: delegate,
-            configuration: Application.Configuration(
-                clock: clock, launchWatchdogNs: launchWatchdogNs, recorder: recorder,
-                backgroundBudgetNs: backgroundBudgetNs, expirationLeadNs: expirationLeadNs,
-                enterBackgroundLimitNs: enterBackgroundLimitNs))
+        var configuration = Application.Configuration(
+            clock: clock, launchWatchdogNs: launchWatchdogNs, recorder: recorder,
+            backgroundBudgetNs: backgroundBudgetNs, expirationLeadNs: expirationLeadNs,
+            enterBackgroundLimitNs: enterBackgroundLimitNs)
+        configure(&configuration)
+        application = Application(delegate: delegate, configuration: configuration)
         application.addObserver { [unowned self] time, event in self.events.append((time, event)) }
     }
 

@@ -154,6 +154,12 @@ open class View: Responder, @unchecked Sendable {
         return drawn
     }
 
+    /// Whether this view or a visible descendant is marked for drawing.
+    public var subtreeNeedsDisplay: Bool {
+        guard !isHidden else { return false }
+        return needsDisplay || subviews.contains { $0.subtreeNeedsDisplay }
+    }
+
     /// Number of views in this subtree, the view included.
     public var subtreeCount: Int { 1 + subviews.reduce(0) { $0 + $1.subtreeCount } }
 }
