@@ -47,6 +47,37 @@ final class ManyViews: ApplicationDelegate {
     }
 }
 
+/// A little work per event, as a busy run loop does.
+@inline(never)
+func eventWork(_ seed: UInt64) -> UInt64 {
+    var value = seed
+    for _ in 0..<10_000 { value = value &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407 }
+    return value
+}
+
+/// Queues `count` events on a loop on its own thread while the loop is held, releases it, and
+/// times it until the last event has run: the same batch each time, however the threads race.
+func busyLoop(_ thread: LoopThread, events count: Int) -> UInt64 {
+    let hold = DispatchSemaphore(value: 0)
+    let held = DispatchSemaphore(value: 0)
+    let done = DispatchSemaphore(value: 0)
+    thread.loop.post("hold") {
+        held.signal()
+        hold.wait()
+    }
+    held.wait()
+    for index in 0..<count {
+        thread.loop.post("event") {
+            blackHole(eventWork(UInt64(index)))
+            if index == count - 1 { done.signal() }
+        }
+    }
+    let start = DispatchTime.now().uptimeNanoseconds
+    hold.signal()
+    done.wait()
+    return DispatchTime.now().uptimeNanoseconds - start
+}
+
 let benchmarks: @Sendable () -> Void = {
     let roundTrips = Benchmark.Configuration(
         metrics: [.wallClock], timeUnits: .nanoseconds, warmupIterations: 1000, scalingFactor: .kilo,
@@ -78,6 +109,36 @@ let benchmarks: @Sendable () -> Void = {
             loop.runIteration()
         }
         benchmark.stopMeasurement()
+    }
+
+    // The hang watcher's bookkeeping and polling on a busy loop, in pairs against the same loop
+    // without them, alternating which goes first.
+    let ratioMetric = BenchmarkMetric.custom("ratioPPM", polarity: .prefersSmaller, useScalingFactor: false)
+    Benchmark(
+        "paired: busy run loop with the hang watcher vs without, 4000 events",
+        configuration: .init(
+            metrics: [ratioMetric], units: [ratioMetric: .count], warmupIterations: 2, maxDuration: .seconds(30),
+            maxIterations: 60)
+    ) { benchmark in
+        let thread = LoopThread()
+        let watcher = HangWatcher(runLoop: thread.loop)
+        var flip = false
+        for _ in benchmark.scaledIterations {
+            flip.toggle()
+            var plain: UInt64 = 0
+            var watched: UInt64 = 0
+            for watching in flip ? [false, true] : [true, false] {
+                if watching { watcher.start() }
+                let elapsed = busyLoop(thread, events: 4_000)
+                if watching {
+                    watcher.stop()
+                    watched = elapsed
+                } else {
+                    plain = elapsed
+                }
+            }
+            benchmark.measurement(ratioMetric, Int(watched * 1_000_000 / max(plain, 1)))
+        }
     }
 
     Benchmark(
