@@ -389,7 +389,9 @@ public final class Application: Responder, @unchecked Sendable {
             transition(to: .background)
             startBackgroundBudget()
             let entered = runLoop.clock.nowNs
+            let watch = watchCallback("didEnterBackground", limitNs: configuration.enterBackgroundLimitNs)
             callback("didEnterBackground") { delegate.didEnterBackground(self) }
+            watch?.set()
             let took = runLoop.clock.nowNs - entered
             if took > configuration.enterBackgroundLimitNs {
                 terminate(
@@ -616,6 +618,31 @@ public final class Application: Responder, @unchecked Sendable {
         runLoop.stop()
     }
 
+    /// On a real clock, watches a callback from a thread of its own: if it has not returned within
+    /// `limitNs`, captures the main thread's stack, prints the report, writes the profile when one
+    /// is recorded, and ends the process. Returns the flag to set once the callback returned.
+    private func watchCallback(_ name: String, limitNs: UInt64) -> ReturnFlag? {
+        guard !runLoop.clock.isManual else { return nil }
+        let returned = ReturnFlag()
+        let deadline = Sampler.monotonicNs + limitNs
+        let mainID = Sampler.currentThreadID
+        let recorder = configuration.recorder
+        let thread = Thread { [returned] in
+            while Sampler.monotonicNs < deadline {
+                if returned.isSet { return }
+                Thread.sleep(forTimeInterval: 0.02)
+            }
+            if returned.isSet { return }
+            let stack = Sampler.captureStack(ofThread: mainID) ?? []
+            LaunchWatch.report(
+                reason: "\(name) did not return within \(limitNs / 1_000_000) ms", phase: name, stack: stack,
+                recorder: recorder, status: Application.exitBackgroundLimit)
+        }
+        thread.name = "liftoff-watchdog"
+        thread.start()
+        return returned
+    }
+
     /// On a real clock, a watchdog thread catches a main thread stuck inside a launch callback:
     /// it captures the main thread's stack, prints a report, writes the profile when one is
     /// recorded, and ends the process.
@@ -643,13 +670,27 @@ public final class Application: Responder, @unchecked Sendable {
     }
 }
 
+/// Set once a watched callback has returned.
+final class ReturnFlag: Sendable {
+    private let value = Atomic<Bool>(false)
+    func set() { value.store(true, ordering: .releasing) }
+    var isSet: Bool { value.load(ordering: .acquiring) }
+}
+
 /// The report a watchdog prints when it ends a stuck launch.
 struct LaunchWatch: Sendable {
     var deadline: UInt64
     var limitMs: UInt64
 
     func report(phase: String, stack: [UInt], recorder: LaunchRecorder?) -> Never {
-        let reason = "launch watchdog: no first frame \(limitMs) ms after launch began; the launch was in \(phase)"
+        LaunchWatch.report(
+            reason: "launch watchdog: no first frame \(limitMs) ms after launch began; the launch was in \(phase)",
+            phase: phase, stack: stack, recorder: recorder, status: Application.exitWatchdog)
+    }
+
+    /// Prints the reason and the stuck main thread's stack, writes the profile so far, and ends
+    /// the process with `status`.
+    static func report(reason: String, phase: String, stack: [UInt], recorder: LaunchRecorder?, status: Int32) -> Never {
         var lines = ["liftoff: \(reason). The main thread's stack:"]
         let symbolizer = ELFSymbolizer()
         for (index, address) in stack.enumerated() {
@@ -666,6 +707,6 @@ struct LaunchWatch: Sendable {
             }
         }
         fflush(nil)
-        _exit(Application.exitWatchdog)
+        _exit(status)
     }
 }

@@ -18,10 +18,18 @@ struct ProbeCommand: ParsableCommand {
     @Option(help: "The launch watchdog, in milliseconds.")
     var watchdogMs: UInt64 = 20_000
 
+    @Option(help: "Leave the app once it runs, and block the main thread this long in didEnterBackground.")
+    var stallBackgroundMs: UInt64 = 0
+
+    @Option(help: "How long didEnterBackground may take, in milliseconds.")
+    var backgroundLimitMs: UInt64 = 5_000
+
     func run() throws {
-        let delegate = ProbeDelegate(stallMs: stallLaunchMs)
+        let delegate = ProbeDelegate(stallMs: stallLaunchMs, stallBackgroundMs: stallBackgroundMs)
         let status = Application.main(
-            delegate: delegate, configuration: Application.Configuration(launchWatchdogNs: watchdogMs * 1_000_000))
+            delegate: delegate,
+            configuration: Application.Configuration(
+                launchWatchdogNs: watchdogMs * 1_000_000, enterBackgroundLimitNs: backgroundLimitMs * 1_000_000))
         print(delegate.report())
         if status != 0 { throw ExitCode(status) }
     }
@@ -32,9 +40,15 @@ final class ProbeDelegate: ApplicationDelegate, @unchecked Sendable {
     private var results: [String: (onMain: Bool, inLoop: Bool)] = [:]
     private weak var application: Application?
     private let stallMs: UInt64
+    private let stallBackgroundMs: UInt64
 
-    init(stallMs: UInt64) {
+    init(stallMs: UInt64, stallBackgroundMs: UInt64 = 0) {
         self.stallMs = stallMs
+        self.stallBackgroundMs = stallBackgroundMs
+    }
+
+    func didEnterBackground(_ application: Application) {
+        if stallBackgroundMs > 0 { ProbeDelegate.stallMainThread(milliseconds: stallBackgroundMs) }
     }
 
     func didFinishLaunching(_ application: Application, options: LaunchOptions) -> Bool {
@@ -64,7 +78,8 @@ final class ProbeDelegate: ApplicationDelegate, @unchecked Sendable {
         let inLoop = application?.runLoop.isInIteration ?? false
         results[name] = (Sampler.isMainThread, inLoop)
         if results.count == 3, let application {
-            application.send(.userKill)
+            application.send(stallBackgroundMs > 0 ? .userLeaves : .userKill)
+            if stallBackgroundMs > 0 { application.send(.userKill) }
         }
     }
 

@@ -203,6 +203,16 @@ struct CLIEndToEndTests {
         #expect(result.stderr.contains("ProbeDelegate.stallMainThread"), "stderr: \(result.stderr)")
     }
 
+    @Test("a didEnterBackground that does not return in time ends the process with the main thread's stack")
+    func stuckEnterBackground() throws {
+        let started = Date()
+        let result = try BuiltTool.find().run(["probe-main-thread", "--stall-background-ms", "10000", "--background-limit-ms", "300"])
+        #expect(result.status == 4)
+        #expect(Date().timeIntervalSince(started) < 8)
+        #expect(result.stderr.contains("didEnterBackground did not return within 300 ms"))
+        #expect(result.stderr.contains("ProbeDelegate.stallMainThread"))
+    }
+
     @Test("simulate replays the seeds' life cycle as JSON lines, in virtual time")
     func simulate() throws {
         let folder = temporaryFolder()
