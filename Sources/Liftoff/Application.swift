@@ -117,6 +117,7 @@ public final class Application: Responder, @unchecked Sendable {
     private struct BackgroundTask {
         var name: String
         var startNs: UInt64
+        var cpuStartNs: UInt64
         var expiration: (() -> Void)?
         var expired = false
     }
@@ -129,6 +130,8 @@ public final class Application: Responder, @unchecked Sendable {
     private var cpuRuleReported = false
     /// CPU time the process used while the app ran in the background, in nanoseconds.
     public private(set) var backgroundCPUNs: UInt64 = 0
+    /// CPU time the process used while each ended background task was open, by task name.
+    public private(set) var backgroundTaskCPUNs: [String: UInt64] = [:]
     private var nextBackgroundTask = 1
     private var lastReportedViolation = 0
     private var firstLayoutDone = false
@@ -239,7 +242,8 @@ public final class Application: Responder, @unchecked Sendable {
         }
         let id = nextBackgroundTask
         nextBackgroundTask += 1
-        backgroundTasks[id] = BackgroundTask(name: name, startNs: runLoop.clock.nowNs, expiration: expirationHandler)
+        backgroundTasks[id] = BackgroundTask(
+            name: name, startNs: runLoop.clock.nowNs, cpuStartNs: configuration.cpuClock(), expiration: expirationHandler)
         emit(.backgroundTask(name: name, id: id, began: true))
         return id
     }
@@ -252,8 +256,13 @@ public final class Application: Responder, @unchecked Sendable {
             emit(.rejected(event: "end background task \(id)", state: state, reason: "no open background task has this identifier"))
             return false
         }
+        let cpu = configuration.cpuClock()
+        let cpuUsed = cpu > task.cpuStartNs ? cpu - task.cpuStartNs : 0
+        backgroundTaskCPUNs[task.name, default: 0] += cpuUsed
         if let recorder = configuration.recorder {
-            recorder.recordSpan(name: task.name, category: "background-task", startNs: task.startNs, endNs: runLoop.clock.nowNs)
+            recorder.recordSpan(
+                name: task.name, category: "background-task", startNs: task.startNs, endNs: runLoop.clock.nowNs,
+                cpuNs: cpuUsed)
         }
         emit(.backgroundTask(name: task.name, id: id, began: false))
         return true

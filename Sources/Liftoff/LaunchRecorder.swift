@@ -78,14 +78,14 @@ public final class LaunchRecorder: Sendable {
     }
 
     /// Records a span that has already ended; `startNs` and `endNs` are `CLOCK_MONOTONIC` times.
-    public func recordSpan(name: String, category: String, startNs: UInt64, endNs: UInt64) {
+    public func recordSpan(name: String, category: String, startNs: UInt64, endNs: UInt64, cpuNs: UInt64? = nil) {
         let origin = timeOriginNs
         let thread = Sampler.currentThreadID
         state.withLock {
             $0.spans.append(
                 Profile.Span(
                     name: name, category: category, threadID: thread, startNs: startNs > origin ? startNs - origin : 0,
-                    endNs: endNs > origin ? endNs - origin : 0))
+                    endNs: endNs > origin ? endNs - origin : 0, cpuNs: cpuNs))
         }
     }
 

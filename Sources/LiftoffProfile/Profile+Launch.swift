@@ -13,15 +13,21 @@ extension Profile {
         public var endNs: UInt64
         /// Index of the enclosing span, if it is nested.
         public var parent: Int?
+        /// CPU time used while it ran, when measured (a background task: the process's CPU time).
+        public var cpuNs: UInt64?
 
         /// Creates a span.
-        public init(name: String, category: String, threadID: Int, startNs: UInt64, endNs: UInt64, parent: Int? = nil) {
+        public init(
+            name: String, category: String, threadID: Int, startNs: UInt64, endNs: UInt64, parent: Int? = nil,
+            cpuNs: UInt64? = nil
+        ) {
             self.name = name
             self.category = category
             self.threadID = threadID
             self.startNs = startNs
             self.endNs = endNs
             self.parent = parent
+            self.cpuNs = cpuNs
         }
 
         /// Duration in nanoseconds.

@@ -69,6 +69,10 @@ extension RuntimeTests {
                     #expect(kinds(driver).contains("violation background-cpu"))
                 }
                 #expect(driver.application.backgroundCPUNs >= UInt64(share * 60e9))
+                if let id = 1 as Int?, driver.application.endBackgroundTask(id) {
+                    let used = driver.application.backgroundTaskCPUNs["crunch"] ?? 0
+                    #expect(used == UInt64(Double(clock.nowNs) * share), "the task's CPU is what the process used while it was open")
+                }
                 ThreadRules.clearViolations()
                 driver.close()
             }
