@@ -1,11 +1,13 @@
 # Liftoff: `make demo` records the bundled demo app; `make test` runs every test.
-# Both install what a fresh Debian machine lacks (libunwind-dev) before building.
+# Both install what a fresh Debian machine lacks before building: libunwind-dev for the sampler;
+# `make test` also installs Chromium (to load the HTML report headless) and python3-jsonschema
+# (to check speedscope output against speedscope's schema).
 
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_OUT ?= Reports/demo
 
-.PHONY: all deps build demo test bench clean
+.PHONY: all deps test-deps build demo test bench clean
 
 all: build
 
@@ -16,13 +18,23 @@ deps:
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libunwind-dev pkg-config; \
 	fi
 
+test-deps: deps
+	@missing=""; \
+	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
+	python3 -c "import jsonschema" >/dev/null 2>&1 || missing="$$missing python3-jsonschema"; \
+	if [ -n "$$missing" ]; then \
+		echo "Installing$$missing (the tests load the HTML report in a browser and validate speedscope files)..."; \
+		$(SUDO) apt-get update -qq && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+
 build: deps
 	$(SWIFT) build
 
 demo: build
 	$(SWIFT) run liftoff demo --plan both --out $(DEMO_OUT)
 
-test: build
+test: test-deps build
 	$(SWIFT) test
 
 bench: deps

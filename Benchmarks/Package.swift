@@ -37,6 +37,16 @@ let package = Package(
             path: "SchedulerBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        .executableTarget(
+            name: "ReportBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "LiftoffReports", package: "Liftoff"),
+                .product(name: "LiftoffProfile", package: "Liftoff"),
+            ],
+            path: "ReportBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -14,8 +14,10 @@ struct DemoCommand: ParsableCommand {
         discussion: """
             The demo app launches on the main run loop (parsing its bundled catalogue, reading its
             settings, building 100 rows of views), draws its first frame, then leaves and is
-            terminated. Writes profile.json, flame.folded and flame.svg to the output folder and
-            prints time to first frame, the launch phases, and the functions with the most self time.
+            terminated. Writes profile.json and every report (index.html, flame.svg, flame.folded,
+            flame-per-thread.folded, profile.speedscope.json, trace.json, summary.md) to the output
+            folder and prints time to first frame, the launch phases, and the functions with the
+            most self time.
             """
     )
 
@@ -73,10 +75,7 @@ struct DemoCommand: ParsableCommand {
         guard let result = delegate.result else {
             throw CLIError("The demo app did not finish launching (exit status \(status)).")
         }
-        let files: [(String, String)] = [
-            (ReportFormat.folded.demoFileName, ReportFormat.folded.render(profile, perThread: false)),
-            (ReportFormat.svg.demoFileName, ReportFormat.svg.render(profile, perThread: false)),
-        ]
+        let files = ReportFormat.demoFiles(profile)
         do {
             try profile.write(to: folder.appendingPathComponent("profile.json"))
             for (name, text) in files {
@@ -243,7 +242,7 @@ struct DemoCommand: ParsableCommand {
             let percent = String(format: "%5.1f%%", entry.share * 100)
             lines.append("  \(percent)  \(String(entry.name.prefix(110)))")
         }
-        lines.append("Wrote profile.json, flame.folded and flame.svg to \(folder)/")
+        lines.append("Wrote profile.json and its reports (open index.html) to \(folder)/")
         return lines.joined(separator: "\n")
     }
 }

@@ -3,14 +3,19 @@ import Foundation
 import LiftoffProfile
 import LiftoffReports
 
-/// `liftoff report PROFILE --format folded|svg [-o FILE]`: renders a saved profile.
+/// `liftoff report PROFILE [--format html|svg|folded|speedscope|chrome|markdown] [-o FILE]`: renders a saved profile.
 struct ReportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "report",
-        abstract: "Render a saved profile.json as folded stacks or an SVG flame graph.",
+        abstract: "Render a saved profile.json as HTML, SVG, folded stacks, speedscope, Chrome trace or Markdown.",
         discussion: """
+            Formats:
+            \(ReportFormat.allCases.map { "  \($0.rawValue.padding(toLength: 11, withPad: " ", startingAt: 0)) \($0.summary)" }.joined(separator: "\n"))
+
             Examples:
-              liftoff report Reports/demo/profile.json --format svg -o flame.svg
+              liftoff report Reports/demo/profile.json -o report.html
+              liftoff report Reports/demo/profile.json --format speedscope -o launch.speedscope.json
+              liftoff report Reports/demo/profile.json --format chrome -o trace.json
               liftoff report Reports/demo/profile.json --format folded --per-thread | flamegraph.pl > out.svg
             """
     )
@@ -19,12 +24,12 @@ struct ReportCommand: ParsableCommand {
     var profile: String
 
     @Option(name: .long, help: "Output format: \(ReportFormat.allCases.map(\.rawValue).joined(separator: ", ")).")
-    var format: ReportFormat = .svg
+    var format: ReportFormat = .html
 
     @Option(name: [.short, .customLong("output")], help: "Write to this file instead of standard output.")
     var output: String?
 
-    @Flag(name: .long, help: "Keep threads apart: each thread's stacks sit under a frame named after it.")
+    @Flag(name: .long, help: "For svg and folded: keep threads apart, each thread's stacks under a frame named after it.")
     var perThread = false
 
     func run() throws {

@@ -4,21 +4,52 @@ import LiftoffReports
 
 /// The formats `liftoff report` writes.
 enum ReportFormat: String, CaseIterable, ExpressibleByArgument {
-    case folded
+    case html
     case svg
+    case folded
+    case speedscope
+    case chrome
+    case markdown
+
+    /// What the format is, for `--help`.
+    var summary: String {
+        switch self {
+        case .html: return "one self-contained interactive page (flame graph, flame chart, tasks, violations, hangs, budgets)"
+        case .svg: return "a flame graph image"
+        case .folded: return "folded stacks for flamegraph.pl and similar tools"
+        case .speedscope: return "speedscope JSON (open at speedscope.app)"
+        case .chrome: return "Chrome trace-event JSON (open in ui.perfetto.dev or chrome://tracing)"
+        case .markdown: return "a short summary for a pull-request comment"
+        }
+    }
 
     /// The file name `liftoff demo` gives this format.
     var demoFileName: String {
         switch self {
-        case .folded: return "flame.folded"
+        case .html: return "index.html"
         case .svg: return "flame.svg"
+        case .folded: return "flame.folded"
+        case .speedscope: return "profile.speedscope.json"
+        case .chrome: return "trace.json"
+        case .markdown: return "summary.md"
         }
     }
 
     func render(_ profile: Profile, perThread: Bool) -> String {
         switch self {
-        case .folded: return FoldedRenderer.render(profile, perThread: perThread)
+        case .html: return HTMLReportRenderer().render(profile)
         case .svg: return SVGFlameGraphRenderer(perThread: perThread).render(profile)
+        case .folded: return FoldedRenderer.render(profile, perThread: perThread)
+        case .speedscope: return SpeedscopeRenderer().render(profile)
+        case .chrome: return ChromeTraceRenderer().render(profile)
+        case .markdown: return MarkdownRenderer().render(profile)
         }
+    }
+
+    /// Every file `liftoff demo` writes next to profile.json: each format, plus the folded
+    /// stacks kept apart per thread.
+    static func demoFiles(_ profile: Profile) -> [(name: String, text: String)] {
+        allCases.map { ($0.demoFileName, $0.render(profile, perThread: false)) }
+            + [("flame-per-thread.folded", FoldedRenderer.render(profile, perThread: true))]
     }
 }

@@ -77,7 +77,7 @@ public struct SVGFlameGraphRenderer: Sendable {
 
     /// `Liftoff flame graph: <program> (<n> samples)`.
     static func defaultTitle(_ profile: Profile) -> String {
-        let program = profile.metadata.commandLine.first.map { $0.split(separator: "/").last.map(String.init) ?? $0 }
+        let program = ReportText.programName(profile)
         let samples = profile.samples.count == 1 ? "1 sample" : "\(profile.samples.count) samples"
         return "Liftoff flame graph" + (program.map { ": \($0)" } ?? "") + " (\(samples))"
     }
@@ -104,15 +104,26 @@ public struct SVGFlameGraphRenderer: Sendable {
     }
 }
 
-/// Fixed-point text for a number, without a trailing `.0`: stable across platforms.
-func fmt(_ value: Double, digits: Int = 1) -> String {
-    var factor = 1.0
+/// Fixed-point text for a number, without a trailing `.0` unless `fixed`: stable across platforms.
+package func fmt(_ value: Double, digits: Int = 1, fixed: Bool = false) -> String {
+    guard value.isFinite else { return value.isNaN ? "nan" : (value < 0 ? "-inf" : "inf") }
+    var factor: Double = 1
     for _ in 0..<digits { factor *= 10 }
-    let rounded = (value * factor).rounded() / factor
-    if rounded == rounded.rounded() { return String(Int(rounded)) }
-    var text = String(rounded)
-    if let dot = text.firstIndex(of: "."), text.distance(from: dot, to: text.endIndex) - 1 > digits {
-        text = String(text[...text.index(dot, offsetBy: digits)])
+    let scaled = (value.magnitude * factor).rounded()
+    guard scaled < 9.0e18 else { return String(value) }
+    let whole = UInt64(scaled) / UInt64(factor)
+    var fraction = UInt64(scaled) % UInt64(factor)
+    let sign = value < 0 && scaled > 0 ? "-" : ""
+    var width = digits
+    if !fixed {
+        if fraction == 0 { return sign + String(whole) }
+        while fraction % 10 == 0 {
+            fraction /= 10
+            width -= 1
+        }
     }
-    return text
+    guard width > 0 else { return sign + String(whole) }
+    var text = String(fraction)
+    while text.count < width { text = "0" + text }
+    return sign + String(whole) + "." + text
 }

@@ -61,6 +61,28 @@ struct CLIParsingTests {
         #expect(try String(contentsOf: output, encoding: .utf8) == "main;load 2\n")
     }
 
+    @Test("report writes every format, HTML by default", arguments: ReportFormat.allCases)
+    func reportFormats(format: ReportFormat) throws {
+        let folder = temporaryFolder()
+        let profileURL = folder.appendingPathComponent("profile.json")
+        try demoLikeProfile().write(to: profileURL)
+        let output = folder.appendingPathComponent("out")
+        let arguments = ["report", profileURL.path, "-o", output.path] + (format == .html ? [] : ["--format", format.rawValue])
+        var command = try LiftoffCommand.parseAsRoot(arguments)
+        try command.run()
+        let text = try String(contentsOf: output, encoding: .utf8)
+        let start: String
+        switch format {
+        case .html: start = "<!DOCTYPE html>"
+        case .svg: start = "<?xml"
+        case .folded: start = "main;load 2"
+        case .speedscope: start = "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\""
+        case .chrome: start = "{\"displayTimeUnit\":\"ms\""
+        case .markdown: start = "## Launch profile:"
+        }
+        #expect(text.hasPrefix(start))
+    }
+
     @Test("report on a missing file fails with one sentence naming it")
     func reportMissing() throws {
         var command = try LiftoffCommand.parseAsRoot(["report", "/nonexistent/profile.json"])
@@ -145,6 +167,12 @@ struct CLIEndToEndTests {
         #expect(folded.contains("LiftoffDemo.DemoWorkload.hashCatalog"))
         let svg = try String(contentsOf: folder.appendingPathComponent("flame.svg"), encoding: .utf8)
         #expect(svg.contains("LiftoffDemo.DemoWorkload.decodeCatalog"))
+        for format in ReportFormat.allCases {
+            let text = try String(contentsOf: folder.appendingPathComponent(format.demoFileName), encoding: .utf8)
+            #expect(text == format.render(profile, perThread: false), "\(format.demoFileName) renders profile.json")
+        }
+        let perThread = try String(contentsOf: folder.appendingPathComponent("flame-per-thread.folded"), encoding: .utf8)
+        #expect(perThread.contains("main\u{A0}(\(main.id));"), "spaces in folded names are no-break spaces")
     }
 
     @Test("demo --plan both reaches the first frame sooner with the optimized plan, which has no violations")

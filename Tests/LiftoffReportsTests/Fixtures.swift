@@ -46,3 +46,51 @@ func emptyProfile() -> Profile {
         metadata: metadata(), timeOriginNs: 0,
         phases: Profile.Phases(processStartNs: 0, preMainNs: 0, mainEntryNs: 0, endNs: 0))
 }
+
+/// A small launch: main (tid 1) runs a launch callback with two tasks and draws; a worker
+/// (tid 2) reads. Times in nanoseconds.
+///
+/// Samples: main at 1, 2, 3, 4 ms on main→launch, main→launch, main→draw, main→draw;
+/// worker at 1.5, 2.5 ms on main→launch→parse.
+func launchProfile() -> Profile {
+    var profile = Profile(
+        metadata: metadata(["/usr/bin/app"]), timeOriginNs: 0,
+        phases: Profile.Phases(
+            processStartNs: 0, preMainNs: 0, mainEntryNs: 500_000, endNs: 6_000_000, firstFrameNs: 4_500_000),
+        threads: [
+            Profile.ThreadInfo(id: 1, name: "main", isMain: true),
+            Profile.ThreadInfo(id: 2, name: "worker", isMain: false),
+        ],
+        frames: ["main", "launch", "parse", "draw"].map { Profile.Frame(name: $0, object: "app") },
+        stacks: Profile.StackTable(parent: [-1, 0, 1, 0], frame: [0, 1, 2, 3]),
+        samples: Profile.SampleTable(
+            thread: [1, 2, 1, 2, 1, 1],
+            timeNs: [1_000_000, 1_500_000, 2_000_000, 2_500_000, 3_000_000, 4_000_000],
+            stack: [1, 2, 1, 2, 3, 3]))
+    profile.spans = [
+        Profile.Span(name: "didFinishLaunching", category: "callback", threadID: 1, startNs: 600_000, endNs: 4_200_000)
+    ]
+    profile.marks = [Profile.Mark(name: "firstFrame", timeNs: 4_500_000)]
+    profile.stateChanges = [
+        Profile.StateChange(timeNs: 600_000, from: "notRunning", to: "inactive"),
+        Profile.StateChange(timeNs: 4_300_000, from: "inactive", to: "active"),
+    ]
+    profile.tasks = [
+        Profile.TaskRecord(
+            name: "read", lane: "background(utility)", status: "completed", threadID: 2, threadName: "worker",
+            readyNs: 900_000, startNs: 1_000_000, endNs: 2_000_000, cpuNs: 800_000, onCriticalPath: true, slackNs: 0),
+        Profile.TaskRecord(
+            name: "build views", lane: "main", status: "completed", dependencies: ["read"], threadID: 1,
+            threadName: "main", readyNs: 2_000_000, startNs: 2_200_000, endNs: 3_000_000, waitNs: 200_000,
+            cpuNs: 700_000, onCriticalPath: true, slackNs: 0),
+        Profile.TaskRecord(
+            name: "prefetch", lane: "main", status: "completed", threadID: 1, threadName: "main",
+            readyNs: 3_000_000, startNs: 3_000_000, endNs: 4_000_000, slackNs: 500_000, couldDefer: true),
+    ]
+    profile.violations = [
+        Profile.Violation(
+            rule: "no-blocking-on-main-during-launch", message: "prefetch blocked the main thread.", threadID: 1,
+            threadName: "main", timeNs: 3_100_000, stack: 2, count: 1)
+    ]
+    return profile
+}

@@ -81,7 +81,9 @@ struct SamplerTests {
         let expected = ["workerSpin0", "workerSpin1", "workerSpin2", "workerSpin3", "workerSpinMain"]
         for (index, tid) in ids.enumerated() {
             let samples = recording.samples.filter { $0.threadID == tid }
-            #expect(samples.count >= 100, "thread \(index) has \(samples.count) samples")
+            // 600 ms at 1 kHz gives about 600 samples on an idle machine; far fewer when other tests
+            // keep both cores busy and the sampler thread waits for a core.
+            #expect(samples.count >= 30, "thread \(index) has \(samples.count) samples")
             var own = 0
             for sample in samples {
                 let frames = names(of: sample, symbolizer)

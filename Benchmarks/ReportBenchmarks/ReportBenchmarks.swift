@@ -1,0 +1,56 @@
+import Benchmark
+import Foundation
+import LiftoffProfile
+import LiftoffReports
+
+// Every report format rendered from a profile of 1,000,000 samples, 50,000 distinct stacks and
+// 10,000 tasks, against encoding the same profile as JSON (profile.json) in the same run.
+// `Reports/benchmarks/reports.md` is written from these results by `make bench`.
+
+let htmlBytes = BenchmarkMetric.custom("htmlBytes", polarity: .prefersSmaller, useScalingFactor: false)
+let speedscopeBytes = BenchmarkMetric.custom("speedscopeBytes", polarity: .prefersSmaller, useScalingFactor: false)
+let jsonBytes = BenchmarkMetric.custom("jsonBytes", polarity: .prefersSmaller, useScalingFactor: false)
+
+let big = Profile.synthetic(samples: 1_000_000, distinctStacks: 50_000, tasks: 10_000)
+
+let benchmarks: @Sendable () -> Void = {
+    Benchmark.defaultConfiguration = .init(
+        metrics: [.wallClock, .peakMemoryResident],
+        timeUnits: .milliseconds,
+        warmupIterations: 1,
+        scalingFactor: .one,
+        maxDuration: .seconds(30),
+        maxIterations: 8
+    )
+
+    Benchmark("encode the profile as JSON (baseline)") { benchmark in
+        for _ in benchmark.scaledIterations { blackHole(try big.jsonData()) }
+    }
+    Benchmark("render html") { benchmark in
+        for _ in benchmark.scaledIterations { blackHole(HTMLReportRenderer().render(big)) }
+    }
+    Benchmark("render svg") { benchmark in
+        for _ in benchmark.scaledIterations { blackHole(SVGFlameGraphRenderer().render(big)) }
+    }
+    Benchmark("render folded") { benchmark in
+        for _ in benchmark.scaledIterations { blackHole(FoldedRenderer.render(big)) }
+    }
+    Benchmark("render speedscope") { benchmark in
+        for _ in benchmark.scaledIterations { blackHole(SpeedscopeRenderer().render(big)) }
+    }
+    Benchmark("render chrome") { benchmark in
+        for _ in benchmark.scaledIterations { blackHole(ChromeTraceRenderer().render(big)) }
+    }
+    Benchmark("render markdown") { benchmark in
+        for _ in benchmark.scaledIterations { blackHole(MarkdownRenderer().render(big)) }
+    }
+    // Output sizes, recorded once as a count metric (bytes) so the report can state them.
+    Benchmark(
+        "output bytes",
+        configuration: .init(metrics: [htmlBytes, speedscopeBytes, jsonBytes], maxIterations: 1)
+    ) { benchmark in
+        benchmark.measurement(htmlBytes, HTMLReportRenderer().render(big).utf8.count)
+        benchmark.measurement(speedscopeBytes, SpeedscopeRenderer().render(big).utf8.count)
+        benchmark.measurement(jsonBytes, (try? big.jsonData().count) ?? 0)
+    }
+}

@@ -1,0 +1,62 @@
+import LiftoffProfile
+
+/// A thread's samples as a time-ordered flame chart: one bar per frame for as long as
+/// consecutive samples kept it at the same place in the stack.
+enum FlameChart {
+    /// One frame on screen for a stretch of time.
+    struct Bar: Equatable {
+        /// Index into `profile.frames`.
+        var frame: Int
+        /// Distance from the outermost frame (0).
+        var depth: Int
+        var startNs: UInt64
+        var endNs: UInt64
+    }
+
+    /// The bars of one thread's samples (indices in time order).
+    ///
+    /// A sample at time `t` stands for `t` up to the next sample; the last sample, and a
+    /// sample followed by a gap of more than two intervals (the thread was not sampled), stand
+    /// for one interval. Bars shorter than `1 / 20,000` of the thread's sampled time are left
+    /// out: they would be far below a pixel, and their time stays inside their parent's bar.
+    static func bars(_ profile: Profile, samples: [Int], intervalNs: UInt64) -> [Bar] {
+        guard let firstSample = samples.first, let lastSample = samples.last else { return [] }
+        let times = profile.samples.timeNs
+        let span = times[lastSample] - times[firstSample] + intervalNs
+        let minimum = span / 20_000
+        var result: [Bar] = []
+        var open: [(stack: Int, startNs: UInt64)] = []  // outermost first
+        var path: [Int] = []
+        var lastTime = times[firstSample]
+
+        func close(downTo depth: Int, at end: UInt64) {
+            while open.count > depth {
+                let entry = open.removeLast()
+                if end - entry.startNs >= minimum && end > entry.startNs {
+                    result.append(
+                        Bar(frame: profile.stacks.frame[entry.stack], depth: open.count, startNs: entry.startNs, endNs: end))
+                }
+            }
+        }
+
+        for sample in samples {
+            let time = times[sample]
+            if time - lastTime > 2 * intervalNs { close(downTo: 0, at: lastTime + intervalNs) }
+            path.removeAll(keepingCapacity: true)
+            var stack = profile.samples.stack[sample]
+            while stack >= 0 {
+                path.append(stack)
+                stack = profile.stacks.parent[stack]
+            }
+            path.reverse()
+            var common = 0
+            while common < open.count, common < path.count, open[common].stack == path[common] { common += 1 }
+            close(downTo: common, at: time)
+            for depth in common..<path.count { open.append((path[depth], time)) }
+            lastTime = time
+        }
+        close(downTo: 0, at: lastTime + intervalNs)
+        result.sort { ($0.depth, $0.startNs) < ($1.depth, $1.startNs) }
+        return result
+    }
+}

@@ -1,0 +1,406 @@
+import LiftoffProfile
+
+/// Renders one self-contained HTML page: time to first frame against the target with a bar
+/// of phases; an interactive flame graph (zoom, search, merged or per thread); a flame chart
+/// per thread in time order with tasks, spans, the first frame, hangs and state changes; a
+/// sortable task table; violations with their stacks; hangs; frames and background budgets.
+///
+/// The page loads nothing from the network. Its data sits in a JSON `<script>` element with
+/// `<`, `>` and `&` written as `\u` escapes, and the page's script puts names into the page
+/// as text only, so no name in a profile can add markup or script. Large profiles stay small
+/// and quick: flame-graph nodes with fewer than `1 / 100,000` of the samples and flame-chart
+/// bars shorter than `1 / 20,000` of their thread's time are merged into their parents, and
+/// both are capped (`maxFlameNodes`, `maxBars`).
+public struct HTMLReportRenderer: Sendable {
+    /// The time-to-first-frame target the header compares against, in milliseconds.
+    public var targetMs: Double = 400
+    /// Most flame-graph nodes kept per tree (merged and per thread).
+    public var maxFlameNodes = 40_000
+    /// Most flame-chart bars kept over all threads.
+    public var maxBars = 150_000
+
+    /// Creates a renderer.
+    public init() {}
+
+    /// The HTML page for `profile`.
+    public func render(_ profile: Profile) -> String {
+        let data = dataJSON(profile)
+        let title = "Liftoff launch report: " + (ReportText.programName(profile) ?? "launch")
+        var page = ""
+        page.reserveCapacity(data.count + HTMLReportAssets.script.utf8.count + HTMLReportAssets.style.utf8.count + 1024)
+        page += "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+        page += "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
+        page += "script-src 'unsafe-inline'; img-src data:\">\n"
+        page += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+        page += "<title>\(Markup.escape(Markup.singleLine(title)))</title>\n"
+        page += "<style>\(HTMLReportAssets.style)</style></head>\n"
+        page += "<body><div id=\"app\"><noscript>This report draws its views with JavaScript; "
+        page += "open it in a browser with scripts enabled.</noscript></div>\n"
+        page += "<script type=\"application/json\" id=\"liftoff-data\">"
+        page += data
+        page += "</script>\n<script>\(HTMLReportAssets.script)</script>\n</body></html>\n"
+        return page
+    }
+
+    /// The JSON the page's script reads (HTML-safe: it contains no `<`, `>` or `&`).
+    func dataJSON(_ profile: Profile) -> String {
+        var json = JSONWriter(htmlSafe: true, capacity: 1 << 16)
+        var names = NameTable()
+        let phases = profile.phases
+        let program = ReportText.programName(profile) ?? "launch"
+        let endNs = max(phases.endNs, profile.samples.timeNs.max() ?? 0)
+
+        json.raw("{")
+        json.key("title")
+        json.string("Liftoff launch report: \(program)")
+        json.nextKey("subtitle")
+        json.string(
+            [
+                profile.metadata.host.name, profile.metadata.startTime, "\(profile.metadata.buildConfiguration) build",
+                "\(ReportText.count(profile.samples.count, "sample")) at \(profile.metadata.samplingRateHz) Hz",
+            ].filter { !$0.isEmpty }.joined(separator: " · "))
+        json.field("targetMs", targetMs)
+        json.field("ttffMs", profile.timeToFirstFrameNs.map { Double($0) / 1e6 })
+        json.field("durationMs", ReportTimeline.ms(endNs))
+
+        json.nextKey("phases")
+        json.raw("[")
+        var phaseList: [(String, UInt64, UInt64)] = [("pre-main", phases.processStartNs, phases.mainEntryNs)]
+        if let firstFrame = phases.firstFrameNs {
+            phaseList.append(("launch (main → first frame)", phases.mainEntryNs, firstFrame))
+            phaseList.append(("after first frame", firstFrame, max(endNs, firstFrame)))
+        } else {
+            phaseList.append(("after main (no first frame)", phases.mainEntryNs, max(endNs, phases.mainEntryNs)))
+        }
+        for (index, phase) in phaseList.enumerated() {
+            if index > 0 { json.raw(",") }
+            json.raw("{")
+            json.key("name")
+            json.string(phase.0)
+            json.field("startMs", ReportTimeline.ms(phase.1))
+            json.field("endMs", ReportTimeline.ms(max(phase.2, phase.1)))
+            json.raw("}")
+        }
+        json.raw("]")
+
+        writeMarkers(&json, profile)
+
+        let merged = FlameTree(profile: profile, rootName: "all")
+        let perThread = FlameTree(profile: profile, rootName: "all", perThread: true)
+        var flame = JSONWriter(htmlSafe: true, capacity: 1 << 16)
+        flame.raw("{")
+        flame.key("merged")
+        writeTree(&flame, merged, names: &names)
+        flame.nextKey("perThread")
+        writeTree(&flame, perThread, names: &names)
+        flame.raw("}")
+
+        var threads = JSONWriter(htmlSafe: true, capacity: 1 << 16)
+        writeThreads(&threads, profile, names: &names)
+
+        json.nextKey("names")
+        json.stringArray(names.names)
+        json.nextKey("flame")
+        json.raw(bytes: flame.bytes)
+        json.nextKey("threads")
+        json.raw(bytes: threads.bytes)
+        writeTasks(&json, profile)
+        writeViolations(&json, profile)
+        writeHangs(&json, profile)
+        writeBudgets(&json, profile)
+        let counts = profile.counts
+        json.nextKey("counts")
+        json.raw("{")
+        json.key("signalsSent")
+        json.int(counts.signalsSent)
+        json.field("captured", counts.captured)
+        json.field("dropped", counts.dropped)
+        json.field("failed", counts.failed)
+        json.field("skipped", counts.skipped)
+        json.field("truncated", counts.truncated)
+        json.raw("}}")
+        return json.text
+    }
+
+    private func writeMarkers(_ json: inout JSONWriter, _ profile: Profile) {
+        var markers: [(kind: String, name: String, ns: UInt64, endNs: UInt64?)] = []
+        if let firstFrame = profile.phases.firstFrameNs { markers.append(("firstFrame", "first frame", firstFrame, nil)) }
+        for mark in profile.marks where mark.name != "firstFrame" {
+            markers.append(("mark", mark.name, mark.timeNs, nil))
+        }
+        for change in profile.stateChanges {
+            markers.append(("state", "\(change.from) → \(change.to)", change.timeNs, nil))
+        }
+        for hang in profile.hangs {
+            markers.append(("hang", "hang: \(hang.running)", hang.startNs, hang.startNs + hang.durationNs))
+        }
+        if let termination = profile.termination {
+            markers.append(("termination", "terminated: \(termination.reason)", termination.timeNs, nil))
+        }
+        json.nextKey("markers")
+        json.raw("[")
+        for (index, marker) in markers.sorted(by: { $0.ns < $1.ns }).enumerated() {
+            if index > 0 { json.raw(",") }
+            json.raw("{")
+            json.key("kind")
+            json.string(marker.kind)
+            json.field("name", marker.name)
+            json.field("timeMs", ReportTimeline.ms(marker.ns))
+            json.field("endMs", marker.endNs.map(ReportTimeline.ms))
+            json.raw("}")
+        }
+        json.raw("]")
+    }
+
+    /// A flame tree in preorder, dropping nodes with too few samples (they stay counted in
+    /// their parent's total).
+    private func writeTree(_ json: inout JSONWriter, _ tree: FlameTree, names: inout NameTable) {
+        var minimum = max(1, tree.totalSamples / 100_000)
+        let kept = tree.nodes.lazy.filter { $0.total >= minimum }.count
+        if kept > maxFlameNodes {
+            var totals = tree.nodes.map(\.total)
+            totals.sort(by: >)
+            minimum = max(minimum, totals[maxFlameNodes - 1] + 1)
+        }
+        var name: [Int] = []
+        var total: [Int] = []
+        var selfCount: [Int] = []
+        var parent: [Int] = []
+        var depth: [Int] = []
+        var pending: [(node: Int, parent: Int)] = [(0, -1)]
+        while let (index, parentPosition) = pending.popLast() {
+            let node = tree.nodes[index]
+            let position = name.count
+            name.append(names.index(of: index == 0 ? "all" : node.name))
+            total.append(node.total)
+            selfCount.append(node.selfCount)
+            parent.append(parentPosition)
+            depth.append(node.depth)
+            for child in node.children.reversed() where tree.nodes[child].total >= minimum {
+                pending.append((child, position))
+            }
+        }
+        json.raw("{")
+        json.key("name")
+        json.intArray(name)
+        json.nextKey("total")
+        json.intArray(total)
+        json.nextKey("self")
+        json.intArray(selfCount)
+        json.nextKey("parent")
+        json.intArray(parent)
+        json.nextKey("depth")
+        json.intArray(depth)
+        json.raw("}")
+    }
+
+    private func writeThreads(_ json: inout JSONWriter, _ profile: Profile, names: inout NameTable) {
+        let byThread = ReportTimeline.samplesByThread(profile)
+        let interval = UInt64(1_000_000_000 / max(profile.metadata.samplingRateHz, 1))
+        var allBars: [[FlameChart.Bar]] = byThread.map { thread, samples in
+            FlameChart.bars(profile, samples: samples, intervalNs: interval)
+        }
+        let count = allBars.reduce(0) { $0 + $1.count }
+        if count > maxBars {
+            var durations = allBars.flatMap { $0.map { $0.endNs - $0.startNs } }
+            durations.sort(by: >)
+            let minimum = durations[maxBars - 1] + 1
+            allBars = allBars.map { $0.filter { $0.endNs - $0.startNs >= minimum } }
+        }
+        let intervals = Dictionary(grouping: ReportTimeline.intervals(profile), by: \.threadID)
+        let info = Dictionary(profile.threads.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        var order = byThread.map(\.thread)
+        for thread in intervals.keys.sorted() where !order.contains(thread) { order.append(thread) }
+        json.raw("[")
+        for (position, thread) in order.enumerated() {
+            if position > 0 { json.raw(",") }
+            let bars = position < allBars.count ? allBars[position] : []
+            let samples = position < byThread.count ? byThread[position].samples.count : 0
+            json.raw("{")
+            json.key("id")
+            json.int(thread)
+            json.field("label", info[thread].map(FlameTree.threadLabel) ?? "thread \(thread)")
+            json.field("isMain", info[thread]?.isMain ?? false)
+            json.field("samples", samples)
+            json.nextKey("bars")
+            json.raw("{")
+            json.key("name")
+            json.intArray(bars.map { names.index(of: profile.frames[$0.frame].name) })
+            json.nextKey("depth")
+            json.intArray(bars.map(\.depth))
+            json.nextKey("start")
+            json.raw("[")
+            for (index, bar) in bars.enumerated() {
+                if index > 0 { json.raw(",") }
+                json.number(ReportTimeline.ms(bar.startNs), digits: 4)
+            }
+            json.raw("]")
+            json.nextKey("end")
+            json.raw("[")
+            for (index, bar) in bars.enumerated() {
+                if index > 0 { json.raw(",") }
+                json.number(ReportTimeline.ms(bar.endNs), digits: 4)
+            }
+            json.raw("]}")
+            json.nextKey("spans")
+            json.raw("[")
+            for (index, interval) in ReportTimeline.nested(intervals[thread] ?? []).enumerated() {
+                if index > 0 { json.raw(",") }
+                json.raw("{")
+                json.key("name")
+                json.string(interval.name)
+                json.field("category", interval.category)
+                json.field("startMs", ReportTimeline.ms(interval.startNs), digits: 4)
+                json.field("endMs", ReportTimeline.ms(interval.endNs), digits: 4)
+                json.field("critical", interval.task.map { profile.tasks[$0].onCriticalPath } ?? false)
+                json.raw("}")
+            }
+            json.raw("]}")
+        }
+        json.raw("]")
+    }
+
+    private func writeTasks(_ json: inout JSONWriter, _ profile: Profile) {
+        json.nextKey("tasks")
+        json.raw("[")
+        for (index, task) in profile.tasks.enumerated() {
+            if index > 0 { json.raw(",") }
+            json.raw("{")
+            json.key("name")
+            json.string(task.name)
+            json.field("lane", task.lane)
+            json.field("status", task.status)
+            json.field("thread", ReportText.threadName(of: task, in: profile))
+            json.field("queue", task.queue ?? "")
+            json.field("readyMs", task.readyNs.map(ReportTimeline.ms))
+            json.field("startMs", task.startNs.map(ReportTimeline.ms))
+            json.field("endMs", task.endNs.map(ReportTimeline.ms))
+            json.field("durationMs", task.durationNs.map(ReportTimeline.ms))
+            json.field("waitMs", ReportTimeline.ms(task.waitNs))
+            json.field("cpuMs", task.cpuNs.map(ReportTimeline.ms))
+            json.field("critical", task.onCriticalPath)
+            json.field("slackMs", task.slackNs.map(ReportTimeline.ms))
+            json.field("couldDefer", task.couldDefer)
+            json.nextKey("dependencies")
+            json.stringArray(task.dependencies)
+            json.field("error", task.error)
+            json.raw("}")
+        }
+        json.raw("]")
+    }
+
+    private func stackNames(_ stack: Int?, _ profile: Profile) -> [String] {
+        guard let stack, stack >= 0, stack < profile.stacks.count else { return [] }
+        return profile.frameIndices(ofStack: stack).reversed().map { profile.frames[$0].name }
+    }
+
+    private func writeViolations(_ json: inout JSONWriter, _ profile: Profile) {
+        json.nextKey("violations")
+        json.raw("[")
+        for (index, violation) in profile.violations.enumerated() {
+            if index > 0 { json.raw(",") }
+            json.raw("{")
+            json.key("rule")
+            json.string(violation.rule)
+            json.field("message", violation.message)
+            json.field("thread", "\(violation.threadName) (\(violation.threadID))")
+            json.field("timeMs", ReportTimeline.ms(violation.timeNs))
+            json.field("count", violation.count)
+            json.nextKey("stack")
+            json.stringArray(stackNames(violation.stack, profile))
+            json.raw("}")
+        }
+        json.raw("]")
+    }
+
+    private func writeHangs(_ json: inout JSONWriter, _ profile: Profile) {
+        json.nextKey("hangs")
+        json.raw("[")
+        for (index, hang) in profile.hangs.enumerated() {
+            if index > 0 { json.raw(",") }
+            json.raw("{")
+            json.key("startMs")
+            json.number(ReportTimeline.ms(hang.startNs))
+            json.field("durationMs", ReportTimeline.ms(hang.durationNs))
+            json.field("running", hang.running)
+            json.field("stacks", hang.stacks.count)
+            json.nextKey("topFrames")
+            json.raw("[")
+            for (position, entry) in HangDigest(hang, in: profile).topFrames.enumerated() {
+                if position > 0 { json.raw(",") }
+                json.raw("{")
+                json.key("name")
+                json.string(entry.name)
+                json.field("count", entry.count)
+                json.raw("}")
+            }
+            json.raw("]}")
+        }
+        json.raw("]")
+    }
+
+    private func writeBudgets(_ json: inout JSONWriter, _ profile: Profile) {
+        json.nextKey("budgets")
+        json.raw("{")
+        json.key("frames")
+        json.raw("{")
+        json.key("count")
+        json.int(profile.displayFrames.count)
+        json.field("slow", profile.slowFrameCount)
+        json.field("frozen", profile.frozenFrameCount)
+        json.raw("}")
+        json.nextKey("background")
+        json.raw("[")
+        for (index, span) in profile.spans.filter({ $0.category == "background-task" }).enumerated() {
+            if index > 0 { json.raw(",") }
+            json.raw("{")
+            json.key("name")
+            json.string(span.name)
+            json.field("startMs", ReportTimeline.ms(span.startNs))
+            json.field("endMs", ReportTimeline.ms(span.endNs))
+            json.field("durationMs", ReportTimeline.ms(span.durationNs))
+            json.field("cpuMs", span.cpuNs.map(ReportTimeline.ms))
+            json.raw("}")
+        }
+        json.raw("]")
+        json.nextKey("states")
+        json.raw("[")
+        for (index, change) in profile.stateChanges.enumerated() {
+            if index > 0 { json.raw(",") }
+            json.raw("{")
+            json.key("timeMs")
+            json.number(ReportTimeline.ms(change.timeNs))
+            json.field("from", change.from)
+            json.field("to", change.to)
+            json.raw("}")
+        }
+        json.raw("]")
+        json.nextKey("termination")
+        if let termination = profile.termination {
+            json.raw("{")
+            json.key("reason")
+            json.string(termination.reason)
+            json.field("phase", termination.phase)
+            json.field("timeMs", ReportTimeline.ms(termination.timeNs))
+            json.nextKey("stack")
+            json.stringArray(stackNames(termination.stack, profile))
+            json.raw("}")
+        } else {
+            json.raw("null")
+        }
+        json.raw("}")
+    }
+}
+
+/// Strings written once and referred to by index.
+struct NameTable {
+    private(set) var names: [String] = []
+    private var indices: [String: Int] = [:]
+
+    mutating func index(of name: String) -> Int {
+        if let known = indices[name] { return known }
+        names.append(name)
+        indices[name] = names.count - 1
+        return names.count - 1
+    }
+}

@@ -1,0 +1,34 @@
+import LiftoffProfile
+
+/// The functions a hang's sampled stacks have in common, the most telling first.
+struct HangDigest {
+    /// A function and the number of the hang's stacks it appears in.
+    struct Entry: Equatable {
+        var name: String
+        var count: Int
+    }
+
+    /// Functions by the number of stacks containing them, most first; among equals, the one
+    /// deeper in the stacks first, so the innermost function the hang stayed in leads.
+    var topFrames: [Entry]
+
+    init(_ hang: Profile.HangRecord, in profile: Profile, limit: Int = 5) {
+        var counts: [String: (count: Int, depth: Int)] = [:]
+        for stack in hang.stacks where stack >= 0 && stack < profile.stacks.count {
+            var seen = Set<String>()
+            for (depth, frame) in profile.frameIndices(ofStack: stack).enumerated() {
+                let name = profile.frames[frame].name
+                guard seen.insert(name).inserted else { continue }
+                counts[name, default: (0, 0)].count += 1
+                counts[name, default: (0, 0)].depth += depth
+            }
+        }
+        topFrames = counts.sorted { left, right in
+            let leftDepth = Double(left.value.depth) / Double(left.value.count)
+            let rightDepth = Double(right.value.depth) / Double(right.value.count)
+            return (left.value.count, leftDepth, right.key) > (right.value.count, rightDepth, left.key)
+        }
+        .prefix(limit)
+        .map { Entry(name: $0.key, count: $0.value.count) }
+    }
+}

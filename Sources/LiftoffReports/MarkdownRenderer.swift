@@ -1,0 +1,236 @@
+import Foundation
+import LiftoffProfile
+
+/// Renders a short Markdown summary of a launch for a pull-request comment: time to first
+/// frame against the target, phases, what ran on the main thread before the first frame and
+/// what could move, the slowest tasks, violations, hangs, frames, background tasks and the
+/// functions with the most self time.
+///
+/// The text always stays under ``limit`` characters, however large the profile: tables keep
+/// their first rows and say how many were left out. Names are escaped so that they cannot
+/// break a table or inject HTML.
+public struct MarkdownRenderer: Sendable {
+    /// Upper bound on the length of the result, in characters (GitHub comments allow 65,536).
+    public var limit = 65_000
+    /// Rows kept in each table.
+    public var rowsPerTable = 20
+    /// The time-to-first-frame target, in milliseconds.
+    public var targetMs: Double = 400
+
+    /// Creates a renderer.
+    public init(limit: Int = 65_000, rowsPerTable: Int = 20) {
+        self.limit = limit
+        self.rowsPerTable = rowsPerTable
+    }
+
+    /// The Markdown summary of `profile`.
+    public func render(_ profile: Profile) -> String {
+        var lines: [String] = []
+        let program = ReportText.programName(profile) ?? "launch"
+        lines.append("## Launch profile: \(MarkdownRenderer.inline(program))")
+        lines.append("")
+        if let ttff = profile.timeToFirstFrameNs {
+            let value = Double(ttff) / 1e6
+            let verdict = value <= targetMs ? "within the \(fmt(targetMs)) ms target" : "**over** the \(fmt(targetMs)) ms target"
+            lines.append("**Time to first frame: \(ReportText.ms(value))**, \(verdict).")
+        } else {
+            lines.append("**No first frame was committed.**")
+        }
+        lines.append("")
+        lines.append(
+            "Recorded \(ReportText.count(profile.samples.count, "sample")) at \(profile.metadata.samplingRateHz) Hz on "
+                + "\(MarkdownRenderer.inline(profile.metadata.host.name)) (\(profile.metadata.host.cpuCount) CPUs), "
+                + "\(MarkdownRenderer.inline(profile.metadata.buildConfiguration)) build, \(MarkdownRenderer.inline(profile.metadata.startTime)).")
+        lines.append("")
+        lines += phaseTable(profile)
+        lines += mainThreadAnswer(profile)
+        lines += taskTable(profile)
+        lines += violationTable(profile)
+        lines += hangTable(profile)
+        lines += framesAndBackground(profile)
+        lines += topFunctions(profile)
+        return MarkdownRenderer.bounded(lines, limit: limit)
+    }
+
+    private func phaseTable(_ profile: Profile) -> [String] {
+        let phases = profile.phases
+        var rows: [(String, UInt64, UInt64)] = [("process start → main entry", phases.processStartNs, phases.mainEntryNs)]
+        if let firstFrame = phases.firstFrameNs {
+            rows.append(("main entry → first frame", phases.mainEntryNs, firstFrame))
+            rows.append(("first frame → end of recording", firstFrame, phases.endNs))
+        } else {
+            rows.append(("main entry → end of recording", phases.mainEntryNs, phases.endNs))
+        }
+        var lines = ["### Phases", "", "| Phase | Start | Duration |", "|---|---:|---:|"]
+        for (name, start, end) in rows {
+            lines.append("| \(name) | \(ReportText.ms(start)) | \(ReportText.ms(end >= start ? end - start : 0)) |")
+        }
+        let callbacks = profile.spans.filter { $0.category == "callback" }
+        for span in callbacks.prefix(rowsPerTable) {
+            lines.append(
+                "| \(MarkdownRenderer.cell(span.name)) (callback) | \(ReportText.ms(span.startNs)) | \(ReportText.ms(span.durationNs)) |")
+        }
+        lines.append("")
+        return lines
+    }
+
+    private func mainThreadAnswer(_ profile: Profile) -> [String] {
+        guard let firstFrame = profile.phases.firstFrameNs, !profile.tasks.isEmpty else { return [] }
+        let main = profile.threads.first(where: \.isMain)?.id
+        let before = profile.tasks.filter { task in
+            guard let start = task.startNs else { return false }
+            return start < firstFrame && (task.threadID == main || task.lane == "main")
+        }
+        var lines = ["### Main thread before the first frame", ""]
+        if before.isEmpty {
+            lines.append("No launch task ran on the main thread before the first frame.")
+        } else {
+            let total = before.compactMap(\.durationNs).reduce(0, +)
+            lines.append(
+                "\(ReportText.count(before.count, "task")) ran there for \(ReportText.ms(total)): "
+                    + before.prefix(rowsPerTable).map { "`\(MarkdownRenderer.code($0.name))`" }.joined(separator: ", ")
+                    + (before.count > rowsPerTable ? " and \(before.count - rowsPerTable) more" : "") + ".")
+            let movable = before.filter(\.couldDefer)
+            if movable.isEmpty {
+                lines.append("None of them could move: each is UI work or something UI work waits for.")
+            } else {
+                lines.append(
+                    "Could move off the main thread or after the first frame: "
+                        + movable.prefix(rowsPerTable).map { "`\(MarkdownRenderer.code($0.name))`" }.joined(separator: ", ")
+                        + (movable.count > rowsPerTable ? " and \(movable.count - rowsPerTable) more" : "") + ".")
+            }
+        }
+        lines.append("")
+        return lines
+    }
+
+    private func taskTable(_ profile: Profile) -> [String] {
+        guard !profile.tasks.isEmpty else { return [] }
+        let sorted = profile.tasks.sorted { ($0.durationNs ?? 0, $1.name) > ($1.durationNs ?? 0, $0.name) }
+        var lines = [
+            "### Slowest tasks (★ on the critical path)", "",
+            "| Task | Lane | Thread | Start | Duration | Wait | CPU | Could defer |", "|---|---|---|---:|---:|---:|---:|---|",
+        ]
+        for task in sorted.prefix(rowsPerTable) {
+            let name = (task.onCriticalPath ? "★ " : "") + MarkdownRenderer.cell(task.name)
+                + (task.status == "completed" ? "" : " (\(MarkdownRenderer.cell(task.status)))")
+            lines.append(
+                "| \(name) | \(MarkdownRenderer.cell(task.lane)) | \(MarkdownRenderer.cell(ReportText.threadName(of: task, in: profile))) | "
+                    + "\(task.startNs.map { ReportText.ms($0) } ?? "–") | \(task.durationNs.map { ReportText.ms($0) } ?? "–") | "
+                    + "\(ReportText.ms(task.waitNs)) | \(task.cpuNs.map { ReportText.ms($0) } ?? "–") | \(task.couldDefer ? "yes" : "") |")
+        }
+        if sorted.count > rowsPerTable { lines += ["", "\(sorted.count - rowsPerTable) more tasks are in the HTML report."] }
+        lines.append("")
+        return lines
+    }
+
+    private func violationTable(_ profile: Profile) -> [String] {
+        var lines = ["### Thread violations: \(profile.violations.count)", ""]
+        guard !profile.violations.isEmpty else { return lines + ["None recorded.", ""] }
+        lines += ["| Rule | Thread | Time | Count | Message |", "|---|---|---:|---:|---|"]
+        for violation in profile.violations.prefix(rowsPerTable) {
+            lines.append(
+                "| \(MarkdownRenderer.cell(violation.rule)) | \(MarkdownRenderer.cell(violation.threadName)) | "
+                    + "\(ReportText.ms(violation.timeNs)) | \(violation.count) | \(MarkdownRenderer.cell(violation.message)) |")
+        }
+        if profile.violations.count > rowsPerTable {
+            lines += ["", "\(profile.violations.count - rowsPerTable) more violations are in the HTML report."]
+        }
+        lines.append("")
+        return lines
+    }
+
+    private func hangTable(_ profile: Profile) -> [String] {
+        var lines = ["### Hangs: \(profile.hangs.count)", ""]
+        guard !profile.hangs.isEmpty else { return lines + ["None recorded.", ""] }
+        lines += ["| Start | Duration | Running | Most sampled function |", "|---:|---:|---|---|"]
+        for hang in profile.hangs.prefix(rowsPerTable) {
+            let top = HangDigest(hang, in: profile).topFrames.first
+            let topText = top.map { "\(MarkdownRenderer.cell($0.name)) (\($0.count) of \(hang.stacks.count) stacks)" } ?? "–"
+            lines.append(
+                "| \(ReportText.ms(hang.startNs)) | \(ReportText.ms(hang.durationNs)) | \(MarkdownRenderer.cell(hang.running)) | \(topText) |")
+        }
+        lines.append("")
+        return lines
+    }
+
+    private func framesAndBackground(_ profile: Profile) -> [String] {
+        var lines = [
+            "### Frames and budgets", "",
+            "Frames: \(profile.displayFrames.count), slow (over 16.7 ms) \(profile.slowFrameCount), "
+                + "frozen (over 700 ms) \(profile.frozenFrameCount).",
+        ]
+        let background = profile.spans.filter { $0.category == "background-task" }
+        if !background.isEmpty {
+            lines.append("Background tasks: " + background.prefix(rowsPerTable).map {
+                "`\(MarkdownRenderer.code($0.name))` \(ReportText.ms($0.durationNs))"
+                    + ($0.cpuNs.map { " (CPU \(ReportText.ms($0)))" } ?? "")
+            }.joined(separator: ", ") + ".")
+        }
+        if let termination = profile.termination {
+            lines.append(
+                "**Terminated** at \(ReportText.ms(termination.timeNs)) while \(MarkdownRenderer.inline(termination.phase)): "
+                    + "\(MarkdownRenderer.inline(termination.reason)).")
+        }
+        let counts = profile.counts
+        lines.append(
+            "Samples: captured \(counts.captured), dropped \(counts.dropped), failed \(counts.failed), "
+                + "skipped \(counts.skipped), truncated \(counts.truncated).")
+        lines.append("")
+        return lines
+    }
+
+    private func topFunctions(_ profile: Profile) -> [String] {
+        let summary = ProfileSummary(profile, limit: rowsPerTable)
+        guard !summary.topSelf.isEmpty else { return [] }
+        var lines = ["### Top functions by self time", "", "| Self | Samples | Function |", "|---:|---:|---|"]
+        for entry in summary.topSelf {
+            lines.append("| \(fmt(entry.share * 100, digits: 1, fixed: true))% | \(entry.selfSamples) | \(MarkdownRenderer.cell(entry.name)) |")
+        }
+        lines.append("")
+        return lines
+    }
+
+    /// Joins the lines, cutting at a line boundary when the text would pass `limit`.
+    static func bounded(_ lines: [String], limit: Int) -> String {
+        let note = "\n_The summary was cut here to stay under \(limit) characters; the HTML report has everything._\n"
+        var lines = lines
+        while lines.last?.isEmpty == true { lines.removeLast() }
+        var result = ""
+        for line in lines {
+            if result.count + line.count + 1 + note.count > limit {
+                return result + note
+            }
+            result += line + "\n"
+        }
+        return result
+    }
+
+    /// Text for a table cell: at most 160 characters on one line, with `|`, HTML and Markdown escaped.
+    static func cell(_ text: String) -> String {
+        let single = Markup.singleLine(text)
+        let short = single.count > 160 ? String(single.prefix(157)) + "..." : single
+        return inline(short).replacingOccurrences(of: "|", with: "\\|")
+    }
+
+    /// Text inside a sentence: HTML-escaped and with Markdown's emphasis and code characters escaped.
+    static func inline(_ text: String) -> String {
+        var result = ""
+        for character in Markup.singleLine(text) {
+            switch character {
+            case "<": result += "&lt;"
+            case ">": result += "&gt;"
+            case "&": result += "&amp;"
+            case "*", "_", "`", "[", "]", "\\", "#", "~": result += "\\\(character)"
+            default: result.append(character)
+            }
+        }
+        return result
+    }
+
+    /// Text inside a code span: one line, at most 80 characters, without backticks.
+    static func code(_ text: String) -> String {
+        let single = Markup.singleLine(text).replacingOccurrences(of: "`", with: "'")
+        return single.count > 80 ? String(single.prefix(77)) + "..." : single
+    }
+}

@@ -1,0 +1,91 @@
+import LiftoffProfile
+
+/// What the time-ordered views share: intervals per thread, nested properly, and samples
+/// per thread in time order.
+struct ReportTimeline {
+    /// A named interval on one thread (a task, a span, a hang).
+    struct Interval: Equatable {
+        var name: String
+        var category: String
+        var threadID: Int
+        var startNs: UInt64
+        var endNs: UInt64
+        /// Index of the task in `profile.tasks`, when this interval is one.
+        var task: Int?
+    }
+
+    /// Sample indices per thread id, each list in time order; threads in the profile's order,
+    /// then any thread seen only in samples.
+    static func samplesByThread(_ profile: Profile) -> [(thread: Int, samples: [Int])] {
+        var byThread: [Int: [Int]] = [:]
+        var order: [Int] = profile.threads.map(\.id)
+        var known = Set(order)
+        for index in 0..<profile.samples.count {
+            let thread = profile.samples.thread[index]
+            if known.insert(thread).inserted { order.append(thread) }
+            byThread[thread, default: []].append(index)
+        }
+        return order.map { thread in
+            var samples = byThread[thread] ?? []
+            let times = profile.samples.timeNs
+            var sorted = true
+            for position in samples.indices.dropFirst() where times[samples[position - 1]] > times[samples[position]] {
+                sorted = false
+                break
+            }
+            if !sorted { samples.sort { (times[$0], $0) < (times[$1], $1) } }
+            return (thread, samples)
+        }
+    }
+
+    /// Every span, task and hang of the profile as an interval on its thread.
+    static func intervals(_ profile: Profile) -> [Interval] {
+        var result: [Interval] = []
+        for span in profile.spans {
+            result.append(
+                Interval(
+                    name: span.name, category: span.category, threadID: span.threadID, startNs: span.startNs,
+                    endNs: max(span.endNs, span.startNs)))
+        }
+        for (index, task) in profile.tasks.enumerated() {
+            guard let start = task.startNs, let end = task.endNs, let thread = task.threadID else { continue }
+            result.append(
+                Interval(
+                    name: task.name, category: "task", threadID: thread, startNs: start, endNs: max(end, start),
+                    task: index))
+        }
+        let main = profile.threads.first(where: \.isMain)?.id
+        if let main {
+            for hang in profile.hangs {
+                result.append(
+                    Interval(
+                        name: "hang: \(hang.running)", category: "hang", threadID: main, startNs: hang.startNs,
+                        endNs: hang.startNs + hang.durationNs))
+            }
+        }
+        return result
+    }
+
+    /// The intervals of one thread, sorted and clipped so that each one lies inside the one
+    /// enclosing it (an interval that outlives its enclosing one ends with it). Trace viewers
+    /// need properly nested slices on a thread.
+    static func nested(_ intervals: [Interval]) -> [Interval] {
+        let sorted = intervals.sorted {
+            ($0.startNs, $1.endNs, $0.category, $0.name) < ($1.startNs, $0.endNs, $1.category, $1.name)
+        }
+        var result: [Interval] = []
+        var open: [UInt64] = []  // end times of the enclosing intervals
+        for var interval in sorted {
+            while let end = open.last, end <= interval.startNs {
+                open.removeLast()
+            }
+            if let end = open.last, interval.endNs > end { interval.endNs = end }
+            result.append(interval)
+            open.append(interval.endNs)
+        }
+        return result
+    }
+
+    /// Nanoseconds as milliseconds.
+    static func ms(_ ns: UInt64) -> Double { Double(ns) / 1e6 }
+}

@@ -1,0 +1,95 @@
+import Foundation
+import LiftoffProfile
+import Testing
+
+/// Loads HTML reports in headless Chromium (`make test` installs it) and checks the DOM the
+/// page's script builds.
+@Suite("HTML report in a browser", .serialized)
+struct BrowserTests {
+    /// Chromium's path, or nil when it is not installed.
+    static let chromium: String? = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"]
+        .first { FileManager.default.isExecutableFile(atPath: $0) }
+
+    /// The DOM after the page's scripts ran.
+    static func dumpDOM(_ page: URL) throws -> String {
+        let browser = try #require(chromium, "Chromium is not installed; `make test` installs it with apt-get")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: browser)
+        let profileFolder = temporaryFolder().appendingPathComponent("chromium-profile")
+        process.arguments = [
+            "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+            "--user-data-dir=\(profileFolder.path)", "--dump-dom", page.absoluteString,
+        ]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "chromium exited with \(process.terminationStatus)")
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    static func count(_ needle: String, in text: String) -> Int { text.components(separatedBy: needle).count - 1 }
+
+    @Test("the demo's report runs its script without errors and draws the flame graph and flame charts")
+    func demoReport() throws {
+        let folder = temporaryFolder()
+        let result = try BuiltTool.find().run(["demo", "--out", folder.path, "--rate", "500", "--linger", "0", "--quiet"])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let dom = try BrowserTests.dumpDOM(folder.appendingPathComponent("index.html"))
+        #expect(dom.contains("data-ready=\"true\""), "the script finished drawing")
+        #expect(!dom.contains("id=\"report-error\""), "the script reported an error")
+        #expect(dom.contains("id=\"flame-graph\""))
+        #expect(BrowserTests.count("class=\"fg-frame", in: dom) > 10, "the flame graph has frames")
+        #expect(dom.contains("class=\"flame-chart"))
+        #expect(BrowserTests.count("class=\"fc-bar", in: dom) > 10, "the flame charts have bars")
+        #expect(dom.contains("parse catalogue"), "the task table names the demo's tasks")
+    }
+
+    @Test("names from the profile show as text: nothing in them becomes markup or script")
+    func hostileReport() throws {
+        let folder = temporaryFolder()
+        let profileURL = folder.appendingPathComponent("profile.json")
+        try hostileBrowserProfile().write(to: profileURL)
+        let page = folder.appendingPathComponent("index.html")
+        let result = try BuiltTool.find().run(["report", profileURL.path, "-o", page.path])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let dom = try BrowserTests.dumpDOM(page)
+        #expect(dom.contains("data-ready=\"true\""))
+        #expect(!dom.contains("id=\"report-error\""))
+        #expect(!dom.contains("<img"), "a name became an element")
+        #expect(!dom.contains("<b>"), "a name became an element")
+        #expect(BrowserTests.count("<script", in: dom) == 2, "a name added a script element")
+        #expect(dom.contains("&lt;img src=x onerror=alert(1)&gt;"), "the name shows as text")
+    }
+}
+
+/// A profile whose every name tries to inject markup.
+func hostileBrowserProfile() -> Profile {
+    let evil = ["</script><script>alert(1)</script>", "<img src=x onerror=alert(1)>", "<b>bold</b> & \"quotes\"; semi"]
+    var profile = Profile(
+        metadata: Profile.Metadata(
+            liftoffVersion: "0.1.0", commandLine: ["/bin/<img src=x onerror=alert(1)>"],
+            host: Profile.Host(name: "<b>host</b>", os: "Linux", architecture: "x86_64", cpuCount: 2),
+            startTime: "2026-11-21T10:00:00.000Z", buildConfiguration: "debug", samplingRateHz: 1000),
+        timeOriginNs: 0,
+        phases: Profile.Phases(processStartNs: 0, preMainNs: 0, mainEntryNs: 100_000, endNs: 5_000_000, firstFrameNs: 3_000_000),
+        threads: [Profile.ThreadInfo(id: 1, name: evil[1], isMain: true)],
+        frames: evil.map { Profile.Frame(name: $0, object: "app") },
+        stacks: Profile.StackTable(parent: [-1, 0, 1], frame: [0, 1, 2]),
+        samples: Profile.SampleTable(
+            thread: [1, 1, 1, 1], timeNs: [1_000_000, 2_000_000, 3_000_000, 4_000_000], stack: [2, 2, 1, 0]))
+    profile.tasks = [
+        Profile.TaskRecord(
+            name: evil[1], lane: evil[2], status: "completed", dependencies: [evil[0]], threadID: 1, threadName: evil[0],
+            startNs: 1_000_000, endNs: 2_000_000, couldDefer: true)
+    ]
+    profile.spans = [Profile.Span(name: evil[0], category: evil[1], threadID: 1, startNs: 500_000, endNs: 2_500_000)]
+    profile.marks = [Profile.Mark(name: evil[2], timeNs: 2_000_000)]
+    profile.violations = [
+        Profile.Violation(rule: evil[0], message: evil[1], threadID: 1, threadName: evil[2], timeNs: 1_500_000, stack: 2, count: 1)
+    ]
+    profile.hangs = [Profile.HangRecord(startNs: 1_000_000, durationNs: 2_000_000, running: evil[1], stacks: [2, 2])]
+    return profile
+}

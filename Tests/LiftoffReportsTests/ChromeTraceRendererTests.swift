@@ -1,0 +1,188 @@
+import Foundation
+import LiftoffProfile
+import Testing
+
+@testable import LiftoffReports
+
+@Suite("Chrome trace")
+struct ChromeTraceRendererTests {
+    @Test("a hand-made launch renders to exactly the expected trace")
+    func exactOutput() {
+        let expected = #"""
+            {"displayTimeUnit":"ms","otherData":{"program":"app","liftoffVersion":"0.1.0","startTime":"2026-11-21T10:00:00.000Z","host":"box"},"traceEvents":[
+            {"name":"process_name","ph":"M","pid":1,"tid":0,"args":{"name":"app"}},
+            {"name":"thread_name","ph":"M","pid":1,"tid":1,"args":{"name":"main"}},
+            {"name":"thread_sort_index","ph":"M","pid":1,"tid":1,"args":{"sort_index":-1}},
+            {"name":"thread_name","ph":"M","pid":1,"tid":2,"args":{"name":"worker"}},
+            {"name":"thread_sort_index","ph":"M","pid":1,"tid":2,"args":{"sort_index":1}},
+            {"name":"didFinishLaunching","ph":"X","pid":1,"tid":1,"ts":600,"dur":3600,"cat":"callback"},
+            {"name":"build views","ph":"X","pid":1,"tid":1,"ts":2200,"dur":800,"cat":"task","args":{"lane":"main","status":"completed","queue":"","wait_ms":0.2,"cpu_ms":0.7,"critical_path":true,"could_defer":false,"dependencies":["read"]}},
+            {"name":"prefetch","ph":"X","pid":1,"tid":1,"ts":3000,"dur":1000,"cat":"task","args":{"lane":"main","status":"completed","queue":"","wait_ms":0,"critical_path":false,"could_defer":true}},
+            {"name":"read","ph":"X","pid":1,"tid":2,"ts":1000,"dur":1000,"cat":"task","args":{"lane":"background(utility)","status":"completed","queue":"","wait_ms":0,"cpu_ms":0.8,"critical_path":true,"could_defer":false}},
+            {"name":"process start","ph":"i","pid":1,"tid":1,"ts":0,"s":"t","cat":"launch"},
+            {"name":"main entry","ph":"i","pid":1,"tid":1,"ts":500,"s":"t","cat":"launch"},
+            {"name":"state: notRunning → inactive","ph":"i","pid":1,"tid":1,"ts":600,"s":"t","cat":"launch"},
+            {"name":"state: inactive → active","ph":"i","pid":1,"tid":1,"ts":4300,"s":"t","cat":"launch"},
+            {"name":"first frame","ph":"i","pid":1,"tid":1,"ts":4500,"s":"g","cat":"launch"},
+            {"name":"read → build views","ph":"s","pid":1,"tid":2,"ts":1999.999,"cat":"dependency","id":1},
+            {"name":"read → build views","ph":"f","pid":1,"tid":1,"ts":2200.001,"bp":"e","cat":"dependency","id":1}
+            ]}
+            """#
+        #expect(ChromeTraceRenderer().render(launchProfile()) == expected + "\n")
+    }
+
+    @Test("events follow the Trace Event Format: named threads, nested complete events, paired flows")
+    func wellFormed() throws {
+        var profile = launchProfile()
+        profile.spans.append(
+            Profile.Span(name: "late", category: "span", threadID: 1, startNs: 4_000_000, endNs: 5_000_000))
+        profile.spans.append(
+            Profile.Span(name: "on an unnamed thread", category: "span", threadID: 9, startNs: 0, endNs: 1_000))
+        let document = try JSONSerialization.jsonObject(with: Data(ChromeTraceRenderer().render(profile).utf8))
+        let events = try #require((document as? [String: Any])?["traceEvents"] as? [[String: Any]])
+        let named = Set(events.filter { $0["name"] as? String == "thread_name" }.compactMap { $0["tid"] as? Int })
+        var slices: [Int: [(start: Double, end: Double)]] = [:]
+        var flows: [Int: [String]] = [:]
+        for event in events {
+            let phase = try #require(event["ph"] as? String)
+            #expect(["M", "X", "i", "s", "f"].contains(phase))
+            #expect(event["pid"] as? Int == 1)
+            guard phase != "M" else { continue }
+            let tid = try #require(event["tid"] as? Int)
+            #expect(named.contains(tid), "thread \(tid) has a thread_name")
+            let ts = try #require(event["ts"] as? Double)
+            if phase == "X" {
+                let duration = try #require(event["dur"] as? Double)
+                #expect(duration >= 0)
+                slices[tid, default: []].append((ts, ts + duration))
+            }
+            if phase == "s" || phase == "f" { flows[try #require(event["id"] as? Int), default: []].append(phase) }
+        }
+        #expect(flows.values.allSatisfy { $0 == ["s", "f"] })
+        // Within a thread, slices are disjoint or nested.
+        for list in slices.values {
+            for a in list {
+                for b in list where a.start < b.start && b.start < a.end {
+                    #expect(b.end <= a.end, "slice [\(b.start), \(b.end)] overlaps [\(a.start), \(a.end)] without nesting")
+                }
+            }
+        }
+        // "late" [4000, 5000] µs was cut at the end of didFinishLaunching (4200 µs).
+        let late = try #require(events.first { $0["name"] as? String == "late" })
+        #expect(late["dur"] as? Double == 200)
+        #expect(late["ts"] as? Double == 4000)
+    }
+
+    @Test("timestamps are microseconds")
+    func microseconds() throws {
+        let document = try JSONSerialization.jsonObject(with: Data(ChromeTraceRenderer().render(launchProfile()).utf8))
+        let events = try #require((document as? [String: Any])?["traceEvents"] as? [[String: Any]])
+        let firstFrame = try #require(events.first { $0["name"] as? String == "first frame" })
+        #expect(firstFrame["ts"] as? Double == 4500)  // 4.5 ms
+    }
+}
+
+@Suite("Markdown summary")
+struct MarkdownRendererTests {
+    @Test("a hand-made launch renders to exactly the expected Markdown")
+    func exactOutput() {
+        let expected = #"""
+            ## Launch profile: app
+
+            **Time to first frame: 4.5 ms**, within the 400 ms target.
+
+            Recorded 6 samples at 1000 Hz on box (2 CPUs), debug build, 2026-11-21T10:00:00.000Z.
+
+            ### Phases
+
+            | Phase | Start | Duration |
+            |---|---:|---:|
+            | process start → main entry | 0.0 ms | 0.5 ms |
+            | main entry → first frame | 0.5 ms | 4.0 ms |
+            | first frame → end of recording | 4.5 ms | 1.5 ms |
+            | didFinishLaunching (callback) | 0.6 ms | 3.6 ms |
+
+            ### Main thread before the first frame
+
+            2 tasks ran there for 1.8 ms: `build views`, `prefetch`.
+            Could move off the main thread or after the first frame: `prefetch`.
+
+            ### Slowest tasks (★ on the critical path)
+
+            | Task | Lane | Thread | Start | Duration | Wait | CPU | Could defer |
+            |---|---|---|---:|---:|---:|---:|---|
+            | prefetch | main | main | 3.0 ms | 1.0 ms | 0.0 ms | – | yes |
+            | ★ read | background(utility) | worker | 1.0 ms | 1.0 ms | 0.0 ms | 0.8 ms |  |
+            | ★ build views | main | main | 2.2 ms | 0.8 ms | 0.2 ms | 0.7 ms |  |
+
+            ### Thread violations: 1
+
+            | Rule | Thread | Time | Count | Message |
+            |---|---|---:|---:|---|
+            | no-blocking-on-main-during-launch | main | 3.1 ms | 1 | prefetch blocked the main thread. |
+
+            ### Hangs: 0
+
+            None recorded.
+
+            ### Frames and budgets
+
+            Frames: 0, slow (over 16.7 ms) 0, frozen (over 700 ms) 0.
+            Samples: captured 0, dropped 0, failed 0, skipped 0, truncated 0.
+
+            ### Top functions by self time
+
+            | Self | Samples | Function |
+            |---:|---:|---|
+            | 33.3% | 2 | draw |
+            | 33.3% | 2 | launch |
+            | 33.3% | 2 | parse |
+            """#
+        #expect(MarkdownRenderer().render(launchProfile()) == expected + "\n")
+    }
+
+    @Test("a huge profile stays under 65,536 characters")
+    func bounded() {
+        var profile = launchProfile()
+        let long = String(repeating: "verylongname|", count: 40)
+        profile.tasks = (0..<10_000).map { index in
+            Profile.TaskRecord(
+                name: "\(long)\(index)", lane: "main", status: "completed", threadID: 1, startNs: UInt64(index) * 1000,
+                endNs: UInt64(index) * 1000 + 500, couldDefer: index % 2 == 0)
+        }
+        profile.violations = (0..<10_000).map { index in
+            Profile.Violation(
+                rule: long, message: long, threadID: 1, threadName: "main", timeNs: UInt64(index), stack: nil, count: 1)
+        }
+        profile.frames += (0..<5_000).map { Profile.Frame(name: "\(long)\($0)", object: "app") }
+        for rows in [20, 1_000] {
+            let text = MarkdownRenderer(rowsPerTable: rows).render(profile)
+            #expect(text.count < 65_536)
+            #expect(text.hasPrefix("## Launch profile: app"))
+        }
+        let cut = MarkdownRenderer(rowsPerTable: 1_000).render(profile)
+        #expect(cut.contains("The summary was cut here"))
+    }
+
+    @Test("names cannot break a table or inject HTML")
+    func escaping() {
+        var profile = hostileProfile()
+        profile.tasks = [
+            Profile.TaskRecord(
+                name: "</script><script>alert(1)</script>", lane: "a|b", status: "completed", threadID: 1,
+                startNs: 1, endNs: 5)
+        ]
+        let text = MarkdownRenderer().render(profile)
+        #expect(!text.contains("<script"))
+        #expect(!text.contains("<b>"))
+        #expect(text.contains("&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;"))
+        #expect(text.contains("| a\\|b |"))
+        #expect(text.contains("new line"))
+        for line in text.split(separator: "\n") where line.hasPrefix("|") {
+            // Every row of the task table has the header's 8 cells.
+            if line.contains("alert") && line.contains("a\\|b") {
+                #expect(line.replacingOccurrences(of: "\\|", with: "").filter { $0 == "|" }.count == 9)
+            }
+        }
+    }
+}

@@ -1,0 +1,176 @@
+import Foundation
+import LiftoffProfile
+import Testing
+
+@testable import LiftoffReports
+
+@Suite("HTML report")
+struct HTMLReportRendererTests {
+    private func data(_ profile: Profile, renderer: HTMLReportRenderer = HTMLReportRenderer()) throws -> [String: Any] {
+        let json = renderer.dataJSON(profile)
+        return try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+    }
+
+    @Test("the page is self-contained: one data element, one script, nothing loaded from elsewhere")
+    func selfContained() {
+        let page = HTMLReportRenderer().render(launchProfile())
+        #expect(page.hasPrefix("<!DOCTYPE html>"))
+        #expect(page.components(separatedBy: "<script").count - 1 == 2)
+        #expect(page.components(separatedBy: "</script>").count - 1 == 2)
+        #expect(page.contains("<script type=\"application/json\" id=\"liftoff-data\">"))
+        #expect(page.contains("default-src 'none'"))
+        // The SVG namespace is a name, not something to load.
+        let loadable = page.replacingOccurrences(of: "http://www.w3.org/2000/svg", with: "")
+        for remote in ["http://", "https://", "src=\"", "<link", "@import", "url("] {
+            #expect(!loadable.contains(remote), "the page refers to \(remote)")
+        }
+    }
+
+    @Test("the embedded data has the header, phases, trees, bars, tasks and violations of the profile")
+    func dataContents() throws {
+        let data = try data(launchProfile())
+        #expect(data["title"] as? String == "Liftoff launch report: app")
+        #expect(data["ttffMs"] as? Double == 4.5)
+        #expect(data["targetMs"] as? Double == 400)
+        let phases = try #require(data["phases"] as? [[String: Any]])
+        #expect(phases.map { $0["name"] as? String } == ["pre-main", "launch (main → first frame)", "after first frame"])
+        let names = try #require(data["names"] as? [String])
+        let flame = try #require(data["flame"] as? [String: Any])
+        let merged = try #require(flame["merged"] as? [String: [Int]])
+        #expect(merged["name"]?.map { names[$0] } == ["all", "main", "draw", "launch", "parse"])
+        #expect(merged["total"] == [6, 6, 2, 4, 2])
+        #expect(merged["parent"] == [-1, 0, 1, 1, 3])
+        let threads = try #require(data["threads"] as? [[String: Any]])
+        #expect(threads.map { $0["label"] as? String } == ["main (1)", "worker (2)"])
+        let bars = try #require(threads[0]["bars"] as? [String: [Double]])
+        #expect(bars["name"]?.map { names[Int($0)] } == ["main", "launch", "draw"])
+        #expect(bars["start"] == [1, 1, 3])
+        #expect(bars["end"] == [5, 3, 5])
+        let spans = try #require(threads[0]["spans"] as? [[String: Any]])
+        #expect(spans.map { $0["name"] as? String } == ["didFinishLaunching", "build views", "prefetch"])
+        #expect(spans.map { $0["critical"] as? Bool } == [false, true, false])
+        let tasks = try #require(data["tasks"] as? [[String: Any]])
+        #expect(tasks.map { $0["couldDefer"] as? Bool } == [false, false, true])
+        #expect(tasks[1]["dependencies"] as? [String] == ["read"])
+        let violations = try #require(data["violations"] as? [[String: Any]])
+        #expect(violations.first?["stack"] as? [String] == ["parse", "launch", "main"])
+        let markers = try #require(data["markers"] as? [[String: Any]])
+        #expect(markers.map { $0["kind"] as? String } == ["state", "state", "firstFrame"])
+    }
+
+    @Test("no name can end the data element or add markup")
+    func hostileNames() throws {
+        var profile = hostileProfile()
+        profile.tasks = [
+            Profile.TaskRecord(
+                name: "</script><script>alert(1)</script>", lane: "<b>", status: "completed", threadID: 1,
+                startNs: 1, endNs: 5)
+        ]
+        profile.spans = [
+            Profile.Span(name: "<img src=x onerror=alert(1)>\u{2028}", category: "span", threadID: 1, startNs: 0, endNs: 3)
+        ]
+        let renderer = HTMLReportRenderer()
+        let json = renderer.dataJSON(profile)
+        for character in ["<", ">", "&", "\u{2028}"] {
+            #expect(!json.contains(character), "the data contains \(character)")
+        }
+        let page = renderer.render(profile)
+        #expect(page.components(separatedBy: "</script>").count - 1 == 2)
+        #expect(!page.contains("<img"))
+        #expect(!page.contains("<b>"))
+        #expect(page.contains("<title>Liftoff launch report: evil&lt;app&gt;</title>"))
+        // The names come back intact when the page's script parses the data.
+        let data = try data(profile)
+        let names = try #require(data["names"] as? [String])
+        #expect(names.contains("</script><script>alert(1)</script>"))
+        #expect(names.contains("new\nline"))
+        let tasks = try #require(data["tasks"] as? [[String: Any]])
+        #expect(tasks.first?["name"] as? String == "</script><script>alert(1)</script>")
+    }
+
+    @Test("a large profile is capped: flame nodes, bars and the page size")
+    func scale() throws {
+        let profile = Profile.synthetic(samples: 200_000, distinctStacks: 20_000, tasks: 2_000)
+        var renderer = HTMLReportRenderer()
+        renderer.maxFlameNodes = 5_000
+        renderer.maxBars = 20_000
+        let data = try data(profile, renderer: renderer)
+        let flame = try #require(data["flame"] as? [String: Any])
+        for key in ["merged", "perThread"] {
+            let tree = try #require(flame[key] as? [String: [Int]])
+            let parents = try #require(tree["parent"])
+            let totals = try #require(tree["total"])
+            let depths = try #require(tree["depth"])
+            #expect(parents.count <= 5_000)
+            #expect(totals[0] == 200_000)
+            for index in parents.indices.dropFirst() {
+                // Preorder: a parent comes before its children, one level up, with at least their samples.
+                #expect(parents[index] < index)
+                #expect(depths[index] == depths[parents[index]] + 1)
+                #expect(totals[parents[index]] >= totals[index])
+            }
+        }
+        let threads = try #require(data["threads"] as? [[String: Any]])
+        let bars = try threads.reduce(0) { count, thread in
+            count + (try #require((thread["bars"] as? [String: [Double]])?["start"])).count
+        }
+        #expect(bars <= 20_000)
+        #expect(bars > 0)
+        #expect(renderer.render(profile).utf8.count < 10_000_000)
+    }
+}
+
+@Suite("Flame chart")
+struct FlameChartTests {
+    @Test("consecutive samples sharing frames become one bar per frame")
+    func bars() {
+        let profile = launchProfile()
+        let bars = FlameChart.bars(profile, samples: [0, 2, 4, 5], intervalNs: 1_000_000)
+        #expect(
+            bars == [
+                FlameChart.Bar(frame: 0, depth: 0, startNs: 1_000_000, endNs: 5_000_000),
+                FlameChart.Bar(frame: 1, depth: 1, startNs: 1_000_000, endNs: 3_000_000),
+                FlameChart.Bar(frame: 3, depth: 1, startNs: 3_000_000, endNs: 5_000_000),
+            ])
+    }
+
+    @Test("a gap of more than two intervals ends every bar one interval after the last sample")
+    func gaps() {
+        var profile = launchProfile()
+        profile.samples = Profile.SampleTable(thread: [1, 1, 1], timeNs: [0, 1_000, 10_000], stack: [1, 1, 1])
+        let bars = FlameChart.bars(profile, samples: [0, 1, 2], intervalNs: 1_000)
+        #expect(
+            bars == [
+                FlameChart.Bar(frame: 0, depth: 0, startNs: 0, endNs: 2_000),
+                FlameChart.Bar(frame: 0, depth: 0, startNs: 10_000, endNs: 11_000),
+                FlameChart.Bar(frame: 1, depth: 1, startNs: 0, endNs: 2_000),
+                FlameChart.Bar(frame: 1, depth: 1, startNs: 10_000, endNs: 11_000),
+            ])
+    }
+}
+
+@Suite("JSON writer")
+struct JSONWriterTests {
+    @Test("numbers print without trailing zeros and round to the requested digits")
+    func numbers() {
+        var writer = JSONWriter()
+        for (value, digits) in [(0.0, 3), (1.5, 3), (-2.25, 1), (1234.5678, 3), (0.0004, 3), (0.0005, 3), (1e-9, 6), (.nan, 3)] {
+            writer.number(value, digits: digits)
+            writer.raw(" ")
+        }
+        writer.int(-42)
+        writer.raw(" ")
+        writer.unsigned(18_446_744_073_709_551_615)
+        #expect(writer.text == "0 1.5 -2.3 1234.568 0 0.001 0 null -42 18446744073709551615")
+    }
+
+    @Test("strings escape quotes, backslashes and control characters; HTML-safe mode also <, >, & and line separators")
+    func strings() {
+        var plain = JSONWriter()
+        plain.string("a\"b\\c\n\u{1}<&>\u{2028}é")
+        #expect(plain.text == "\"a\\\"b\\\\c\\n\\u0001<&>\u{2028}é\"")
+        var safe = JSONWriter(htmlSafe: true)
+        safe.string("</script>&\u{2028}\u{2029}é")
+        #expect(safe.text == "\"\\u003c/script\\u003e\\u0026\\u2028\\u2029é\"")
+    }
+}
