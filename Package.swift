@@ -36,7 +36,7 @@ let package = Package(
         .target(
             name: "LiftoffCLI",
             dependencies: [
-                "Liftoff", "LiftoffProfile", "LiftoffSampler", "LiftoffReports", "LiftoffDemo",
+                "CLiftoffSampler", "Liftoff", "LiftoffProfile", "LiftoffSampler", "LiftoffReports", "LiftoffDemo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

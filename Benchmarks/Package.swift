@@ -47,6 +47,17 @@ let package = Package(
             path: "ReportBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        .executableTarget(
+            name: "CompareBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "LiftoffReports", package: "Liftoff"),
+                .product(name: "LiftoffProfile", package: "Liftoff"),
+                .product(name: "LiftoffCLI", package: "Liftoff"),
+            ],
+            path: "CompareBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -273,6 +273,51 @@ def reports_report(results):
     return "\n".join(lines)
 
 
+def compare_report(results):
+    get = getter(results)
+    decode = statistics.median(get("decode 2 x 100 profiles (baseline)"))
+    compare = statistics.median(get("compare 2 x 100 profiles"))
+    ratios = [r / 1e6 for r in get("paired: 10 recorded launches vs 10 bare", "ratioPPM")]
+    r25, r50, r75 = quartiles(ratios)
+    low, high = median_interval(ratios)
+    bare = statistics.median(get("paired: 10 recorded launches vs 10 bare", "bareNs")) / 10
+    recorded = statistics.median(get("paired: 10 recorded launches vs 10 bare", "recordedNs")) / 10
+    lines = ["# Comparing runs and recording launches", ""]
+    lines.append(f"Measured {datetime.date.today().isoformat()} on {platform.node()} ({os.cpu_count()} CPUs), "
+                 "release build, by `make bench`.")
+    lines.append("")
+    lines.append("## Comparing two folders of 100 profiles each")
+    lines.append("")
+    lines.append("Each profile has 2,000 samples, 1,000 distinct stacks and 8 tasks. `compare` loads both folders, "
+                 "compares time to first frame, the phases, every task's duration and CPU time (Mann–Whitney U and a "
+                 "2,000-round bootstrap per metric), builds the differential flame graph and renders the Markdown and "
+                 "the SVG. The baseline only decodes the 200 profiles.")
+    lines.append("")
+    lines.append("| work | median | ratio to decoding |")
+    lines.append("|---|---:|---:|")
+    lines.append(f"| decode 2 × 100 profiles (baseline) | {decode / 1e6:.0f} ms | 1.00 |")
+    lines.append(f"| compare 2 × 100 profiles | {compare / 1e6:.0f} ms | {compare / decode:.2f} |")
+    lines.append("")
+    lines.append("## Recording overhead per launch")
+    lines.append("")
+    lines.append("A 10 ms launch (`/bin/sleep 0.01`) ten times bare (`posix_spawn` and `waitpid`) against ten "
+                 "runs of `liftoff record` (spawn with `LIFTOFF_LAUNCH_NS`/`LIFTOFF_PROFILE_OUT`, the run's log "
+                 "file, a profile for the run and `record.json` rewritten atomically after each), in pairs that "
+                 "alternate which goes first.")
+    lines.append("")
+    lines.append("| pairs | bare per launch | recorded per launch | ratio p25 | ratio median | 95 % interval | ratio p75 | target |")
+    lines.append("|---:|---:|---:|---:|---:|---|---:|---|")
+    lines.append(f"| {len(ratios)} | {bare / 1e6:.2f} ms | {recorded / 1e6:.2f} ms | {r25:.4f} | {r50:.4f} | "
+                 f"{low:.4f} – {high:.4f} | {r75:.4f} | ≤ 1.05 |")
+    lines.append("")
+    verdict = "meets" if high <= 1.05 else ("meets at the median" if r50 <= 1.05 else "misses")
+    lines.append(f"Verdict: recording {verdict} its 1.05× target: it adds {(r50 - 1) * 100:+.2f} % per launch "
+                 f"(95 % interval {(low - 1) * 100:+.2f} % to {(high - 1) * 100:+.2f} %), about "
+                 f"{(recorded - bare) / 1e3:.0f} µs.")
+    lines.append("")
+    return "\n".join(lines)
+
+
 def write(out_dir, name, text):
     target = os.path.join(out_dir, name)
     with open(target + ".tmp", "w") as handle:
@@ -293,6 +338,7 @@ def main():
     write(sys.argv[2], "scheduler.md", scheduler_report(results))
     write(sys.argv[2], "watch.md", watch_report(results))
     write(sys.argv[2], "reports.md", reports_report(results))
+    write(sys.argv[2], "compare.md", compare_report(results))
 
 
 if __name__ == "__main__":

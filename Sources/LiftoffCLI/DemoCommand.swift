@@ -41,6 +41,11 @@ struct DemoCommand: ParsableCommand {
     @Option(name: .long, help: "Block the main thread this many milliseconds after the first frame: a hang to find.")
     var injectHang: UInt64 = 0
 
+    @Option(
+        name: .long,
+        help: "Slow the launch down by about this much (for example 20%): extra work on the critical path, in DemoWorkload.extraWork.")
+    var slowdown: String = "0%"
+
     @Flag(name: .long, help: .hidden)
     var quiet = false
 
@@ -55,6 +60,10 @@ struct DemoCommand: ParsableCommand {
         guard (1...100).contains(runs) else {
             throw ValidationError("--runs must be between 1 and 100, not \(runs).")
         }
+        let percent = try CompareCommand.fraction(slowdown) * 100
+        guard (0...1000).contains(percent) else {
+            throw ValidationError("--slowdown must be between 0% and 1000%, not \(slowdown).")
+        }
     }
 
     func run() throws {
@@ -68,7 +77,8 @@ struct DemoCommand: ParsableCommand {
             throw CLIError(error.message)
         }
         let delegate = DemoAppDelegate(
-            plan: choice, recorder: recorder, quitAfterLaunchMs: linger, injectHangMs: injectHang)
+            plan: choice, recorder: recorder, quitAfterLaunchMs: linger, injectHangMs: injectHang,
+            slowdownPercent: try CompareCommand.fraction(slowdown) * 100)
         let status = Application.main(
             delegate: delegate, configuration: Application.Configuration(recorder: recorder))
         let profile = recorder.finish()
@@ -80,6 +90,12 @@ struct DemoCommand: ParsableCommand {
             try profile.write(to: folder.appendingPathComponent("profile.json"))
             for (name, text) in files {
                 try AtomicFile.write(text, to: folder.appendingPathComponent(name))
+            }
+            // Under `liftoff record`, the profile also goes where the recorder asks.
+            if let target = ProcessInfo.processInfo.environment[LaunchRecorder.outputVariable], !target.isEmpty,
+                target != "/dev/null"
+            {
+                try profile.write(to: URL(fileURLWithPath: target))
             }
         } catch let error as ProfileError {
             throw CLIError(error.message)

@@ -9,11 +9,16 @@ public struct LiftoffCommand: ParsableCommand {
         abstract: "Profile how a program launches: sampled stacks, phases, flame graphs.",
         discussion: """
             Run `liftoff demo` to record the bundled demo app and write its reports,
-            `liftoff simulate` to drive the demo app through life-cycle events, and
-            `liftoff report PROFILE` to render a saved profile.json in another format.
+            `liftoff simulate` to drive the demo app through life-cycle events,
+            `liftoff report PROFILE` to render a saved profile.json in another format,
+            `liftoff record` to launch a program many times, `liftoff compare` to decide
+            whether a change made launches slower, and `liftoff check` to enforce budgets.
             """,
         version: LiftoffVersion.current,
-        subcommands: [DemoCommand.self, SimulateCommand.self, ReportCommand.self, ProbeCommand.self]
+        subcommands: [
+            DemoCommand.self, RecordCommand.self, CompareCommand.self, CheckCommand.self, ReportCommand.self,
+            SimulateCommand.self, ProbeCommand.self,
+        ]
     )
 
     public init() {}

@@ -47,6 +47,7 @@ public final class DemoAppDelegate: ApplicationDelegate, @unchecked Sendable {
     private let quitAfterLaunchMs: UInt64?
     private let extraLaunchWorkMs: UInt64
     private let injectHangMs: UInt64
+    private let slowdownPercent: Double
     private let shared = DemoState()
     private var quitScheduled = false
 
@@ -59,15 +60,19 @@ public final class DemoAppDelegate: ApplicationDelegate, @unchecked Sendable {
     ///   - extraLaunchWorkMs: extra CPU work added to parsing, to simulate a slower build.
     ///   - injectHangMs: when set, a deferred task blocks the main thread this long after the
     ///     first frame (a hang to find in the profile).
+    ///   - slowdownPercent: slows the launch down by about this percentage: once the catalogue
+    ///     is parsed, `DemoWorkload.extraWork` burns CPU for this share of the launch time so
+    ///     far (measured from the recorder's origin), on the critical path to the first frame.
     public init(
         plan: Plan = .optimized, recorder: LaunchRecorder? = nil, quitAfterLaunchMs: UInt64? = nil,
-        extraLaunchWorkMs: UInt64 = 0, injectHangMs: UInt64 = 0
+        extraLaunchWorkMs: UInt64 = 0, injectHangMs: UInt64 = 0, slowdownPercent: Double = 0
     ) {
         self.plan = plan
         self.recorder = recorder
         self.quitAfterLaunchMs = quitAfterLaunchMs
         self.extraLaunchWorkMs = extraLaunchWorkMs
         self.injectHangMs = injectHangMs
+        self.slowdownPercent = slowdownPercent
     }
 
     public func willFinishLaunching(_ application: Application, options: LaunchOptions) -> Bool {
@@ -79,8 +84,14 @@ public final class DemoAppDelegate: ApplicationDelegate, @unchecked Sendable {
         received.append("didFinishLaunching")
         let launchPlan: LaunchPlan
         do {
+            let recorder = self.recorder
+            let slowdown = slowdownPercent
+            let fixed = extraLaunchWorkMs * 1_000_000
             launchPlan = try DemoAppDelegate.makePlan(
-                plan, shared: shared, extraWorkMs: extraLaunchWorkMs, hangMs: injectHangMs
+                plan, shared: shared, extraWorkNs: {
+                    guard slowdown > 0, let recorder else { return fixed }
+                    return fixed + UInt64(Double(recorder.nowNs) * slowdown / 100)
+                }, hangMs: injectHangMs
             ) { [weak self] in
                 guard let self, !options.isBackgroundLaunch else { return }
                 self.buildWindow(in: application)
@@ -131,7 +142,7 @@ public final class DemoAppDelegate: ApplicationDelegate, @unchecked Sendable {
 
     /// The demo's launch plan.
     static func makePlan(
-        _ plan: Plan, shared: DemoState, extraWorkMs: UInt64, hangMs: UInt64 = 0,
+        _ plan: Plan, shared: DemoState, extraWorkNs: @escaping @Sendable () -> UInt64 = { 0 }, hangMs: UInt64 = 0,
         buildViews: @escaping @Sendable () -> Void,
         refresh: @escaping @Sendable () -> Void
     ) throws -> LaunchPlan {
@@ -147,7 +158,8 @@ public final class DemoAppDelegate: ApplicationDelegate, @unchecked Sendable {
             LaunchTask("parse catalogue", lane: background, dependsOn: ["read catalogue"], tags: [.blocking]) {
                 guard let data = shared.data else { return }
                 shared.setItems(try DemoWorkload.decodeCatalog(data))
-                if extraWorkMs > 0 { DemoWorkload.extraWork(milliseconds: extraWorkMs) }
+                let extra = extraWorkNs()
+                if extra > 0 { DemoWorkload.extraWork(nanoseconds: extra) }
             },
             LaunchTask("build views", lane: .main, dependsOn: ["read settings", "parse catalogue"], tags: [.ui]) {
                 buildViews()

@@ -68,13 +68,16 @@ public enum DemoWorkload {
         return try Data(contentsOf: url)
     }
 
-    /// Busy CPU work for `milliseconds`, to simulate a slower build of the app.
+    /// Busy CPU work for `nanoseconds`, to simulate a slower build of the app. The work is
+    /// arithmetic in this function itself, so profiles charge its time to it.
     @inline(never)
-    static func extraWork(milliseconds: UInt64) {
-        let end = DispatchTime.now().uptimeNanoseconds + milliseconds * 1_000_000
-        var state = StretchedHash(seed: milliseconds)
-        while DispatchTime.now().uptimeNanoseconds < end { state.absorb("slowdown") }
-        digestSink.store(state.value, ordering: .relaxed)
+    static func extraWork(nanoseconds: UInt64) {
+        let end = DispatchTime.now().uptimeNanoseconds + nanoseconds
+        var value = nanoseconds | 1
+        while DispatchTime.now().uptimeNanoseconds < end {
+            for _ in 0..<4_096 { value = value &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407 }
+        }
+        digestSink.store(value, ordering: .relaxed)
     }
 
     /// Blocks the calling thread, busy, for `milliseconds`: a hang to find.

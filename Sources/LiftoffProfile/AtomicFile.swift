@@ -11,8 +11,11 @@ import Darwin
 /// and the temporary file is renamed over the target.
 public enum AtomicFile {
     /// Writes `data` to `url` atomically, creating missing parent folders.
+    /// - Parameter durable: sync the bytes to the disk before the rename, so that the file
+    ///   also survives a power loss; without it, the write is still atomic for every reader
+    ///   and survives the writer crashing, and costs no disk flush.
     /// - Throws: ``ProfileError`` with code `unwritable` and a sentence naming the path.
-    public static func write(_ data: Data, to url: URL) throws {
+    public static func write(_ data: Data, to url: URL, durable: Bool = true) throws {
         let directory = url.deletingLastPathComponent()
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -38,7 +41,7 @@ public enum AtomicFile {
                 offset += written
             }
         }
-        if ok { ok = fsync(fd) == 0 }
+        if ok && durable { ok = fsync(fd) == 0 }
         fchmod(fd, 0o644)
         close(fd)
         guard ok, rename(temporaryPath, url.path) == 0 else {
@@ -49,7 +52,7 @@ public enum AtomicFile {
 
     /// Writes `text` as UTF-8 to `url` atomically.
     /// - Throws: ``ProfileError`` with code `unwritable`.
-    public static func write(_ text: String, to url: URL) throws {
-        try write(Data(text.utf8), to: url)
+    public static func write(_ text: String, to url: URL, durable: Bool = true) throws {
+        try write(Data(text.utf8), to: url, durable: durable)
     }
 }

@@ -119,7 +119,7 @@ public final class ProfileRecorder: Sendable {
         #endif
     }
 
-    static func host() -> Profile.Host {
+    package static func host() -> Profile.Host {
         var names = utsname()
         uname(&names)
         func text<T>(_ field: T) -> String {

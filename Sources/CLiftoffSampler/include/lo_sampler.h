@@ -149,6 +149,10 @@ typedef int (*lo_object_visitor)(const lo_object_info *info, void *context);
 /// Visits every loaded object with `dl_iterate_phdr` (never from a signal handler).
 void lo_iterate_objects(lo_object_visitor visitor, void *context);
 
+/* A descriptor that becomes readable when process `pid` exits (pidfd_open(2)), close-on-exec;
+   -1 with errno set when the kernel lacks it. */
+int lo_pidfd_open(int pid);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,112 @@
+import ArgumentParser
+import Foundation
+import LiftoffProfile
+import LiftoffReports
+
+/// `liftoff check PROFILE|DIR`: fails when a launch breaks its budgets.
+struct CheckCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check",
+        abstract: "Check a profile, or a folder of recorded runs, against launch budgets.",
+        discussion: """
+            For a folder of runs, times are the median over its successful runs, and violations
+            and hangs the most any run had. Durations take a unit: 400ms, 1.5s, 800us (ms when
+            none is given). Exits 0 when every budget holds and 2 with one sentence per breach.
+
+            Examples:
+              liftoff check Reports/demo/profile.json --max-ttff 400ms --max-violations 0 --max-hangs 0
+              liftoff check runs/head --max-ttff 250ms --max-phase pre-main=20ms --max-phase 'main → first frame=200ms'
+            """
+    )
+
+    @Argument(help: "A profile.json, or a folder written by liftoff record.")
+    var path: String
+
+    @Option(name: .long, help: "Most time to first frame allowed.")
+    var maxTtff: String?
+
+    @Option(name: .long, help: "Most thread violations allowed.")
+    var maxViolations: Int?
+
+    @Option(name: .long, help: "Most hangs allowed.")
+    var maxHangs: Int?
+
+    @Option(name: .long, help: "A phase's limit as NAME=DURATION (pre-main, main → first frame, callback: NAME, task: NAME); repeatable.")
+    var maxPhase: [String] = []
+
+    func validate() throws {
+        if let maxTtff { _ = try CheckCommand.milliseconds(maxTtff) }
+        for limit in maxPhase { _ = try CheckCommand.phaseLimit(limit) }
+        if maxTtff == nil && maxViolations == nil && maxHangs == nil && maxPhase.isEmpty {
+            throw ValidationError("Give at least one budget: --max-ttff, --max-violations, --max-hangs or --max-phase.")
+        }
+    }
+
+    func run() throws {
+        let runs: RunSet
+        do {
+            runs = try RunSet.load(path)
+        } catch let error as RunSetError {
+            throw CLIError(error.description)
+        }
+        guard !runs.profiles.isEmpty else { throw CLIError("\(path) has no successful run to check.") }
+        let many = runs.profiles.count > 1
+        let metrics = Dictionary(runs.metrics([.phases, .tasks]).map { ($0.name, $0.values) }, uniquingKeysWith: { a, _ in a })
+        var breaches: [String] = []
+        var passes: [String] = []
+        func checkTime(_ name: String, limit: Double) {
+            guard let values = metrics[name], !values.isEmpty else {
+                breaches.append("No run recorded '\(name)', so its budget of \(fmt(limit)) ms cannot be checked.")
+                return
+            }
+            let value = Statistics.median(values)
+            let label = many ? "The median \(name) over \(values.count) runs" : "The \(name)"
+            if value > limit {
+                breaches.append("\(label) is \(fmt(value)) ms, over its budget of \(fmt(limit)) ms.")
+            } else {
+                passes.append("\(label) is \(fmt(value)) ms, within \(fmt(limit)) ms.")
+            }
+        }
+        if let maxTtff { checkTime(RunSet.timeToFirstFrame, limit: try CheckCommand.milliseconds(maxTtff)) }
+        for limit in maxPhase {
+            let (name, value) = try CheckCommand.phaseLimit(limit)
+            checkTime(name, limit: value)
+        }
+        func checkCount(_ noun: String, _ count: (Profile) -> Int, limit: Int) {
+            let worst = runs.profiles.map(count).max() ?? 0
+            let label = many ? "The most \(noun) in one run" : "The launch's \(noun)"
+            if worst > limit {
+                breaches.append("\(label) is \(worst), over the budget of \(limit).")
+            } else {
+                passes.append("\(label) is \(worst), within \(limit).")
+            }
+        }
+        if let maxViolations { checkCount("thread violations", { $0.violations.count }, limit: maxViolations) }
+        if let maxHangs { checkCount("hangs", { $0.hangs.count }, limit: maxHangs) }
+        for line in passes { print("ok: \(line)") }
+        for line in breaches { print("over budget: \(line)") }
+        if !breaches.isEmpty { throw ExitCode(2) }
+    }
+
+    /// `400ms`, `1.5s`, `800us`, `400` as milliseconds.
+    static func milliseconds(_ text: String) throws -> Double {
+        let trimmed = text.trimmingCharacters(in: .whitespaces).lowercased()
+        for (suffix, factor) in [("ms", 1.0), ("us", 0.001), ("µs", 0.001), ("ns", 1e-6), ("s", 1000.0)] where trimmed.hasSuffix(suffix) {
+            if let value = Double(trimmed.dropLast(suffix.count).trimmingCharacters(in: .whitespaces)), value >= 0 {
+                return value * factor
+            }
+        }
+        if let value = Double(trimmed), value >= 0 { return value }
+        throw ValidationError("'\(text)' is not a duration such as 400ms or 1.5s.")
+    }
+
+    /// `NAME=DURATION`.
+    static func phaseLimit(_ text: String) throws -> (String, Double) {
+        guard let equals = text.lastIndex(of: "=") else {
+            throw ValidationError("--max-phase '\(text)' needs the form NAME=DURATION, for example pre-main=20ms.")
+        }
+        let name = text[..<equals].trimmingCharacters(in: .whitespaces)
+        guard !name.isEmpty else { throw ValidationError("--max-phase '\(text)' names no phase.") }
+        return (name, try milliseconds(String(text[text.index(after: equals)...])))
+    }
+}

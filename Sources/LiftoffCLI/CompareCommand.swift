@@ -1,0 +1,147 @@
+import ArgumentParser
+import Foundation
+import LiftoffProfile
+import LiftoffReports
+
+/// `liftoff compare BASE HEAD`: decides whether head's launches regressed against base's.
+struct CompareCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "compare",
+        abstract: "Compare two sets of recorded launches and decide: regressed, improved, unchanged or inconclusive.",
+        discussion: """
+            BASE and HEAD are folders written by `liftoff record` (or folders of profile.json
+            files). For each metric, the ratio of medians (head / base) comes with a bootstrap
+            confidence interval and a two-sided Mann–Whitney U p-value. A metric regressed when
+            p < alpha and the ratio is at least 1 + threshold; improved when p < alpha and it is
+            at most 1 − threshold; inconclusive when the ratio is beyond the threshold but p is
+            not below alpha (record more runs); otherwise unchanged.
+
+            Only the gated metrics (--gate, default time to first frame) decide the exit status:
+              0  unchanged or improved
+              2  regressed
+              3  inconclusive (0 with --inconclusive pass)
+              1  an error, such as missing or incomparable runs
+
+            Examples:
+              liftoff compare runs/base runs/head
+              liftoff compare runs/base runs/head --metrics phases,tasks --format markdown -o comment.md
+              liftoff compare runs/base runs/head --diff-out runs/diff
+            """
+    )
+
+    @Argument(help: "The base runs: a folder written by liftoff record.")
+    var base: String
+
+    @Argument(help: "The head runs: a folder written by liftoff record.")
+    var head: String
+
+    @Option(name: .long, help: "Metrics to report besides time to first frame, comma-separated: phases, tasks, cpu.")
+    var metrics: String = ""
+
+    @Option(name: .long, help: "Metrics that decide the verdict, comma-separated (names as printed).")
+    var gate: String = RunSet.timeToFirstFrame
+
+    @Option(name: .long, help: "Smallest change of a median that counts, as a percentage (5% or 0.05).")
+    var threshold: String = "5%"
+
+    @Option(name: .long, help: "Significance level for the Mann–Whitney test.")
+    var alpha: Double = 0.01
+
+    @Option(name: .long, help: "What an inconclusive verdict does to the exit status: fail (3) or pass (0).")
+    var inconclusive: InconclusivePolicy = .fail
+
+    @Option(name: .long, help: "Output: text, markdown (for a pull-request comment) or json.")
+    var format: OutputFormat = .text
+
+    @Option(name: [.short, .customLong("output")], help: "Write the comparison to this file instead of standard output.")
+    var output: String?
+
+    @Option(name: .long, help: "Folder for the differential flame graph (diff-flame.svg and diff-flame.html).")
+    var diffOut: String?
+
+    enum InconclusivePolicy: String, ExpressibleByArgument, CaseIterable {
+        case fail, pass
+    }
+
+    enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
+        case text, markdown, json
+    }
+
+    func validate() throws {
+        _ = try groups()
+        let value = try CompareCommand.fraction(threshold)
+        guard value > 0 && value < 1 else { throw ValidationError("--threshold must be between 0% and 100%, not \(threshold).") }
+        guard alpha > 0 && alpha < 1 else { throw ValidationError("--alpha must be between 0 and 1, not \(alpha).") }
+    }
+
+    func run() throws {
+        let baseRuns: RunSet
+        let headRuns: RunSet
+        do {
+            baseRuns = try RunSet.load(base)
+            headRuns = try RunSet.load(head)
+        } catch let error as RunSetError {
+            throw CLIError(error.description)
+        }
+        let gated = gate.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        let comparison: LaunchComparison
+        do {
+            comparison = try LaunchComparison(
+                base: baseRuns, head: headRuns, groups: try groups(), gated: gated,
+                settings: ComparisonSettings(threshold: try CompareCommand.fraction(threshold), alpha: alpha))
+        } catch let error as RunSetError {
+            throw CLIError(error.description)
+        }
+        let diff = DiffFlameGraph(base: baseRuns.profiles, head: headRuns.profiles)
+        if let diffOut {
+            let folder = URL(fileURLWithPath: diffOut, isDirectory: true)
+            let title = "Launch flame graph: head against base"
+            do {
+                try AtomicFile.write(diff.svg(title: title), to: folder.appendingPathComponent("diff-flame.svg"))
+                try AtomicFile.write(diff.html(title: title), to: folder.appendingPathComponent("diff-flame.html"))
+            } catch let error as ProfileError {
+                throw CLIError(error.message)
+            }
+        }
+        let text: String
+        switch format {
+        case .text: text = comparison.text()
+        case .markdown: text = comparison.markdown(diffFlameGraph: diff)
+        case .json: text = comparison.json()
+        }
+        if let output {
+            do {
+                try AtomicFile.write(text, to: URL(fileURLWithPath: output))
+            } catch let error as ProfileError {
+                throw CLIError(error.message)
+            }
+            print(comparison.headline)
+        } else {
+            print(text, terminator: "")
+        }
+        switch comparison.verdict {
+        case .regressed: throw ExitCode(2)
+        case .inconclusive where inconclusive == .fail: throw ExitCode(3)
+        default: return
+        }
+    }
+
+    private func groups() throws -> Set<MetricGroup> {
+        var result = Set<MetricGroup>()
+        for word in metrics.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces).lowercased() }) where !word.isEmpty {
+            guard let group = MetricGroup(rawValue: word) else {
+                throw ValidationError("--metrics '\(word)' is not one of: \(MetricGroup.allCases.map(\.rawValue).joined(separator: ", ")).")
+            }
+            result.insert(group)
+        }
+        return result
+    }
+
+    /// `5%` or `0.05` as 0.05.
+    static func fraction(_ text: String) throws -> Double {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        if trimmed.hasSuffix("%"), let value = Double(trimmed.dropLast()) { return value / 100 }
+        if let value = Double(trimmed) { return value }
+        throw ValidationError("'\(text)' is not a percentage such as 5% or 0.05.")
+    }
+}

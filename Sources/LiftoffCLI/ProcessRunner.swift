@@ -1,0 +1,255 @@
+import CLiftoffSampler
+import Foundation
+import LiftoffSampler
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs one program to completion with `posix_spawn`, timing it on the monotonic clock.
+///
+/// The child's standard output and error go to a log file. With a `ready` pattern, standard
+/// output is read line by line (and still copied to the log) and the time of the first
+/// matching line is kept. A child that outlives `timeout` is sent SIGTERM, then SIGKILL a
+/// second later.
+struct ProcessRunner {
+    /// How a run ended.
+    enum Outcome: Equatable {
+        case exited(Int32)
+        case signalled(Int32)
+        case timedOut
+
+        var succeeded: Bool { self == .exited(0) }
+
+        /// `exit status 3`, `signal 11 (SIGSEGV)`, `timed out`.
+        var description: String {
+            switch self {
+            case .exited(let status): return "exit status \(status)"
+            case .signalled(let signal): return "signal \(signal)" + (ProcessRunner.signalName(signal).map { " (\($0))" } ?? "")
+            case .timedOut: return "timed out"
+            }
+        }
+    }
+
+    /// What one run measured.
+    struct Result {
+        var outcome: Outcome
+        /// `CLOCK_MONOTONIC` when the child was spawned.
+        var spawnNs: UInt64
+        /// Nanoseconds from spawn to exit (as seen by `waitpid`).
+        var exitNs: UInt64
+        /// Nanoseconds from spawn to the first output line matching the ready pattern.
+        var readyNs: UInt64?
+    }
+
+    var arguments: [String]
+    var environment: [String: String]
+    var log: URL
+    var ready: NSRegularExpression?
+    var timeoutSeconds: Double
+
+    /// Spawns the program and waits for it.
+    /// - Parameter launchVariable: an environment variable to set to the spawn time (monotonic
+    ///   nanoseconds), so that the program can measure its pre-main time.
+    /// - Throws: `CLIError` when it cannot be started.
+    func run(launchVariable: String? = nil) throws -> Result {
+        guard let program = arguments.first else { throw CLIError("No command to run was given.") }
+        let logFD = open(log.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard logFD >= 0 else { throw CLIError("Cannot write the run log \(log.path): \(String(cString: strerror(errno))).") }
+        defer { close(logFD) }
+        var pipeFDs: [Int32] = [-1, -1]
+        if ready != nil {
+            guard pipe(&pipeFDs) == 0 else {
+                throw CLIError("Cannot create a pipe: \(String(cString: strerror(errno))).")
+            }
+            // Neither end may leak into other children; the spawn's dup2 gives this one its copy.
+            _ = fcntl(pipeFDs[0], F_SETFD, FD_CLOEXEC)
+            _ = fcntl(pipeFDs[1], F_SETFD, FD_CLOEXEC)
+        }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, ready != nil ? pipeFDs[1] : logFD, 1)
+        posix_spawn_file_actions_adddup2(&actions, logFD, 2)
+        // No other descriptor of this process reaches the child (some are not close-on-exec).
+        for fd in ProcessRunner.openDescriptors() where fd > 2 {
+            posix_spawn_file_actions_addclose(&actions, fd)
+        }
+        // The child leads its own process group, so a timeout can stop everything it started.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
+        posix_spawnattr_setpgroup(&attributes, 0)
+
+        let argv = arguments.map { strdup($0) } + [nil]
+        var envp = environment.filter { $0.key != launchVariable }.map { strdup("\($0.key)=\($0.value)") }
+        let spawnNs = Sampler.monotonicNs
+        if let launchVariable { envp.append(strdup("\(launchVariable)=\(spawnNs)")) }
+        envp.append(nil)
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+        var pid: pid_t = 0
+        let status = posix_spawnp(&pid, program, &actions, &attributes, argv, envp)
+        if ready != nil { close(pipeFDs[1]) }
+        guard status == 0 else {
+            if ready != nil { close(pipeFDs[0]) }
+            throw CLIError("Cannot start \(program): \(String(cString: strerror(status))).")
+        }
+
+        let readyTime = ReadyWatch()
+        if let ready {
+            let readFD = pipeFDs[0]
+            let readerLog = dup(logFD)  // the reader's own descriptor: it may outlive this call
+            readyTime.expectReader()
+            Thread {
+                ProcessRunner.watchOutput(readFD, log: readerLog, pattern: ready, spawnNs: spawnNs, found: readyTime)
+                close(readFD)
+                close(readerLog)
+            }.start()
+        }
+        // Wait for the exit on a pidfd with a timeout: no thread per run.
+        let pidfd = lo_pidfd_open(pid)
+        var timedOut = false
+        if pidfd >= 0 {
+            defer { close(pidfd) }
+            if !ProcessRunner.poll(pidfd, seconds: timeoutSeconds) {
+                timedOut = true
+                kill(-pid, SIGTERM)
+                if !ProcessRunner.poll(pidfd, seconds: 1) { kill(-pid, SIGKILL) }
+            }
+        } else if timeoutSeconds.isFinite {
+            // No pidfd (an old kernel): poll waitpid.
+            let deadline = Sampler.monotonicNs + UInt64(timeoutSeconds * 1e9)
+            var code: Int32 = 0
+            while waitpid(pid, &code, WNOHANG | WNOWAIT) == 0 {
+                if Sampler.monotonicNs > deadline {
+                    timedOut = true
+                    kill(-pid, SIGKILL)
+                    break
+                }
+                usleep(1_000)
+            }
+        }
+        let exitAt = Sampler.monotonicNs
+        var code: Int32 = 0
+        while waitpid(pid, &code, 0) < 0 && errno == EINTR {}
+        if timedOut { kill(-pid, SIGKILL) }  // anything the child left behind
+        readyTime.waitForReader()
+        let outcome: Outcome
+        if timedOut {
+            outcome = .timedOut
+        } else if code & 0x7f == 0 {
+            outcome = .exited((code >> 8) & 0xff)
+        } else {
+            outcome = .signalled(code & 0x7f)
+        }
+        return Result(outcome: outcome, spawnNs: spawnNs, exitNs: exitAt - spawnNs, readyNs: readyTime.value)
+    }
+
+    /// Copies the child's output to the log, noting when a line first matches.
+    private static func watchOutput(
+        _ fd: Int32, log: Int32, pattern: NSRegularExpression, spawnNs: UInt64, found: ReadyWatch
+    ) {
+        var pending: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        var matched = false
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { break }
+            let now = Sampler.monotonicNs
+            buffer.withUnsafeBytes { _ = write(log, $0.baseAddress, count) }
+            guard !matched else { continue }
+            pending.append(contentsOf: buffer[0..<count])
+            while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: pending[..<newline], as: UTF8.self)
+                pending.removeSubrange(...newline)
+                let range = NSRange(line.startIndex..., in: line)
+                if pattern.firstMatch(in: line, range: range) != nil {
+                    matched = true
+                    found.set(now - spawnNs)
+                    pending.removeAll()
+                    break
+                }
+            }
+        }
+        found.readerDone()
+    }
+
+    /// Waits until `fd` is readable (the process exited); false when `seconds` passed first.
+    private static func poll(_ fd: Int32, seconds: Double) -> Bool {
+        let deadline = Sampler.monotonicNs + UInt64(min(seconds, 1e6) * 1e9)
+        while true {
+            let now = Sampler.monotonicNs
+            guard now < deadline else { return false }
+            var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let milliseconds = Int32(min((deadline - now) / 1_000_000 + 1, UInt64(Int32.max)))
+            let result = Glibc.poll(&entry, 1, milliseconds)
+            if result > 0 { return true }
+            if result < 0 && errno != EINTR { return false }
+        }
+    }
+
+    /// The descriptors open in this process (from /proc/self/fd).
+    static func openDescriptors() -> [Int32] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return names.compactMap { Int32($0) }
+    }
+
+    static func signalName(_ signal: Int32) -> String? {
+        let names: [Int32: String] = [
+            SIGHUP: "SIGHUP", SIGINT: "SIGINT", SIGQUIT: "SIGQUIT", SIGILL: "SIGILL", SIGTRAP: "SIGTRAP",
+            SIGABRT: "SIGABRT", SIGBUS: "SIGBUS", SIGFPE: "SIGFPE", SIGKILL: "SIGKILL", SIGSEGV: "SIGSEGV",
+            SIGPIPE: "SIGPIPE", SIGALRM: "SIGALRM", SIGTERM: "SIGTERM",
+        ]
+        return names[signal]
+    }
+}
+
+/// When the ready line appeared, handed from the thread reading the child's output.
+private final class ReadyWatch: @unchecked Sendable {
+    // @unchecked Sendable: every field is guarded by `condition`.
+    private let condition = NSCondition()
+    private var readyNs: UInt64?
+    private var readerFinished = false
+    private var hasReader = false
+
+    func set(_ ns: UInt64) {
+        condition.lock()
+        if readyNs == nil { readyNs = ns }
+        condition.unlock()
+    }
+
+    func readerDone() {
+        condition.lock()
+        readerFinished = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Waits (up to a second) for the reader to see the end of the output.
+    func waitForReader() {
+        condition.lock()
+        defer { condition.unlock() }
+        let deadline = Date(timeIntervalSinceNow: 1)
+        while hasReader && !readerFinished {
+            if !condition.wait(until: deadline) { break }
+        }
+    }
+
+    func expectReader() {
+        condition.lock()
+        hasReader = true
+        condition.unlock()
+    }
+
+    var value: UInt64? {
+        condition.lock()
+        defer { condition.unlock() }
+        return readyNs
+    }
+}

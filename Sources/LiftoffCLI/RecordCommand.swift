@@ -1,0 +1,330 @@
+import ArgumentParser
+import Foundation
+import Liftoff
+import LiftoffProfile
+import LiftoffReports
+import LiftoffSampler
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `liftoff record --runs N --out DIR -- CMD ARGS…`: launches a program N times and keeps
+/// every launch's profile.
+struct RecordCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "record",
+        abstract: "Launch a program N times and record each launch, optionally interleaved with a baseline.",
+        discussion: """
+            Each run gets LIFTOFF_LAUNCH_NS (its spawn time, so pre-main time is measured) and
+            LIFTOFF_PROFILE_OUT (where a program linked with Liftoff writes its profile). For any
+            other program, time to first frame is the time to exit, or to the first output line
+            matching --ready. Runs go to OUT/runs/run-NNN.json with the child's output in
+            run-NNN.log, and OUT/record.json lists every run; it is rewritten after each run.
+
+            With --baseline, the baseline and the command run interleaved (A B B A …) into
+            OUT/base/ and OUT/head/, so drifts in machine load hit both alike. A run that
+            crashes, exits non-zero or times out is recorded as failed and the others go on.
+
+            Examples:
+              liftoff record --runs 20 --out runs/head -- .build/release/MyApp
+              liftoff record --runs 20 --out runs --baseline 'base/.build/release/MyApp' -- .build/release/MyApp
+              liftoff record --runs 10 --ready 'listening on' --out runs -- ./server --port 0
+            """
+    )
+
+    @Option(name: .long, help: "Recorded launches of each command.")
+    var runs: Int = 10
+
+    @Option(name: .long, help: "Launches of each command before recording, not kept.")
+    var warmup: Int = 1
+
+    @Option(name: .long, help: "Folder for the runs (with --baseline: OUT/base and OUT/head).")
+    var out: String
+
+    @Option(name: .long, help: "A regular expression: a program is ready at its first output line matching it.")
+    var ready: String?
+
+    @Option(name: .long, help: "Seconds a run may take before it is killed and recorded as failed.")
+    var timeout: Double = 60
+
+    @Option(name: .long, help: "The base command, as one string (words split like a shell's, without expansion).")
+    var baseline: String?
+
+    @Flag(name: .long, help: "Print neither progress nor the summary (errors still show).")
+    var quiet = false
+
+    @Argument(parsing: .postTerminator, help: "The command to launch, after --.")
+    var command: [String] = []
+
+    func validate() throws {
+        guard !command.isEmpty else {
+            throw ValidationError("Give the command to launch after --, for example: liftoff record --out runs -- ./app")
+        }
+        guard (1...1000).contains(runs) else { throw ValidationError("--runs must be between 1 and 1000, not \(runs).") }
+        guard (0...100).contains(warmup) else { throw ValidationError("--warmup must be between 0 and 100, not \(warmup).") }
+        guard timeout > 0 else { throw ValidationError("--timeout must be a positive number of seconds, not \(timeout).") }
+        if let ready {
+            do {
+                _ = try NSRegularExpression(pattern: ready)
+            } catch {
+                throw ValidationError("--ready '\(ready)' is not a valid regular expression.")
+            }
+        }
+        if let baseline {
+            let words = try ShellWords.split(baseline)
+            guard !words.isEmpty else { throw ValidationError("--baseline is empty; give the base command.") }
+        }
+    }
+
+    func run() throws {
+        let root = URL(fileURLWithPath: out, isDirectory: true)
+        var sides: [Side] = []
+        if let baseline {
+            sides.append(try Side(name: "base", command: try ShellWords.split(baseline), folder: root.appendingPathComponent("base")))
+            sides.append(try Side(name: "head", command: command, folder: root.appendingPathComponent("head")))
+        } else {
+            sides.append(try Side(name: "", command: command, folder: root))
+        }
+        let pattern = try ready.map { try NSRegularExpression(pattern: $0) }
+        let progress = Progress(total: runs * sides.count, quiet: quiet)
+        for round in 0..<warmup {
+            for side in order(sides, round: round) {
+                progress.note("warm-up \(round + 1)/\(warmup)\(side.label)")
+                _ = try? launch(side, log: side.folder.appendingPathComponent("runs/warmup.log"), profile: nil, pattern: pattern)
+            }
+        }
+        for round in 0..<runs {
+            for side in order(sides, round: round) {
+                let index = side.manifest.runs.count + 1
+                let stem = String(format: "runs/run-%03d", index)
+                let entry = try recordRun(side, index: index, stem: stem, pattern: pattern)
+                side.manifest.runs.append(entry)
+                try side.saveManifest(durable: false)
+                let shown = entry.succeeded ? side.lastTTFF.map { String(format: "%.1f ms", $0) } ?? "ok" : "failed: \(entry.outcome)"
+                progress.advance("run \(index)/\(runs)\(side.label): \(shown)")
+            }
+        }
+        progress.finish()
+        for side in sides { try side.saveManifest(durable: true) }
+        if !quiet { print(summary(sides)) }
+        for side in sides where !side.manifest.runs.contains(where: \.succeeded) {
+            throw CLIError("Every run of \(side.command.joined(separator: " ")) failed; see the logs in \(side.folder.path)/runs/.")
+        }
+    }
+
+    /// This process's environment, read once.
+    private static let environment = ProcessInfo.processInfo.environment
+    /// The host, read once.
+    private static let host = ProfileRecorder.host()
+
+    /// ABBA order: base first in even rounds, head first in odd ones.
+    private func order(_ sides: [Side], round: Int) -> [Side] {
+        round % 2 == 0 ? sides : sides.reversed()
+    }
+
+    private func launch(_ side: Side, log: URL, profile: URL?, pattern: NSRegularExpression?) throws -> ProcessRunner.Result {
+        var environment = RecordCommand.environment
+        environment[LaunchRecorder.outputVariable] = profile?.path ?? "/dev/null"
+        let runner = ProcessRunner(
+            arguments: side.command, environment: environment, log: log, ready: pattern, timeoutSeconds: timeout)
+        var result = try runner.run(launchVariable: ProfileRecorder.launchTimeVariable)
+        if result.outcome == .timedOut { result.readyNs = nil }
+        return result
+    }
+
+    private func recordRun(_ side: Side, index: Int, stem: String, pattern: NSRegularExpression?) throws -> RecordManifest.Run {
+        let profileURL = side.folder.appendingPathComponent(stem + ".json")
+        let logName = stem + ".log"
+        try? FileManager.default.removeItem(at: profileURL)
+        let result = try launch(side, log: side.folder.appendingPathComponent(logName), profile: profileURL, pattern: pattern)
+        let exitMs = Double(result.exitNs) / 1e6
+        let readyMs = result.readyNs.map { Double($0) / 1e6 }
+        side.lastTTFF = nil
+        func failed(_ why: String) -> RecordManifest.Run {
+            RecordManifest.Run(index: index, profile: nil, log: logName, outcome: why, succeeded: false, exitMs: exitMs, readyMs: readyMs)
+        }
+        guard result.outcome.succeeded else { return failed(result.outcome.description) }
+        if FileManager.default.fileExists(atPath: profileURL.path) {
+            do {
+                let profile = try Profile.load(from: profileURL)
+                side.lastTTFF = profile.timeToFirstFrameNs.map { Double($0) / 1e6 }
+                side.measured.insert("profile")
+            } catch let error as ProfileError {
+                return failed("its profile is unusable: \(error.message)")
+            }
+        } else {
+            if pattern != nil && result.readyNs == nil {
+                return failed("exited without printing a line matching --ready")
+            }
+            let readyNs = result.readyNs ?? result.exitNs
+            let profile = Profile(
+                metadata: Profile.Metadata(
+                    liftoffVersion: LiftoffVersion.current, commandLine: side.command, host: RecordCommand.host,
+                    startTime: Date().formatted(.iso8601), buildConfiguration: "unknown", samplingRateHz: 0),
+                timeOriginNs: result.spawnNs,
+                phases: Profile.Phases(
+                    processStartNs: 0, preMainNs: 0, mainEntryNs: 0, endNs: result.exitNs, firstFrameNs: readyNs))
+            do {
+                // Atomic without a disk flush per run; record.json is flushed at the end.
+                try AtomicFile.write(try profile.jsonData(), to: profileURL, durable: false)
+            } catch let error as ProfileError {
+                throw CLIError(error.message)
+            }
+            side.lastTTFF = Double(readyNs) / 1e6
+            side.measured.insert(result.readyNs != nil ? "ready" : "exit")
+        }
+        return RecordManifest.Run(
+            index: index, profile: stem + ".json", log: logName, outcome: result.outcome.description, succeeded: true,
+            exitMs: exitMs, readyMs: readyMs)
+    }
+
+    private func summary(_ sides: [Side]) -> String {
+        var lines: [String] = []
+        for side in sides {
+            let set: RunSet
+            do {
+                set = try RunSet.load(side.folder.path)
+            } catch {
+                lines.append("\(side.folder.path): \(error)")
+                continue
+            }
+            let failed = set.failedRuns
+            let what = side.measured.contains("profile") ? "time to first frame"
+                : side.measured.contains("ready") ? "time to the ready line (as time to first frame)"
+                : "time to exit (as time to first frame)"
+            lines.append(
+                "\(side.name.isEmpty ? "Recorded" : "\(side.name.capitalized):") \(set.profiles.count) runs of "
+                    + "\(side.command.joined(separator: " ")) in \(side.folder.path)/" + (failed > 0 ? ", \(failed) failed" : "")
+                    + "; \(what):")
+            for (name, values) in set.metrics(side.measured.contains("profile") ? [.phases] : []) where !values.isEmpty {
+                let median = Statistics.median(values)
+                let mad = Statistics.medianAbsoluteDeviation(values)
+                lines.append(
+                    String(
+                        format: "  %@  median %.1f ms  MAD %.1f ms  min %.1f ms  max %.1f ms", name.padding(toLength: 32, withPad: " ", startingAt: 0),
+                        median, mad, values.min() ?? 0, values.max() ?? 0))
+            }
+        }
+        if sides.count == 2 {
+            lines.append("Compare them with: liftoff compare \(sides[0].folder.path) \(sides[1].folder.path)")
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// One command being recorded and its folder.
+    final class Side {
+        let name: String
+        let command: [String]
+        let folder: URL
+        var manifest: RecordManifest
+        var lastTTFF: Double?
+        var measured = Set<String>()
+
+        init(name: String, command: [String], folder: URL) throws {
+            self.name = name
+            self.command = command
+            self.folder = folder
+            manifest = RecordManifest(command: command, measure: "profile")
+            do {
+                try FileManager.default.createDirectory(
+                    at: folder.appendingPathComponent("runs"), withIntermediateDirectories: true)
+            } catch {
+                throw CLIError("Cannot create \(folder.path)/runs: \(error.localizedDescription)")
+            }
+        }
+
+        var label: String { name.isEmpty ? "" : " (\(name))" }
+
+        func saveManifest(durable: Bool) throws {
+            manifest.measure = measured.contains("profile") ? "profile" : measured.contains("ready") ? "ready" : "exit"
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            do {
+                try AtomicFile.write(
+                    try encoder.encode(manifest), to: folder.appendingPathComponent("record.json"), durable: durable)
+            } catch let error as ProfileError {
+                throw CLIError(error.message)
+            }
+        }
+    }
+}
+
+/// Progress on standard error: a bar redrawn in place on a terminal, plain lines otherwise.
+final class Progress {
+    private let total: Int
+    private let quiet: Bool
+    private let terminal = isatty(2) != 0
+    private var done = 0
+
+    init(total: Int, quiet: Bool) {
+        self.total = total
+        self.quiet = quiet
+    }
+
+    func note(_ text: String) {
+        guard !quiet else { return }
+        emit(text)
+    }
+
+    func advance(_ text: String) {
+        done += 1
+        guard !quiet else { return }
+        emit(text)
+    }
+
+    func finish() {
+        if terminal && !quiet { FileHandle.standardError.write(Data("\n".utf8)) }
+    }
+
+    private func emit(_ text: String) {
+        if terminal {
+            let width = 30
+            let filled = total > 0 ? done * width / total : width
+            let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
+            FileHandle.standardError.write(Data("\r\u{1B}[K[\(bar)] \(done)/\(total)  \(text)".utf8))
+        } else {
+            FileHandle.standardError.write(Data("[\(done)/\(total)] \(text)\n".utf8))
+        }
+    }
+}
+
+/// Splits a command line into words like a POSIX shell does for quotes and backslashes, without
+/// expanding anything.
+enum ShellWords {
+    static func split(_ text: String) throws -> [String] {
+        var words: [String] = []
+        var current = ""
+        var inWord = false
+        var quote: Character?
+        var escaped = false
+        for character in text {
+            if escaped {
+                current.append(character)
+                escaped = false
+                continue
+            }
+            switch (quote, character) {
+            case (nil, "\\"), ("\"", "\\"):
+                escaped = true
+                inWord = true
+            case (nil, "'"), (nil, "\""):
+                quote = character
+                inWord = true
+            case ("'", "'"), ("\"", "\""):
+                quote = nil
+            case (nil, _) where character.isWhitespace:
+                if inWord { words.append(current) }
+                current = ""
+                inWord = false
+            default:
+                current.append(character)
+                inWord = true
+            }
+        }
+        if quote != nil { throw ValidationError("The command '\(text)' has an unclosed quote.") }
+        if escaped { throw ValidationError("The command '\(text)' ends with a lone backslash.") }
+        if inWord { words.append(current) }
+        return words
+    }
+}

@@ -1,0 +1,218 @@
+import Foundation
+import LiftoffProfile
+
+/// Head's recorded launches compared with base's, metric by metric, with the verdict of the
+/// gated metrics that decides a CI job.
+public struct LaunchComparison: Sendable {
+    /// Base's folder, successful and failed runs.
+    public var base: (folder: String, runs: Int, failed: Int)
+    /// Head's folder, successful and failed runs.
+    public var head: (folder: String, runs: Int, failed: Int)
+    /// How each metric was decided.
+    public var settings: ComparisonSettings
+    /// Every metric present on both sides, gated ones first.
+    public var metrics: [MetricComparison]
+    /// Names of the metrics whose verdicts decide ``verdict``.
+    public var gated: [String]
+
+    /// Compares head with base.
+    /// - Parameters:
+    ///   - groups: Metrics to report besides time to first frame.
+    ///   - gated: Metrics that decide the verdict (time to first frame by default).
+    /// - Throws: `RunSetError` when a side has no successful run or a gated metric is missing.
+    public init(
+        base: RunSet, head: RunSet, groups: Set<MetricGroup> = [], gated: [String] = [RunSet.timeToFirstFrame],
+        settings: ComparisonSettings = ComparisonSettings()
+    ) throws {
+        for (name, set) in [("base", base), ("head", head)] where set.profiles.isEmpty {
+            throw RunSetError(
+                "The \(name) runs in \(set.folder.path) have no successful launch to compare"
+                    + (set.failedRuns > 0 ? " (\(set.failedRuns) failed)." : "."))
+        }
+        self.base = (base.folder.path, base.profiles.count, base.failedRuns)
+        self.head = (head.folder.path, head.profiles.count, head.failedRuns)
+        self.settings = settings
+        self.gated = gated
+        let baseMetrics = Dictionary(base.metrics(groups).map { ($0.name, $0.values) }, uniquingKeysWith: { a, _ in a })
+        let headMetrics = head.metrics(groups)
+        for name in gated where baseMetrics[name] == nil || !headMetrics.contains(where: { $0.name == name }) {
+            throw RunSetError(
+                "The runs cannot be compared on '\(name)': "
+                    + (name == RunSet.timeToFirstFrame ? "a side's runs recorded no first frame." : "a side lacks it."))
+        }
+        var comparisons: [MetricComparison] = []
+        for (name, values) in headMetrics {
+            guard let baseValues = baseMetrics[name] else { continue }
+            comparisons.append(MetricComparison(metric: name, base: baseValues, head: values, settings: settings))
+        }
+        metrics = comparisons.sorted { left, right in
+            let leftGated = gated.firstIndex(of: left.metric) ?? Int.max
+            let rightGated = gated.firstIndex(of: right.metric) ?? Int.max
+            return leftGated < rightGated
+        }
+    }
+
+    /// The verdict that decides the exit code: regressed if any gated metric regressed, else
+    /// inconclusive if any is, else improved if any improved, else unchanged.
+    public var verdict: Verdict {
+        let verdicts = metrics.filter { gated.contains($0.metric) }.map(\.verdict)
+        for candidate in [Verdict.regressed, .inconclusive, .improved] where verdicts.contains(candidate) {
+            return candidate
+        }
+        return .unchanged
+    }
+
+    /// One sentence on the gated outcome.
+    public var headline: String {
+        let gatedMetrics = metrics.filter { gated.contains($0.metric) }
+        let focus = gatedMetrics.first { $0.verdict == verdict } ?? gatedMetrics.first
+        guard let focus else { return "Nothing was compared." }
+        let change = LaunchComparison.percent(focus.ratio)
+        let numbers = "\(focus.metric) \(LaunchComparison.ms(focus.baseMedian)) → \(LaunchComparison.ms(focus.headMedian)) "
+            + "(\(change), p = \(LaunchComparison.pValue(focus.pValue)), \(base.runs) base and \(head.runs) head runs)"
+        switch verdict {
+        case .regressed: return "Launch time regressed: \(numbers)."
+        case .improved: return "Launch time improved: \(numbers)."
+        case .unchanged: return "Launch time unchanged: \(numbers); the threshold is ±\(fmt(settings.threshold * 100))%."
+        case .inconclusive:
+            return "Inconclusive: \(numbers). The runs cannot tell a change of \(fmt(settings.threshold * 100))% from noise; record more runs."
+        }
+    }
+
+    /// A plain-text table for a terminal.
+    public func text() -> String {
+        var lines = [headline, ""]
+        let header = ["metric", "base median", "head median", "ratio", "\(fmt(settings.confidence * 100))% interval", "p", "verdict"]
+        var rows = [header]
+        for metric in metrics {
+            rows.append([
+                metric.metric + (gated.contains(metric.metric) ? " *" : ""), LaunchComparison.ms(metric.baseMedian),
+                LaunchComparison.ms(metric.headMedian), LaunchComparison.ratio(metric.ratio),
+                "\(LaunchComparison.ratio(metric.lower)) – \(LaunchComparison.ratio(metric.upper))",
+                LaunchComparison.pValue(metric.pValue), metric.verdict.rawValue,
+            ])
+        }
+        let widths = header.indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
+        for row in rows {
+            lines.append(
+                row.enumerated().map { column, cell in
+                    column == 0 || column == row.count - 1
+                        ? cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
+                        : String(repeating: " ", count: widths[column] - cell.count) + cell
+                }.joined(separator: "  ").trimmingCharacters(in: .whitespaces))
+        }
+        lines.append("")
+        lines.append(
+            "* decides the verdict. Base: \(base.runs) runs in \(base.folder)" + (base.failed > 0 ? " (\(base.failed) failed)" : "")
+                + "; head: \(head.runs) runs in \(head.folder)" + (head.failed > 0 ? " (\(head.failed) failed)" : "") + ".")
+        lines.append(
+            "Threshold ±\(fmt(settings.threshold * 100))%, Mann–Whitney U at α = \(fmt(settings.alpha, digits: 3)), "
+                + "bootstrap interval of the ratio of medians.")
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// Markdown for a pull-request comment, under `limit` characters.
+    public func markdown(limit: Int = 65_000, diffFlameGraph: DiffFlameGraph? = nil) -> String {
+        let icon: String
+        switch verdict {
+        case .regressed: icon = "🔴"
+        case .improved: icon = "🟢"
+        case .unchanged: icon = "⚪"
+        case .inconclusive: icon = "🟡"
+        }
+        var lines = ["## \(icon) Liftoff launch comparison: \(verdict.rawValue)", "", MarkdownRenderer.inline(headline), ""]
+        lines.append("| Metric | Base median | Head median | Change | \(fmt(settings.confidence * 100))% interval | p | Verdict |")
+        lines.append("|---|---:|---:|---:|---:|---:|---|")
+        for metric in metrics {
+            let name = MarkdownRenderer.cell(metric.metric) + (gated.contains(metric.metric) ? " (gated)" : "")
+            let verdictText = metric.verdict == .regressed ? "**regressed**" : metric.verdict.rawValue
+            lines.append(
+                "| \(name) | \(LaunchComparison.ms(metric.baseMedian)) | \(LaunchComparison.ms(metric.headMedian)) | "
+                    + "\(LaunchComparison.percent(metric.ratio)) | \(LaunchComparison.percent(metric.lower)) to "
+                    + "\(LaunchComparison.percent(metric.upper)) | \(LaunchComparison.pValue(metric.pValue)) | \(verdictText) |")
+        }
+        lines.append("")
+        if let diffFlameGraph {
+            let changes = diffFlameGraph.biggestChanges(limit: 10)
+            if !changes.isEmpty {
+                lines += ["### Largest changes in self time (ms per launch)", "", "| Function | Base | Head | Change |", "|---|---:|---:|---:|"]
+                for change in changes {
+                    let delta = (change.head - change.base) * diffFlameGraph.msPerSample
+                    lines.append(
+                        "| \(MarkdownRenderer.cell(change.name)) | \(fmt(change.base * diffFlameGraph.msPerSample, digits: 2)) | "
+                            + "\(fmt(change.head * diffFlameGraph.msPerSample, digits: 2)) | \(delta >= 0 ? "+" : "")\(fmt(delta, digits: 2)) |")
+                }
+                lines.append("")
+            }
+        }
+        lines.append(
+            "\(base.runs) base and \(head.runs) head runs" + (base.failed + head.failed > 0 ? " (\(base.failed + head.failed) failed runs left out)" : "")
+                + ". Threshold ±\(fmt(settings.threshold * 100))%, two-sided Mann–Whitney U at α = \(fmt(settings.alpha, digits: 3)).")
+        return MarkdownRenderer.bounded(lines, limit: limit)
+    }
+
+    /// JSON for other tools: the verdict, the settings and every metric (nan as null).
+    public func json() -> String {
+        var json = JSONWriter()
+        json.raw("{")
+        json.key("schema")
+        json.string("liftoff.compare/1")
+        json.field("verdict", verdict.rawValue)
+        json.field("headline", headline)
+        json.field("threshold", settings.threshold, digits: 6)
+        json.field("alpha", settings.alpha, digits: 6)
+        json.field("confidence", settings.confidence, digits: 6)
+        for (key, side) in [("base", base), ("head", head)] {
+            json.raw(",")
+            json.string(key)
+            json.raw(":{")
+            json.key("folder")
+            json.string(side.folder)
+            json.field("runs", side.runs)
+            json.field("failed", side.failed)
+            json.raw("}")
+        }
+        json.nextKey("metrics")
+        json.raw("[")
+        for (index, metric) in metrics.enumerated() {
+            if index > 0 { json.raw(",") }
+            json.raw("{")
+            json.key("metric")
+            json.string(metric.metric)
+            json.field("gated", gated.contains(metric.metric))
+            json.field("baseCount", metric.baseCount)
+            json.field("headCount", metric.headCount)
+            json.field("baseMedianMs", metric.baseMedian, digits: 6)
+            json.field("headMedianMs", metric.headMedian, digits: 6)
+            json.field("ratio", metric.ratio, digits: 6)
+            json.field("lower", metric.lower, digits: 6)
+            json.field("upper", metric.upper, digits: 6)
+            json.nextKey("pValue")
+            json.raw(bytes: Array(LaunchComparison.pValue(metric.pValue, json: true).utf8))
+            json.field("verdict", metric.verdict.rawValue)
+            json.raw("}")
+        }
+        json.raw("]}\n")
+        return json.text
+    }
+
+    static func ms(_ value: Double) -> String {
+        guard value.isFinite else { return "–" }
+        return fmt(value, digits: value < 1 ? 3 : 1, fixed: true) + " ms"
+    }
+
+    static func ratio(_ value: Double) -> String { value.isFinite ? fmt(value, digits: 3, fixed: true) + "×" : "–" }
+
+    static func percent(_ ratio: Double) -> String {
+        guard ratio.isFinite else { return "–" }
+        let change = (ratio - 1) * 100
+        return (change >= 0 ? "+" : "") + fmt(change, digits: 1, fixed: true) + "%"
+    }
+
+    /// A p-value with three significant digits (`1.23e-07` when small).
+    static func pValue(_ value: Double, json: Bool = false) -> String {
+        guard value.isFinite else { return json ? "null" : "–" }
+        if value >= 0.001 || value == 0 { return fmt(value, digits: 4) }
+        return String(format: "%.2e", value)
+    }
+}

@@ -1,0 +1,182 @@
+import Foundation
+import LiftoffProfile
+
+/// What `liftoff record` writes next to its runs: `record.json`, rewritten atomically after
+/// every run so that nothing recorded is lost if recording stops.
+public struct RecordManifest: Codable, Sendable, Equatable {
+    /// `liftoff.record/1`.
+    public static let currentSchema = "liftoff.record/1"
+
+    /// One launch of the program.
+    public struct Run: Codable, Sendable, Equatable {
+        /// 1-based run number among the recorded (not warm-up) runs.
+        public var index: Int
+        /// The profile, relative to the folder; nil for a failed run.
+        public var profile: String?
+        /// The child's output, relative to the folder.
+        public var log: String
+        /// `exit status 0`, `signal 11 (SIGSEGV)`, `timed out`, or why no profile was written.
+        public var outcome: String
+        /// Whether the run counts: it exited with status 0 and left a profile.
+        public var succeeded: Bool
+        /// Spawn to exit, in milliseconds.
+        public var exitMs: Double
+        /// Spawn to the first output line matching `--ready`, in milliseconds.
+        public var readyMs: Double?
+
+        /// Creates a run entry.
+        public init(
+            index: Int, profile: String?, log: String, outcome: String, succeeded: Bool, exitMs: Double, readyMs: Double?
+        ) {
+            self.index = index
+            self.profile = profile
+            self.log = log
+            self.outcome = outcome
+            self.succeeded = succeeded
+            self.exitMs = exitMs
+            self.readyMs = readyMs
+        }
+    }
+
+    /// `liftoff.record/1`.
+    public var schema = RecordManifest.currentSchema
+    /// The recorded command.
+    public var command: [String]
+    /// How time to first frame was measured: `profile` (the program wrote one), `ready` or `exit`.
+    public var measure: String
+    /// The runs so far.
+    public var runs: [Run]
+
+    /// Creates a manifest.
+    public init(command: [String], measure: String, runs: [Run] = []) {
+        self.command = command
+        self.measure = measure
+        self.runs = runs
+    }
+}
+
+/// A failure to load recorded runs, as one sentence.
+public struct RunSetError: Error, CustomStringConvertible, Sendable {
+    /// The sentence.
+    public var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// The recorded launches of one build: the profiles of its successful runs.
+public struct RunSet: Sendable {
+    /// Where the runs were loaded from.
+    public var folder: URL
+    /// The profiles of the successful runs, in run order.
+    public var profiles: [Profile]
+    /// Runs that failed (crashed, timed out, exited non-zero, or wrote no profile).
+    public var failedRuns: Int
+
+    /// Creates a run set from profiles already in memory.
+    public init(folder: URL, profiles: [Profile], failedRuns: Int = 0) {
+        self.folder = folder
+        self.profiles = profiles
+        self.failedRuns = failedRuns
+    }
+
+    /// Loads a folder written by `liftoff record` (its `record.json`), or every `*.json`
+    /// profile in a folder, or a single profile file.
+    /// - Throws: `RunSetError` naming the folder or file that is missing or unreadable.
+    public static func load(_ path: String) throws -> RunSet {
+        let url = URL(fileURLWithPath: path)
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
+            throw RunSetError("\(path) does not exist.")
+        }
+        if !isFolder.boolValue {
+            return RunSet(folder: url.deletingLastPathComponent(), profiles: [try loadProfile(url)])
+        }
+        let manifestURL = url.appendingPathComponent("record.json")
+        if FileManager.default.fileExists(atPath: manifestURL.path) {
+            let manifest: RecordManifest
+            do {
+                manifest = try JSONDecoder().decode(RecordManifest.self, from: Data(contentsOf: manifestURL))
+            } catch {
+                throw RunSetError("\(manifestURL.path) is not a record.json written by liftoff record.")
+            }
+            var profiles: [Profile] = []
+            var failed = 0
+            for run in manifest.runs {
+                guard run.succeeded, let file = run.profile else {
+                    failed += 1
+                    continue
+                }
+                profiles.append(try loadProfile(url.appendingPathComponent(file)))
+            }
+            return RunSet(folder: url, profiles: profiles, failedRuns: failed)
+        }
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+        let profiles = try files.filter { $0.hasSuffix(".json") }.sorted().map { try loadProfile(url.appendingPathComponent($0)) }
+        return RunSet(folder: url, profiles: profiles)
+    }
+
+    private static func loadProfile(_ url: URL) throws -> Profile {
+        do {
+            return try Profile.load(from: url)
+        } catch let error as ProfileError {
+            throw RunSetError(error.message)
+        }
+    }
+
+    /// Each metric's value in every run that has it, in milliseconds.
+    ///
+    /// - `time to first frame` always (runs without a first frame have no value);
+    /// - with `phases`: `pre-main`, `main → first frame`, and `callback: NAME` for each
+    ///   life-cycle callback;
+    /// - with `tasks`: `task: NAME` for each launch task's duration;
+    /// - with `cpu`: `cpu: NAME` for each task's CPU time and `cpu: all tasks`.
+    public func metrics(_ groups: Set<MetricGroup> = []) -> [(name: String, values: [Double])] {
+        var order: [String] = []
+        var values: [String: [Double]] = [:]
+        func add(_ name: String, _ value: Double) {
+            if values[name] == nil { order.append(name) }
+            values[name, default: []].append(value)
+        }
+        for profile in profiles {
+            if let ttff = profile.timeToFirstFrameNs { add(RunSet.timeToFirstFrame, Double(ttff) / 1e6) }
+            if groups.contains(.phases) {
+                let phases = profile.phases
+                add("pre-main", Double(phases.mainEntryNs - min(phases.processStartNs, phases.mainEntryNs)) / 1e6)
+                if let firstFrame = phases.firstFrameNs {
+                    add("main → first frame", Double(firstFrame - min(phases.mainEntryNs, firstFrame)) / 1e6)
+                }
+                for span in profile.spans where span.category == "callback" {
+                    add("callback: \(span.name)", Double(span.durationNs) / 1e6)
+                }
+            }
+            if groups.contains(.tasks) {
+                for task in profile.tasks {
+                    if let duration = task.durationNs { add("task: \(task.name)", Double(duration) / 1e6) }
+                }
+            }
+            if groups.contains(.cpu) {
+                var total: UInt64 = 0
+                for task in profile.tasks {
+                    if let cpu = task.cpuNs {
+                        add("cpu: \(task.name)", Double(cpu) / 1e6)
+                        total += cpu
+                    }
+                }
+                if !profile.tasks.isEmpty { add("cpu: all tasks", Double(total) / 1e6) }
+            }
+        }
+        return order.map { ($0, values[$0] ?? []) }
+    }
+
+    /// The name of the default metric.
+    public static let timeToFirstFrame = "time to first frame"
+}
+
+/// Groups of metrics `liftoff compare` can add to time to first frame.
+public enum MetricGroup: String, Sendable, CaseIterable, Hashable {
+    /// Pre-main, main to first frame, and each life-cycle callback.
+    case phases
+    /// Each launch task's duration.
+    case tasks
+    /// Each launch task's CPU time.
+    case cpu
+}

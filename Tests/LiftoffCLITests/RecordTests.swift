@@ -1,0 +1,126 @@
+import Foundation
+import LiftoffProfile
+import LiftoffReports
+import Testing
+
+@testable import LiftoffCLI
+
+@Suite("liftoff record")
+struct RecordTests {
+    @Test("a plain program is timed to its ready line; every run lands in record.json with its log")
+    func readyLine() throws {
+        let folder = temporaryFolder()
+        let result = try BuiltTool.find().run([
+            "record", "--runs", "3", "--warmup", "0", "--out", folder.path, "--ready", "^listening",
+            "--", "/bin/sh", "-c", "echo starting; sleep 0.05; echo listening on 8080; sleep 0.3",
+        ])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(result.stderr.contains("[3/3] run 3/3:"), "plain progress lines when not on a terminal")
+        #expect(result.stdout.contains("time to the ready line"))
+        let manifest = try JSONDecoder().decode(
+            RecordManifest.self, from: Data(contentsOf: folder.appendingPathComponent("record.json")))
+        #expect(manifest.runs.count == 3)
+        #expect(manifest.measure == "ready")
+        for run in manifest.runs {
+            #expect(run.succeeded)
+            let ready = try #require(run.readyMs)
+            #expect(ready >= 50 && ready < run.exitMs, "ready after the 50 ms sleep and before the exit")
+            #expect(run.exitMs >= 350)
+            let log = try String(contentsOf: folder.appendingPathComponent(run.log), encoding: .utf8)
+            #expect(log == "starting\nlistening on 8080\n")
+        }
+        let runs = try RunSet.load(folder.path)
+        #expect(runs.profiles.count == 3)
+        #expect(runs.profiles.allSatisfy { ($0.timeToFirstFrameNs ?? 0) >= 50_000_000 })
+    }
+
+    @Test("a crashing run is recorded as failed with its signal and the others go on; a stuck one is killed")
+    func failures() throws {
+        let folder = temporaryFolder()
+        let marker = folder.appendingPathComponent("count")
+        // The second launch crashes (SIGSEGV), the fourth hangs until killed; the rest exit 0.
+        let script = """
+            n=$(cat '\(marker.path)' 2>/dev/null || echo 0); n=$((n+1)); echo $n > '\(marker.path)'
+            [ $n -eq 2 ] && kill -SEGV $$
+            [ $n -eq 4 ] && sleep 30
+            exit 0
+            """
+        let start = Date()
+        let result = try BuiltTool.find().run([
+            "record", "--runs", "5", "--warmup", "0", "--timeout", "1", "--out", folder.appendingPathComponent("out").path,
+            "--", "/bin/sh", "-c", script,
+        ])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(Date().timeIntervalSince(start) < 20, "the stuck run was killed at its timeout")
+        let manifest = try JSONDecoder().decode(
+            RecordManifest.self, from: Data(contentsOf: folder.appendingPathComponent("out/record.json")))
+        #expect(manifest.runs.map(\.succeeded) == [true, false, true, false, true])
+        #expect(manifest.runs[1].outcome == "signal 11 (SIGSEGV)")
+        #expect(manifest.runs[3].outcome == "timed out")
+        #expect(manifest.runs[1].profile == nil)
+        #expect(result.stdout.contains("3 runs of /bin/sh"))
+        #expect(result.stdout.contains("2 failed"))
+    }
+
+    @Test("a program that cannot start, or a missing command, is one clear sentence and a non-zero exit")
+    func badCommands() throws {
+        let folder = temporaryFolder()
+        let missing = try BuiltTool.find().run(["record", "--runs", "1", "--out", folder.path, "--", "/nonexistent/app"])
+        #expect(missing.status != 0)
+        #expect(missing.stderr.contains("Cannot start /nonexistent/app"), "stderr: \(missing.stderr)")
+        let none = try BuiltTool.find().run(["record", "--out", folder.path])
+        #expect(none.status != 0)
+        #expect(none.stderr.contains("Give the command to launch after --"))
+        let failing = try BuiltTool.find().run(["record", "--runs", "2", "--warmup", "0", "--out", folder.path, "--", "/bin/false"])
+        #expect(failing.status == 1)
+        #expect(failing.stderr.contains("Every run of /bin/false failed"))
+    }
+
+    // The tests run in parallel on a shared machine, so launch times here are far noisier than
+    // in a CI job of their own: the identical comparison uses a 25 % threshold and the slower
+    // build is slowed by 200 %. The statistics themselves are checked on simulations.
+    @Test("real launches: the demo against itself is unchanged; slowed down it regressed and the diff shows where")
+    func realLaunches() throws {
+        let tool = try BuiltTool.find()
+        let folder = temporaryFolder()
+        let demo = "\(tool.url.path) demo --quiet --linger 0 --rate 500 --out \(folder.path)/scratch"
+        // Identical builds, interleaved.
+        let same = try tool.run([
+            "record", "--runs", "12", "--warmup", "1", "--out", folder.appendingPathComponent("same").path,
+            "--baseline", demo, "--",
+        ] + (try ShellWords.split(demo)))
+        #expect(same.status == 0, "stderr: \(same.stderr)")
+        let unchanged = try tool.run([
+            "compare", folder.appendingPathComponent("same/base").path, folder.appendingPathComponent("same/head").path,
+            "--threshold", "25%",
+        ])
+        #expect(unchanged.status == 0, "\(unchanged.stdout)")
+        #expect(unchanged.stdout.hasPrefix("Launch time unchanged"), "\(unchanged.stdout)")
+
+        // A slower build (head) against the normal one (base), interleaved.
+        let slow = try tool.run([
+            "record", "--runs", "8", "--warmup", "1", "--out", folder.appendingPathComponent("slow").path,
+            "--baseline", demo, "--",
+        ] + (try ShellWords.split(demo)) + ["--slowdown", "200%"])
+        #expect(slow.status == 0, "stderr: \(slow.stderr)")
+        let diffFolder = folder.appendingPathComponent("diff")
+        let regressed = try tool.run([
+            "compare", folder.appendingPathComponent("slow/base").path, folder.appendingPathComponent("slow/head").path,
+            "--diff-out", diffFolder.path, "--format", "markdown",
+        ])
+        #expect(regressed.status == 2, "\(regressed.stdout)")
+        #expect(regressed.stdout.contains("Liftoff launch comparison: regressed"))
+        // Swapped, the normal build is faster.
+        let improved = try tool.run([
+            "compare", folder.appendingPathComponent("slow/head").path, folder.appendingPathComponent("slow/base").path,
+        ])
+        #expect(improved.status == 0)
+        #expect(improved.stdout.hasPrefix("Launch time improved"), "\(improved.stdout)")
+        // The slowed function is drawn red: it exists only in head.
+        let svg = try String(contentsOf: diffFolder.appendingPathComponent("diff-flame.svg"), encoding: .utf8)
+        let line = try #require(svg.split(separator: "\n").first { $0.contains("<title>static LiftoffDemo.DemoWorkload.extraWork") })
+        #expect(line.contains("(new)"))
+        #expect(line.contains("fill=\"rgb(255,55,55)\""))
+        #expect(FileManager.default.fileExists(atPath: diffFolder.appendingPathComponent("diff-flame.html").path))
+    }
+}
