@@ -1,5 +1,6 @@
 import CLiftoffSampler
 import Foundation
+import Synchronization
 import LiftoffSampler
 
 #if canImport(Glibc)
@@ -99,6 +100,8 @@ struct ProcessRunner {
             if ready != nil { close(pipeFDs[0]) }
             throw CLIError("Cannot start \(program): \(String(cString: strerror(status))).")
         }
+        runningChildGroup.store(pid, ordering: .sequentiallyConsistent)
+        defer { runningChildGroup.store(0, ordering: .sequentiallyConsistent) }
 
         let readyTime = ReadyWatch()
         if let ready {
@@ -180,6 +183,24 @@ struct ProcessRunner {
         found.readerDone()
     }
 
+    /// Makes Ctrl-C (SIGINT) and SIGTERM also stop the running child's process group, which
+    /// does not get the terminal's signals itself, then end this process with the usual status.
+    static func stopChildrenOnInterrupt() {
+        let handler: @convention(c) (Int32) -> Void = { signal in
+            let group = runningChildGroup.load(ordering: .sequentiallyConsistent)
+            if group > 0 { kill(-group, SIGKILL) }
+            _exit(128 + signal)
+        }
+        Glibc.signal(SIGINT, handler)
+        Glibc.signal(SIGTERM, handler)
+        // A parent may have started this process with the signals blocked.
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        sigaddset(&signals, SIGINT)
+        sigaddset(&signals, SIGTERM)
+        pthread_sigmask(SIG_UNBLOCK, &signals, nil)
+    }
+
     /// Waits until `fd` is readable (the process exited); false when `seconds` passed first.
     private static func poll(_ fd: Int32, seconds: Double) -> Bool {
         let deadline = Sampler.monotonicNs + UInt64(min(seconds, 1e6) * 1e9)
@@ -196,8 +217,17 @@ struct ProcessRunner {
 
     /// The descriptors open in this process (from /proc/self/fd).
     static func openDescriptors() -> [Int32] {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-        return names.compactMap { Int32($0) }
+        guard let directory = opendir("/proc/self/fd") else { return [] }
+        defer { closedir(directory) }
+        let own = dirfd(directory)
+        var result: [Int32] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if let fd = Int32(name), fd != own { result.append(fd) }
+        }
+        return result
     }
 
     static func signalName(_ signal: Int32) -> String? {
@@ -209,6 +239,9 @@ struct ProcessRunner {
         return names[signal]
     }
 }
+
+/// The process group of the child being run, 0 when none: read by the interrupt handler.
+private let runningChildGroup = Atomic<Int32>(0)
 
 /// When the ready line appeared, handed from the thread reading the child's output.
 private final class ReadyWatch: @unchecked Sendable {

@@ -16,20 +16,22 @@ struct RecordCommand: ParsableCommand {
         commandName: "record",
         abstract: "Launch a program N times and record each launch, optionally interleaved with a baseline.",
         discussion: """
-            Each run gets LIFTOFF_LAUNCH_NS (its spawn time, so pre-main time is measured) and
-            LIFTOFF_PROFILE_OUT (where a program linked with Liftoff writes its profile). For any
-            other program, time to first frame is the time to exit, or to the first output line
-            matching --ready. Runs go to OUT/runs/run-NNN.json with the child's output in
-            run-NNN.log, and OUT/record.json lists every run; it is rewritten after each run.
+            Each run gets LIFTOFF_LAUNCH_NS (its spawn time, so pre-main time is measured) and \
+            LIFTOFF_PROFILE_OUT (where a program linked with Liftoff writes its profile). For any \
+            other program, time to first frame is the time to exit, or to the first output line \
+            matching --ready. Profiles go to OUT/runs/run-NNN.json and the child's output to \
+            run-NNN.log. Each finished run is appended to OUT/runs.jsonl at once; at the end \
+            OUT/record.json lists every run with its times and replaces the journal. If recording \
+            stops early, liftoff compare reads the journal.
 
-            With --baseline, the baseline and the command run interleaved (A B B A …) into
-            OUT/base/ and OUT/head/, so drifts in machine load hit both alike. A run that
+            With --baseline, the baseline and the command run interleaved (A B B A …) into \
+            OUT/base/ and OUT/head/, so drifts in machine load hit both alike. A run that \
             crashes, exits non-zero or times out is recorded as failed and the others go on.
 
             Examples:
-              liftoff record --runs 20 --out runs/head -- .build/release/MyApp
-              liftoff record --runs 20 --out runs --baseline 'base/.build/release/MyApp' -- .build/release/MyApp
-              liftoff record --runs 10 --ready 'listening on' --out runs -- ./server --port 0
+              liftoff record --runs 20 --out runs/head -- ./MyApp
+              liftoff record --runs 20 --out runs --baseline '../base/MyApp' -- ./MyApp
+              liftoff record --runs 10 --ready 'listening on' --out runs -- ./server
             """
     )
 
@@ -87,6 +89,7 @@ struct RecordCommand: ParsableCommand {
             sides.append(try Side(name: "", command: command, folder: root))
         }
         let pattern = try ready.map { try NSRegularExpression(pattern: $0) }
+        ProcessRunner.stopChildrenOnInterrupt()
         let progress = Progress(total: runs * sides.count, quiet: quiet)
         for round in 0..<warmup {
             for side in order(sides, round: round) {
@@ -99,14 +102,13 @@ struct RecordCommand: ParsableCommand {
                 let index = side.manifest.runs.count + 1
                 let stem = String(format: "runs/run-%03d", index)
                 let entry = try recordRun(side, index: index, stem: stem, pattern: pattern)
-                side.manifest.runs.append(entry)
-                try side.saveManifest(durable: false)
+                try side.append(entry)
                 let shown = entry.succeeded ? side.lastTTFF.map { String(format: "%.1f ms", $0) } ?? "ok" : "failed: \(entry.outcome)"
                 progress.advance("run \(index)/\(runs)\(side.label): \(shown)")
             }
         }
         progress.finish()
-        for side in sides { try side.saveManifest(durable: true) }
+        for side in sides { try side.saveManifest() }
         if !quiet { print(summary(sides)) }
         for side in sides where !side.manifest.runs.contains(where: \.succeeded) {
             throw CLIError("Every run of \(side.command.joined(separator: " ")) failed; see the logs in \(side.folder.path)/runs/.")
@@ -115,8 +117,6 @@ struct RecordCommand: ParsableCommand {
 
     /// This process's environment, read once.
     private static let environment = ProcessInfo.processInfo.environment
-    /// The host, read once.
-    private static let host = ProfileRecorder.host()
 
     /// ABBA order: base first in even rounds, head first in odd ones.
     private func order(_ sides: [Side], round: Int) -> [Side] {
@@ -136,7 +136,7 @@ struct RecordCommand: ParsableCommand {
     private func recordRun(_ side: Side, index: Int, stem: String, pattern: NSRegularExpression?) throws -> RecordManifest.Run {
         let profileURL = side.folder.appendingPathComponent(stem + ".json")
         let logName = stem + ".log"
-        try? FileManager.default.removeItem(at: profileURL)
+        unlink(profileURL.path)  // a profile left from an earlier recording
         let result = try launch(side, log: side.folder.appendingPathComponent(logName), profile: profileURL, pattern: pattern)
         let exitMs = Double(result.exitNs) / 1e6
         let readyMs = result.readyNs.map { Double($0) / 1e6 }
@@ -145,7 +145,7 @@ struct RecordCommand: ParsableCommand {
             RecordManifest.Run(index: index, profile: nil, log: logName, outcome: why, succeeded: false, exitMs: exitMs, readyMs: readyMs)
         }
         guard result.outcome.succeeded else { return failed(result.outcome.description) }
-        if FileManager.default.fileExists(atPath: profileURL.path) {
+        if access(profileURL.path, F_OK) == 0 {
             do {
                 let profile = try Profile.load(from: profileURL)
                 side.lastTTFF = profile.timeToFirstFrameNs.map { Double($0) / 1e6 }
@@ -154,25 +154,15 @@ struct RecordCommand: ParsableCommand {
                 return failed("its profile is unusable: \(error.message)")
             }
         } else {
+            // A program without Liftoff: its times live in the run list alone.
             if pattern != nil && result.readyNs == nil {
                 return failed("exited without printing a line matching --ready")
             }
-            let readyNs = result.readyNs ?? result.exitNs
-            let profile = Profile(
-                metadata: Profile.Metadata(
-                    liftoffVersion: LiftoffVersion.current, commandLine: side.command, host: RecordCommand.host,
-                    startTime: Date().formatted(.iso8601), buildConfiguration: "unknown", samplingRateHz: 0),
-                timeOriginNs: result.spawnNs,
-                phases: Profile.Phases(
-                    processStartNs: 0, preMainNs: 0, mainEntryNs: 0, endNs: result.exitNs, firstFrameNs: readyNs))
-            do {
-                // Atomic without a disk flush per run; record.json is flushed at the end.
-                try AtomicFile.write(try profile.jsonData(), to: profileURL, durable: false)
-            } catch let error as ProfileError {
-                throw CLIError(error.message)
-            }
-            side.lastTTFF = Double(readyNs) / 1e6
+            side.lastTTFF = readyMs ?? exitMs
             side.measured.insert(result.readyNs != nil ? "ready" : "exit")
+            return RecordManifest.Run(
+                index: index, profile: nil, log: logName, outcome: result.outcome.description, succeeded: true,
+                exitMs: exitMs, readyMs: readyMs)
         }
         return RecordManifest.Run(
             index: index, profile: stem + ".json", log: logName, outcome: result.outcome.description, succeeded: true,
@@ -213,6 +203,10 @@ struct RecordCommand: ParsableCommand {
     }
 
     /// One command being recorded and its folder.
+    ///
+    /// Each finished run is appended to `runs.jsonl` with one write, so that a run is kept the
+    /// moment it ends, even if recording is interrupted; `record.json` is written (atomically
+    /// and synced) when recording ends, and replaces the journal.
     final class Side {
         let name: String
         let command: [String]
@@ -220,6 +214,7 @@ struct RecordCommand: ParsableCommand {
         var manifest: RecordManifest
         var lastTTFF: Double?
         var measured = Set<String>()
+        private let journal: Int32
 
         init(name: String, command: [String], folder: URL) throws {
             self.name = name
@@ -232,20 +227,40 @@ struct RecordCommand: ParsableCommand {
             } catch {
                 throw CLIError("Cannot create \(folder.path)/runs: \(error.localizedDescription)")
             }
+            // A new recording replaces an old one in the same folder.
+            try? FileManager.default.removeItem(at: folder.appendingPathComponent("record.json"))
+            let path = folder.appendingPathComponent(RecordManifest.journalName).path
+            journal = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0o644)
+            guard journal >= 0 else { throw CLIError("Cannot write \(path): \(String(cString: strerror(errno))).") }
+            try write(manifest.journalHeader())
         }
+
+        deinit { close(journal) }
 
         var label: String { name.isEmpty ? "" : " (\(name))" }
 
-        func saveManifest(durable: Bool) throws {
+        /// Keeps a finished run: in memory and, with one append, in the journal.
+        func append(_ run: RecordManifest.Run) throws {
+            manifest.runs.append(run)
+            try write(RecordManifest.journalLine(run))
+        }
+
+        private func write(_ line: Data) throws {
+            let written = line.withUnsafeBytes { Glibc.write(journal, $0.baseAddress, $0.count) }
+            guard written == line.count else {
+                throw CLIError("Cannot write the run journal in \(folder.path): \(String(cString: strerror(errno))).")
+            }
+        }
+
+        /// Writes `record.json` and removes the journal it replaces.
+        func saveManifest() throws {
             manifest.measure = measured.contains("profile") ? "profile" : measured.contains("ready") ? "ready" : "exit"
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
             do {
-                try AtomicFile.write(
-                    try encoder.encode(manifest), to: folder.appendingPathComponent("record.json"), durable: durable)
+                try AtomicFile.write(manifest.jsonData(), to: folder.appendingPathComponent("record.json"))
             } catch let error as ProfileError {
                 throw CLIError(error.message)
             }
+            try? FileManager.default.removeItem(at: folder.appendingPathComponent(RecordManifest.journalName))
         }
     }
 }

@@ -17,10 +17,13 @@ public enum AtomicFile {
     /// - Throws: ``ProfileError`` with code `unwritable` and a sentence naming the path.
     public static func write(_ data: Data, to url: URL, durable: Bool = true) throws {
         let directory = url.deletingLastPathComponent()
-        do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        } catch {
-            throw ProfileError(.unwritable, "Cannot create the folder \(directory.path).", value: directory.path)
+        var status = stat()
+        if stat(directory.path, &status) != 0 || status.st_mode & S_IFMT != S_IFDIR {
+            do {
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            } catch {
+                throw ProfileError(.unwritable, "Cannot create the folder \(directory.path).", value: directory.path)
+            }
         }
         var template = Array(directory.appendingPathComponent(".\(url.lastPathComponent).XXXXXX").path.utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }

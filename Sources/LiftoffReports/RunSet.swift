@@ -1,8 +1,9 @@
 import Foundation
 import LiftoffProfile
 
-/// What `liftoff record` writes next to its runs: `record.json`, rewritten atomically after
-/// every run so that nothing recorded is lost if recording stops.
+/// What `liftoff record` writes next to its runs: `record.json`, written atomically when
+/// recording ends. While it runs, each finished run is appended to a journal (`runs.jsonl`),
+/// so nothing recorded is lost if recording stops early.
 public struct RecordManifest: Codable, Sendable, Equatable {
     /// `liftoff.record/1`.
     public static let currentSchema = "liftoff.record/1"
@@ -11,7 +12,8 @@ public struct RecordManifest: Codable, Sendable, Equatable {
     public struct Run: Codable, Sendable, Equatable {
         /// 1-based run number among the recorded (not warm-up) runs.
         public var index: Int
-        /// The profile, relative to the folder; nil for a failed run.
+        /// The profile, relative to the folder; nil for a failed run, and for a program without
+        /// Liftoff, whose times are `exitMs` and `readyMs`.
         public var profile: String?
         /// The child's output, relative to the folder.
         public var log: String
@@ -53,6 +55,83 @@ public struct RecordManifest: Codable, Sendable, Equatable {
         self.measure = measure
         self.runs = runs
     }
+
+    /// The journal `liftoff record` appends to while it runs: a header line with the schema and
+    /// command, then one line per finished run. `record.json` replaces it when recording ends;
+    /// a folder whose recording was interrupted still has every finished run in it.
+    public static let journalName = "runs.jsonl"
+
+    /// The journal's first line.
+    public func journalHeader() -> Data {
+        var json = JSONWriter(capacity: 256)
+        json.raw("{")
+        json.key("schema")
+        json.string(schema)
+        json.nextKey("command")
+        json.stringArray(command)
+        json.field("measure", measure)
+        json.raw("}\n")
+        return Data(json.bytes)
+    }
+
+    /// One run as a journal line.
+    public static func journalLine(_ run: Run) -> Data {
+        var json = JSONWriter(capacity: 200)
+        writeRun(run, to: &json)
+        json.raw("\n")
+        return Data(json.bytes)
+    }
+
+    /// Reads a journal: the header, then every complete run line (a torn last line is skipped).
+    /// - Throws: `RunSetError` when the header is not one.
+    public static func readJournal(_ data: Data, path: String) throws -> RecordManifest {
+        let lines = data.split(separator: UInt8(ascii: "\n"))
+        let decoder = JSONDecoder()
+        struct Header: Decodable {
+            var schema: String
+            var command: [String]
+            var measure: String
+        }
+        guard let first = lines.first, let header = try? decoder.decode(Header.self, from: Data(first)),
+            header.schema == currentSchema
+        else {
+            throw RunSetError("\(path) is not a run journal written by liftoff record.")
+        }
+        let runs = lines.dropFirst().compactMap { try? decoder.decode(Run.self, from: Data($0)) }
+        return RecordManifest(command: header.command, measure: header.measure, runs: runs)
+    }
+
+    private static func writeRun(_ run: Run, to json: inout JSONWriter) {
+        json.raw("{")
+        json.key("index")
+        json.int(run.index)
+        if let profile = run.profile { json.field("profile", profile) }
+        json.field("log", run.log)
+        json.field("outcome", run.outcome)
+        json.field("succeeded", run.succeeded)
+        json.field("exitMs", run.exitMs, digits: 6)
+        if let ready = run.readyMs { json.field("readyMs", ready, digits: 6) }
+        json.raw("}")
+    }
+
+    /// The manifest as JSON, one run per line.
+    public func jsonData() -> Data {
+        var json = JSONWriter(capacity: 256 + runs.count * 160)
+        json.raw("{")
+        json.key("schema")
+        json.string(schema)
+        json.nextKey("command")
+        json.stringArray(command)
+        json.field("measure", measure)
+        json.nextKey("runs")
+        json.raw("[")
+        for (position, run) in runs.enumerated() {
+            json.raw(position == 0 ? "\n  " : ",\n  ")
+            RecordManifest.writeRun(run, to: &json)
+        }
+        json.raw("\n]}\n")
+        return Data(json.bytes)
+    }
 }
 
 /// A failure to load recorded runs, as one sentence.
@@ -78,7 +157,8 @@ public struct RunSet: Sendable {
         self.failedRuns = failedRuns
     }
 
-    /// Loads a folder written by `liftoff record` (its `record.json`), or every `*.json`
+    /// Loads a folder written by `liftoff record` (its `record.json`, or the journal of an
+    /// interrupted recording), or every `*.json`
     /// profile in a folder, or a single profile file.
     /// - Throws: `RunSetError` naming the folder or file that is missing or unreadable.
     public static func load(_ path: String) throws -> RunSet {
@@ -91,27 +171,52 @@ public struct RunSet: Sendable {
             return RunSet(folder: url.deletingLastPathComponent(), profiles: [try loadProfile(url)])
         }
         let manifestURL = url.appendingPathComponent("record.json")
+        let journalURL = url.appendingPathComponent(RecordManifest.journalName)
+        let manifest: RecordManifest?
         if FileManager.default.fileExists(atPath: manifestURL.path) {
-            let manifest: RecordManifest
             do {
                 manifest = try JSONDecoder().decode(RecordManifest.self, from: Data(contentsOf: manifestURL))
             } catch {
                 throw RunSetError("\(manifestURL.path) is not a record.json written by liftoff record.")
             }
+        } else if let journal = try? Data(contentsOf: journalURL) {
+            // An interrupted recording: its journal has every run that finished.
+            manifest = try RecordManifest.readJournal(journal, path: journalURL.path)
+        } else {
+            manifest = nil
+        }
+        if let manifest {
             var profiles: [Profile] = []
             var failed = 0
             for run in manifest.runs {
-                guard run.succeeded, let file = run.profile else {
+                guard run.succeeded else {
                     failed += 1
                     continue
                 }
-                profiles.append(try loadProfile(url.appendingPathComponent(file)))
+                if let file = run.profile {
+                    profiles.append(try loadProfile(url.appendingPathComponent(file)))
+                } else {
+                    profiles.append(timedProfile(run, command: manifest.command))
+                }
             }
             return RunSet(folder: url, profiles: profiles, failedRuns: failed)
         }
         let files = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
         let profiles = try files.filter { $0.hasSuffix(".json") }.sorted().map { try loadProfile(url.appendingPathComponent($0)) }
         return RunSet(folder: url, profiles: profiles)
+    }
+
+    /// A program without Liftoff, as a profile: its first frame is its ready line (or its exit).
+    static func timedProfile(_ run: RecordManifest.Run, command: [String]) -> Profile {
+        let exitNs = UInt64((run.exitMs * 1e6).rounded())
+        let readyNs = run.readyMs.map { UInt64(($0 * 1e6).rounded()) } ?? exitNs
+        return Profile(
+            metadata: Profile.Metadata(
+                liftoffVersion: LiftoffVersion.current, commandLine: command,
+                host: Profile.Host(name: "", os: "", architecture: "", cpuCount: 0), startTime: "",
+                buildConfiguration: "unknown", samplingRateHz: 0),
+            timeOriginNs: 0,
+            phases: Profile.Phases(processStartNs: 0, preMainNs: 0, mainEntryNs: 0, endNs: exitNs, firstFrameNs: readyNs))
     }
 
     private static func loadProfile(_ url: URL) throws -> Profile {

@@ -29,6 +29,8 @@ struct RecordTests {
             let log = try String(contentsOf: folder.appendingPathComponent(run.log), encoding: .utf8)
             #expect(log == "starting\nlistening on 8080\n")
         }
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("runs.jsonl").path),
+                "record.json replaced the journal")
         let runs = try RunSet.load(folder.path)
         #expect(runs.profiles.count == 3)
         #expect(runs.profiles.allSatisfy { ($0.timeToFirstFrameNs ?? 0) >= 50_000_000 })
@@ -60,6 +62,30 @@ struct RecordTests {
         #expect(manifest.runs[1].profile == nil)
         #expect(result.stdout.contains("3 runs of /bin/sh"))
         #expect(result.stdout.contains("2 failed"))
+    }
+
+    @Test("an interrupted recording keeps every finished run in its journal, and compare reads it")
+    func interrupted() throws {
+        let folder = temporaryFolder()
+        let process = Process()
+        process.executableURL = try BuiltTool.find().url
+        process.arguments = ["record", "--runs", "100", "--warmup", "0", "--quiet", "--out", folder.path, "--", "/bin/sleep", "0.05"]
+        try process.run()
+        // Wait for a few runs to finish, then interrupt as Ctrl-C would.
+        let journal = folder.appendingPathComponent("runs.jsonl")
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline {
+            let lines = (try? String(contentsOf: journal, encoding: .utf8))?.split(separator: "\n").count ?? 0
+            if lines >= 4 { break }
+            usleep(20_000)
+        }
+        kill(process.processIdentifier, SIGINT)
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit && process.terminationStatus == 130 || process.terminationReason == .uncaughtSignal)
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("record.json").path))
+        let runs = try RunSet.load(folder.path)
+        #expect(runs.profiles.count >= 3, "the runs that finished before the interrupt are kept")
+        #expect(runs.profiles.allSatisfy { ($0.timeToFirstFrameNs ?? 0) >= 50_000_000 })
     }
 
     @Test("a program that cannot start, or a missing command, is one clear sentence and a non-zero exit")
