@@ -9,13 +9,13 @@ struct CheckCommand: ParsableCommand {
         commandName: "check",
         abstract: "Check a profile, or a folder of recorded runs, against launch budgets.",
         discussion: """
-            For a folder of runs, times are the median over its successful runs, and violations
-            and hangs the most any run had. Durations take a unit: 400ms, 1.5s, 800us (ms when
+            For a folder of runs, times are the median over its successful runs, and violations \
+            and hangs the most any run had. Durations take a unit: 400ms, 1.5s, 800us (ms when \
             none is given). Exits 0 when every budget holds and 2 with one sentence per breach.
 
             Examples:
-              liftoff check Reports/demo/profile.json --max-ttff 400ms --max-violations 0 --max-hangs 0
-              liftoff check runs/head --max-ttff 250ms --max-phase pre-main=20ms --max-phase 'main → first frame=200ms'
+              liftoff check profile.json --max-ttff 400ms --max-violations 0 --max-hangs 0
+              liftoff check runs/head --max-ttff 250ms --max-phase pre-main=20ms
             """
     )
 

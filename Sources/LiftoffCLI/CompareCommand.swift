@@ -9,11 +9,11 @@ struct CompareCommand: ParsableCommand {
         commandName: "compare",
         abstract: "Compare two sets of recorded launches and decide: regressed, improved, unchanged or inconclusive.",
         discussion: """
-            BASE and HEAD are folders written by `liftoff record` (or folders of profile.json
-            files). For each metric, the ratio of medians (head / base) comes with a bootstrap
-            confidence interval and a two-sided Mann–Whitney U p-value. A metric regressed when
-            p < alpha and the ratio is at least 1 + threshold; improved when p < alpha and it is
-            at most 1 − threshold; inconclusive when the ratio is beyond the threshold but p is
+            BASE and HEAD are folders written by `liftoff record` (or folders of profile.json \
+            files). For each metric, the ratio of medians (head / base) comes with a bootstrap \
+            confidence interval and a two-sided Mann–Whitney U p-value. A metric regressed when \
+            p < alpha and the ratio is at least 1 + threshold; improved when p < alpha and it is \
+            at most 1 − threshold; inconclusive when the ratio is beyond the threshold but p is \
             not below alpha (record more runs); otherwise unchanged.
 
             Only the gated metrics (--gate, default time to first frame) decide the exit status:
@@ -24,7 +24,7 @@ struct CompareCommand: ParsableCommand {
 
             Examples:
               liftoff compare runs/base runs/head
-              liftoff compare runs/base runs/head --metrics phases,tasks --format markdown -o comment.md
+              liftoff compare base head --metrics phases --format markdown -o pr.md
               liftoff compare runs/base runs/head --diff-out runs/diff
             """
     )

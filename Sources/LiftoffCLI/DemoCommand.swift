@@ -12,11 +12,11 @@ struct DemoCommand: ParsableCommand {
         commandName: "demo",
         abstract: "Run the bundled demo app under the sampler and write its reports.",
         discussion: """
-            The demo app launches on the main run loop (parsing its bundled catalogue, reading its
-            settings, building 100 rows of views), draws its first frame, then leaves and is
-            terminated. Writes profile.json and every report (index.html, flame.svg, flame.folded,
-            flame-per-thread.folded, profile.speedscope.json, trace.json, summary.md) to the output
-            folder and prints time to first frame, the launch phases, and the functions with the
+            The demo app launches on the main run loop (parsing its bundled catalogue, reading its \
+            settings, building 100 rows of views), draws its first frame, then leaves and is \
+            terminated. Writes profile.json and every report (index.html, flame.svg, flame.folded, \
+            flame-per-thread.folded, profile.speedscope.json, trace.json, summary.md) to the output \
+            folder and prints time to first frame, the launch phases, and the functions with the \
             most self time.
             """
     )

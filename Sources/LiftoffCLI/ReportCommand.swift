@@ -13,10 +13,10 @@ struct ReportCommand: ParsableCommand {
             \(ReportFormat.allCases.map { "  \($0.rawValue.padding(toLength: 11, withPad: " ", startingAt: 0)) \($0.summary)" }.joined(separator: "\n"))
 
             Examples:
-              liftoff report Reports/demo/profile.json -o report.html
-              liftoff report Reports/demo/profile.json --format speedscope -o launch.speedscope.json
-              liftoff report Reports/demo/profile.json --format chrome -o trace.json
-              liftoff report Reports/demo/profile.json --format folded --per-thread | flamegraph.pl > out.svg
+              liftoff report profile.json -o report.html
+              liftoff report profile.json --format speedscope -o p.speedscope.json
+              liftoff report profile.json --format chrome -o trace.json
+              liftoff report p.json --format folded --per-thread | flamegraph.pl > f.svg
             """
     )
 

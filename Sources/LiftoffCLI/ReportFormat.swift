@@ -14,12 +14,12 @@ enum ReportFormat: String, CaseIterable, ExpressibleByArgument {
     /// What the format is, for `--help`.
     var summary: String {
         switch self {
-        case .html: return "one self-contained interactive page (flame graph, flame chart, tasks, violations, hangs, budgets)"
+        case .html: return "one interactive page: flame graph, timeline, tasks, hangs"
         case .svg: return "a flame graph image"
-        case .folded: return "folded stacks for flamegraph.pl and similar tools"
-        case .speedscope: return "speedscope JSON (open at speedscope.app)"
-        case .chrome: return "Chrome trace-event JSON (open in ui.perfetto.dev or chrome://tracing)"
-        case .markdown: return "a short summary for a pull-request comment"
+        case .folded: return "folded stacks for flamegraph.pl and inferno"
+        case .speedscope: return "speedscope JSON (speedscope.app)"
+        case .chrome: return "Chrome trace JSON (ui.perfetto.dev, chrome://tracing)"
+        case .markdown: return "a summary for a pull-request comment"
         }
     }
 
