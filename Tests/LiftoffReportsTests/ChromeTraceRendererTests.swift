@@ -73,6 +73,23 @@ struct ChromeTraceRendererTests {
         #expect(late["ts"] as? Double == 4000)
     }
 
+    @Test("hostile names travel as JSON strings, unchanged")
+    func hostileNamesUnchanged() throws {
+        var profile = hostileProfile()
+        profile.tasks = hostileNames.enumerated().map { index, name in
+            Profile.TaskRecord(
+                name: name, lane: "main", status: "completed", threadID: 1, startNs: UInt64(index) * 10,
+                endNs: UInt64(index) * 10 + 5)
+        }
+        let document = try JSONSerialization.jsonObject(with: Data(ChromeTraceRenderer().render(profile).utf8))
+        let events = try #require((document as? [String: Any])?["traceEvents"] as? [[String: Any]])
+        let slices = events.filter { $0["ph"] as? String == "X" }.compactMap { $0["name"] as? String }
+        #expect(slices == hostileNames)
+        let threadNames = events.filter { $0["name"] as? String == "thread_name" }
+            .compactMap { ($0["args"] as? [String: Any])?["name"] as? String }
+        #expect(threadNames == ["main", "work;er"])
+    }
+
     @Test("timestamps are microseconds")
     func microseconds() throws {
         let document = try JSONSerialization.jsonObject(with: Data(ChromeTraceRenderer().render(launchProfile()).utf8))
