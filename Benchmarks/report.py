@@ -243,8 +243,8 @@ def reports_report(results):
     lines = ["# Rendering reports at scale", ""]
     lines.append(f"Measured {datetime.date.today().isoformat()} on {platform.node()} ({os.cpu_count()} CPUs), "
                  "release build, by `make bench`. The profile is `Profile.synthetic(samples: 1_000_000, "
-                 "distinctStacks: 50_000, tasks: 10_000)`: four threads at 1 kHz, stacks 2 to 60 frames deep over "
-                 "2,000 function names. The baseline is encoding the same profile as `profile.json` "
+                 "distinctStacks: 50_000, tasks: 10_000)`: four threads at 1 kHz, stacks that extend one another by "
+                 "one to three frames, over 2,000 function names. The baseline is encoding the same profile as `profile.json` "
                  "(`Profile.jsonData()`, Foundation's JSONEncoder), measured in the same run.")
     lines.append("")
     lines.append("| format | median | p75 | samples per second | ratio to JSON encoding |")
@@ -302,7 +302,7 @@ def compare_report(results):
     lines.append("")
     lines.append("A 10 ms launch (`/bin/sleep 0.01`) ten times bare (`posix_spawn` and `waitpid`) against ten "
                  "runs of `liftoff record` (spawn with `LIFTOFF_LAUNCH_NS`/`LIFTOFF_PROFILE_OUT`, the run's log "
-                 "file, a profile for the run and `record.json` rewritten atomically after each), in pairs that "
+                 "file, each finished run appended to the run journal, `record.json` written at the end), in pairs that "
                  "alternate which goes first.")
     lines.append("")
     lines.append("| pairs | bare per launch | recorded per launch | ratio p25 | ratio median | 95 % interval | ratio p75 | target |")
