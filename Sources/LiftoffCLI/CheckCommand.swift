@@ -25,7 +25,7 @@ struct CheckCommand: ParsableCommand {
     @Option(name: .long, help: "Most time to first frame allowed.")
     var maxTtff: String?
 
-    @Option(name: .long, help: "Most thread violations allowed.")
+    @Option(name: .long, help: "Most thread-rule violations allowed (every occurrence counts).")
     var maxViolations: Int?
 
     @Option(name: .long, help: "Most hangs allowed.")
@@ -81,7 +81,10 @@ struct CheckCommand: ParsableCommand {
                 passes.append("\(label) is \(worst), within \(limit).")
             }
         }
-        if let maxViolations { checkCount("thread violations", { $0.violations.count }, limit: maxViolations) }
+        if let maxViolations {
+            // Each record stands for every time its call site broke the rule.
+            checkCount("thread violations", { $0.violations.reduce(0) { $0 + max($1.count, 1) } }, limit: maxViolations)
+        }
         if let maxHangs { checkCount("hangs", { $0.hangs.count }, limit: maxHangs) }
         for line in passes { print("ok: \(line)") }
         for line in breaches { print("over budget: \(line)") }

@@ -19,8 +19,12 @@ struct ProcessRunner {
         case exited(Int32)
         case signalled(Int32)
         case timedOut
+        /// It printed its ready line and was then stopped (SIGTERM): a server's launch is over.
+        case stoppedWhenReady
+        /// Its exit status could not be collected (another part of the process reaped it).
+        case unknown
 
-        var succeeded: Bool { self == .exited(0) }
+        var succeeded: Bool { self == .exited(0) || self == .stoppedWhenReady }
 
         /// `exit status 3`, `signal 11 (SIGSEGV)`, `timed out`.
         var description: String {
@@ -28,6 +32,8 @@ struct ProcessRunner {
             case .exited(let status): return "exit status \(status)"
             case .signalled(let signal): return "signal \(signal)" + (ProcessRunner.signalName(signal).map { " (\($0))" } ?? "")
             case .timedOut: return "timed out"
+            case .stoppedWhenReady: return "stopped when ready"
+            case .unknown: return "exit status unknown"
             }
         }
     }
@@ -114,37 +120,44 @@ struct ProcessRunner {
                 close(readerLog)
             }.start()
         }
-        // Wait for the exit on a pidfd with a timeout: no thread per run.
+        // Wait for the exit on a pidfd (no thread per run), waking every 10 ms to stop a program
+        // that printed its ready line and to enforce the timeout.
         let pidfd = lo_pidfd_open(pid)
+        defer { if pidfd >= 0 { close(pidfd) } }
+        let deadline = spawnNs &+ UInt64(min(timeoutSeconds, 1e6) * 1e9)
         var timedOut = false
-        if pidfd >= 0 {
-            defer { close(pidfd) }
-            if !ProcessRunner.poll(pidfd, seconds: timeoutSeconds) {
+        var stoppedAt: UInt64?
+        var killed = false
+        while !ProcessRunner.hasExited(pid, pidfd: pidfd, waitingMs: 10) {
+            let now = Sampler.monotonicNs
+            if let stopped = stoppedAt {
+                if !killed && now - stopped > 1_000_000_000 {
+                    kill(-pid, SIGKILL)
+                    killed = true
+                }
+            } else if now > deadline {
                 timedOut = true
                 kill(-pid, SIGTERM)
-                if !ProcessRunner.poll(pidfd, seconds: 1) { kill(-pid, SIGKILL) }
-            }
-        } else if timeoutSeconds.isFinite {
-            // No pidfd (an old kernel): poll waitpid.
-            let deadline = Sampler.monotonicNs + UInt64(timeoutSeconds * 1e9)
-            var code: Int32 = 0
-            while waitpid(pid, &code, WNOHANG | WNOWAIT) == 0 {
-                if Sampler.monotonicNs > deadline {
-                    timedOut = true
-                    kill(-pid, SIGKILL)
-                    break
-                }
-                usleep(1_000)
+                stoppedAt = now
+            } else if readyTime.value != nil {
+                // A server keeps running once it is ready: its launch is over, so stop it.
+                kill(-pid, SIGTERM)
+                stoppedAt = now
             }
         }
         let exitAt = Sampler.monotonicNs
         var code: Int32 = 0
-        while waitpid(pid, &code, 0) < 0 && errno == EINTR {}
-        if timedOut { kill(-pid, SIGKILL) }  // anything the child left behind
+        var reaped: pid_t = -1
+        repeat { reaped = waitpid(pid, &code, 0) } while reaped < 0 && errno == EINTR
+        if stoppedAt != nil { kill(-pid, SIGKILL) }  // anything the child left behind
         readyTime.waitForReader()
         let outcome: Outcome
-        if timedOut {
+        if reaped != pid {
+            outcome = .unknown
+        } else if timedOut {
             outcome = .timedOut
+        } else if stoppedAt != nil {
+            outcome = .stoppedWhenReady
         } else if code & 0x7f == 0 {
             outcome = .exited((code >> 8) & 0xff)
         } else {
@@ -180,19 +193,30 @@ struct ProcessRunner {
                 }
             }
         }
+        // A last line without a newline counts too.
+        if !matched, !pending.isEmpty {
+            let line = String(decoding: pending, as: UTF8.self)
+            if pattern.firstMatch(in: line, range: NSRange(line.startIndex..., in: line)) != nil {
+                found.set(Sampler.monotonicNs - spawnNs)
+            }
+        }
         found.readerDone()
     }
 
     /// Makes Ctrl-C (SIGINT) and SIGTERM also stop the running child's process group, which
-    /// does not get the terminal's signals itself, then end this process with the usual status.
+    /// does not get the terminal's signals itself, then end this process with the usual status;
+    /// restores SIGCHLD's default so every child can be waited for.
     static func stopChildrenOnInterrupt() {
         let handler: @convention(c) (Int32) -> Void = { signal in
             let group = runningChildGroup.load(ordering: .sequentiallyConsistent)
             if group > 0 { kill(-group, SIGKILL) }
             _exit(128 + signal)
         }
+        _ = runningChildGroup.load(ordering: .sequentiallyConsistent)  // initialized before any handler runs
         Glibc.signal(SIGINT, handler)
         Glibc.signal(SIGTERM, handler)
+        // Children must stay to be waited for, even if a parent left SIGCHLD ignored.
+        Glibc.signal(SIGCHLD, SIG_DFL)
         // A parent may have started this process with the signals blocked.
         var signals = sigset_t()
         sigemptyset(&signals)
@@ -201,18 +225,21 @@ struct ProcessRunner {
         pthread_sigmask(SIG_UNBLOCK, &signals, nil)
     }
 
-    /// Waits until `fd` is readable (the process exited); false when `seconds` passed first.
-    private static func poll(_ fd: Int32, seconds: Double) -> Bool {
-        let deadline = Sampler.monotonicNs + UInt64(min(seconds, 1e6) * 1e9)
-        while true {
-            let now = Sampler.monotonicNs
-            guard now < deadline else { return false }
-            var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let milliseconds = Int32(min((deadline - now) / 1_000_000 + 1, UInt64(Int32.max)))
-            let result = Glibc.poll(&entry, 1, milliseconds)
-            if result > 0 { return true }
-            if result < 0 && errno != EINTR { return false }
+    /// Whether the child has exited, waiting up to `waitingMs` on its pidfd (or, without one,
+    /// checking once and sleeping). The child is left to be reaped.
+    private static func hasExited(_ pid: pid_t, pidfd: Int32, waitingMs: Int32) -> Bool {
+        if pidfd >= 0 {
+            var entry = pollfd(fd: pidfd, events: Int16(POLLIN), revents: 0)
+            let result = Glibc.poll(&entry, 1, waitingMs)
+            return result > 0
         }
+        var info = siginfo_t()
+        if waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0, info.si_signo == SIGCHLD {
+            return true
+        }
+        if errno == ECHILD { return true }
+        usleep(useconds_t(waitingMs) * 1_000)
+        return false
     }
 
     /// The descriptors open in this process (from /proc/self/fd).

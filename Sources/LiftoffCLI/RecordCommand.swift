@@ -19,7 +19,8 @@ struct RecordCommand: ParsableCommand {
             Each run gets LIFTOFF_LAUNCH_NS (its spawn time, so pre-main time is measured) and \
             LIFTOFF_PROFILE_OUT (where a program linked with Liftoff writes its profile). For any \
             other program, time to first frame is the time to exit, or to the first output line \
-            matching --ready. Profiles go to OUT/runs/run-NNN.json and the child's output to \
+            matching --ready; a program still running then (a server) is stopped with SIGTERM and \
+            the run counts. All runs of a command must be measured the same way. Profiles go to OUT/runs/run-NNN.json and the child's output to \
             run-NNN.log. Each finished run is appended to OUT/runs.jsonl at once; at the end \
             OUT/record.json lists every run with its times and replaces the journal. If recording \
             stops early, liftoff compare reads the journal.
@@ -44,7 +45,7 @@ struct RecordCommand: ParsableCommand {
     @Option(name: .long, help: "Folder for the runs (with --baseline: OUT/base and OUT/head).")
     var out: String
 
-    @Option(name: .long, help: "A regular expression: a program is ready at its first output line matching it.")
+    @Option(name: .long, help: "A regular expression: a program is ready at its first output line matching it (then it is stopped).")
     var ready: String?
 
     @Option(name: .long, help: "Seconds a run may take before it is killed and recorded as failed.")
@@ -94,7 +95,9 @@ struct RecordCommand: ParsableCommand {
         for round in 0..<warmup {
             for side in order(sides, round: round) {
                 progress.note("warm-up \(round + 1)/\(warmup)\(side.label)")
-                _ = try? launch(side, log: side.folder.appendingPathComponent("runs/warmup.log"), profile: nil, pattern: pattern)
+                let profile = side.folder.appendingPathComponent("runs/warmup.json")
+                _ = try? launch(side, log: side.folder.appendingPathComponent("runs/warmup.log"), profile: profile, pattern: pattern)
+                unlink(profile.path)
             }
         }
         for round in 0..<runs {
@@ -123,9 +126,9 @@ struct RecordCommand: ParsableCommand {
         round % 2 == 0 ? sides : sides.reversed()
     }
 
-    private func launch(_ side: Side, log: URL, profile: URL?, pattern: NSRegularExpression?) throws -> ProcessRunner.Result {
+    private func launch(_ side: Side, log: URL, profile: URL, pattern: NSRegularExpression?) throws -> ProcessRunner.Result {
         var environment = RecordCommand.environment
-        environment[LaunchRecorder.outputVariable] = profile?.path ?? "/dev/null"
+        environment[LaunchRecorder.outputVariable] = profile.path
         let runner = ProcessRunner(
             arguments: side.command, environment: environment, log: log, ready: pattern, timeoutSeconds: timeout)
         var result = try runner.run(launchVariable: ProfileRecorder.launchTimeVariable)
@@ -146,6 +149,10 @@ struct RecordCommand: ParsableCommand {
         }
         guard result.outcome.succeeded else { return failed(result.outcome.description) }
         if access(profileURL.path, F_OK) == 0 {
+            // Every run of one command must be measured the same way, or the runs do not compare.
+            if side.measured.contains("ready") || side.measured.contains("exit") {
+                return failed("it wrote a profile, unlike the runs before it, which were timed without one")
+            }
             do {
                 let profile = try Profile.load(from: profileURL)
                 side.lastTTFF = profile.timeToFirstFrameNs.map { Double($0) / 1e6 }
@@ -155,6 +162,9 @@ struct RecordCommand: ParsableCommand {
             }
         } else {
             // A program without Liftoff: its times live in the run list alone.
+            if side.measured.contains("profile") {
+                return failed("it wrote no profile to LIFTOFF_PROFILE_OUT, unlike the runs before it")
+            }
             if pattern != nil && result.readyNs == nil {
                 return failed("exited without printing a line matching --ready")
             }
@@ -313,16 +323,26 @@ enum ShellWords {
         var inWord = false
         var quote: Character?
         var escaped = false
+        var escapedInQuotes = false
         for character in text {
             if escaped {
                 current.append(character)
                 escaped = false
                 continue
             }
+            if escapedInQuotes {
+                if !"$`\"\\\n".contains(character) { current.append("\\") }
+                current.append(character)
+                escapedInQuotes = false
+                continue
+            }
             switch (quote, character) {
-            case (nil, "\\"), ("\"", "\\"):
+            case (nil, "\\"):
                 escaped = true
                 inWord = true
+            case ("\"", "\\"):
+                // Inside double quotes a backslash escapes only $, `, ", \ and a newline.
+                escapedInQuotes = true
             case (nil, "'"), (nil, "\""):
                 quote = character
                 inWord = true
@@ -338,7 +358,7 @@ enum ShellWords {
             }
         }
         if quote != nil { throw ValidationError("The command '\(text)' has an unclosed quote.") }
-        if escaped { throw ValidationError("The command '\(text)' ends with a lone backslash.") }
+        if escaped || escapedInQuotes { throw ValidationError("The command '\(text)' ends with a lone backslash.") }
         if inWord { words.append(current) }
         return words
     }

@@ -16,6 +16,11 @@ public enum AtomicFile {
     ///   and survives the writer crashing, and costs no disk flush.
     /// - Throws: ``ProfileError`` with code `unwritable` and a sentence naming the path.
     public static func write(_ data: Data, to url: URL, durable: Bool = true) throws {
+        var target = stat()
+        if lstat(url.path, &target) == 0 && target.st_mode & S_IFMT != S_IFREG {
+            // Renaming over a device, folder or link would replace it, not write to it.
+            throw ProfileError(.unwritable, "Cannot write \(url.path): it is not a regular file.", value: url.path)
+        }
         let directory = url.deletingLastPathComponent()
         var status = stat()
         if stat(directory.path, &status) != 0 || status.st_mode & S_IFMT != S_IFDIR {

@@ -1,7 +1,9 @@
 import LiftoffProfile
 
-/// A differential flame graph of head against base: both sides' samples merged by call path
-/// and divided by their number of launches, so a side with more runs does not look bigger.
+/// A differential flame graph of head against base: both sides' samples merged by call path,
+/// each sample counted as the time it stands for (one interval at its profile's sampling rate)
+/// and divided by the side's number of launches, so values are milliseconds per launch and a
+/// side with more runs, or a higher rate, does not look bigger.
 ///
 /// Each box is as wide as the larger of its two values, so stacks that vanished in head still
 /// show. Red boxes grew, blue ones shrank, white ones stayed the same; the deeper the colour,
@@ -11,9 +13,9 @@ public struct DiffFlameGraph: Sendable {
     public struct Node: Sendable, Equatable {
         /// Frame name.
         public var name: String
-        /// Samples per base launch in this node and below.
+        /// Milliseconds per base launch sampled in this node and below.
         public var base: Double
-        /// Samples per head launch in this node and below.
+        /// Milliseconds per head launch sampled in this node and below.
         public var head: Double
         /// Distance from the root.
         public var depth: Int
@@ -23,17 +25,15 @@ public struct DiffFlameGraph: Sendable {
 
     /// Node 0 is the root.
     public private(set) var nodes: [Node]
-    /// Milliseconds one sample stands for (from the sampling rate), to show values as time.
-    public var msPerSample: Double
 
     /// Merges the samples of each side's profiles.
     public init(base: [Profile], head: [Profile]) {
         nodes = [Node(name: "all", base: 0, head: 0, depth: 0, children: [])]
         var index: [Key: Int] = [:]
-        msPerSample = 1000.0 / Double(max((base + head).first?.metadata.samplingRateHz ?? 1000, 1))
         for (side, profiles) in [(0, base), (1, head)] where !profiles.isEmpty {
-            let weight = 1.0 / Double(profiles.count)
             for profile in profiles {
+                guard profile.metadata.samplingRateHz > 0 else { continue }
+                let weight = 1000.0 / Double(profile.metadata.samplingRateHz) / Double(profiles.count)
                 var known = [Int](repeating: -1, count: profile.stacks.count)
                 for sample in 0..<profile.samples.count {
                     var path: [Int] = []
@@ -122,8 +122,8 @@ public struct DiffFlameGraph: Sendable {
             let name = Markup.singleLine(node.name)
             let change = node.base > 0 ? "\(node.head >= node.base ? "+" : "")\(fmt((node.head / node.base - 1) * 100, digits: 1))%" : "new"
             let detail = node.head == 0 && node.base > 0 ? "gone in head" : change
-            out += "<g><title>\(Markup.escape(name)): base \(fmt(node.base * msPerSample, digits: 2)) ms, "
-            out += "head \(fmt(node.head * msPerSample, digits: 2)) ms per launch (\(detail))</title>"
+            out += "<g><title>\(Markup.escape(name)): base \(fmt(node.base, digits: 2)) ms, "
+            out += "head \(fmt(node.head, digits: 2)) ms per launch (\(detail))</title>"
             out += "<rect x=\"\(fmt(x, digits: 2))\" y=\"\(fmt(y))\" width=\"\(fmt(boxWidth, digits: 2))\" height=\"\(fmt(rowHeight - 1))\" "
             out += "fill=\"\(at == 0 ? "rgb(220,220,220)" : DiffFlameGraph.colour(base: node.base, head: node.head))\" "
             out += "stroke=\"#bbb\" stroke-width=\"0.3\" rx=\"2\"/>"
@@ -144,8 +144,8 @@ public struct DiffFlameGraph: Sendable {
         var rows = ""
         for entry in biggestChanges(limit: limit) {
             rows += "<tr><td>\(Markup.escape(Markup.singleLine(entry.name)))</td>"
-            rows += "<td class=\"n\">\(fmt(entry.base * msPerSample, digits: 2))</td><td class=\"n\">\(fmt(entry.head * msPerSample, digits: 2))</td>"
-            rows += "<td class=\"n\">\(entry.head >= entry.base ? "+" : "")\(fmt((entry.head - entry.base) * msPerSample, digits: 2))</td></tr>\n"
+            rows += "<td class=\"n\">\(fmt(entry.base, digits: 2))</td><td class=\"n\">\(fmt(entry.head, digits: 2))</td>"
+            rows += "<td class=\"n\">\(entry.head >= entry.base ? "+" : "")\(fmt(entry.head - entry.base, digits: 2))</td></tr>\n"
         }
         return """
             <!DOCTYPE html>

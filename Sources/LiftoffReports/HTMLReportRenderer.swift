@@ -132,7 +132,7 @@ public struct HTMLReportRenderer: Sendable {
             markers.append(("state", "\(change.from) → \(change.to)", change.timeNs, nil))
         }
         for hang in profile.hangs {
-            markers.append(("hang", "hang: \(hang.running)", hang.startNs, hang.startNs + hang.durationNs))
+            markers.append(("hang", "hang: \(hang.running)", hang.startNs, hang.endNs))
         }
         if let termination = profile.termination {
             markers.append(("termination", "terminated: \(termination.reason)", termination.timeNs, nil))
@@ -157,10 +157,11 @@ public struct HTMLReportRenderer: Sendable {
     private func writeTree(_ json: inout JSONWriter, _ tree: FlameTree, names: inout NameTable) {
         var minimum = max(1, tree.totalSamples / 100_000)
         let kept = tree.nodes.lazy.filter { $0.total >= minimum }.count
-        if kept > maxFlameNodes {
+        let cap = max(maxFlameNodes, 1)
+        if kept > cap {
             var totals = tree.nodes.map(\.total)
             totals.sort(by: >)
-            minimum = max(minimum, totals[maxFlameNodes - 1] + 1)
+            minimum = max(minimum, totals[cap - 1] + 1)
         }
         var name: [Int] = []
         var total: [Int] = []
@@ -201,10 +202,11 @@ public struct HTMLReportRenderer: Sendable {
             FlameChart.bars(profile, samples: samples, intervalNs: interval)
         }
         let count = allBars.reduce(0) { $0 + $1.count }
-        if count > maxBars {
+        let cap = max(maxBars, 1)
+        if count > cap {
             var durations = allBars.flatMap { $0.map { $0.endNs - $0.startNs } }
             durations.sort(by: >)
-            let minimum = durations[maxBars - 1] + 1
+            let minimum = durations[cap - 1] + 1
             allBars = allBars.map { $0.filter { $0.endNs - $0.startNs >= minimum } }
         }
         let intervals = Dictionary(grouping: ReportTimeline.intervals(profile), by: \.threadID)

@@ -32,3 +32,11 @@ struct HangDigest {
         .map { Entry(name: $0.key, count: $0.value.count) }
     }
 }
+
+extension Profile.HangRecord {
+    /// When the hang ended (saturating, so a corrupt duration cannot overflow).
+    var endNs: UInt64 {
+        let (sum, overflow) = startNs.addingReportingOverflow(durationNs)
+        return overflow ? .max : sum
+    }
+}

@@ -17,9 +17,11 @@ public struct LaunchComparison: Sendable {
 
     /// Compares head with base.
     /// - Parameters:
-    ///   - groups: Metrics to report besides time to first frame.
+    ///   - groups: Metrics to report besides time to first frame (the groups of gated metrics
+    ///     are added).
     ///   - gated: Metrics that decide the verdict (time to first frame by default).
-    /// - Throws: `RunSetError` when a side has no successful run or a gated metric is missing.
+    /// - Throws: `RunSetError` when the sides were measured differently, a side has fewer than
+    ///   two successful runs, or a gated metric is missing.
     public init(
         base: RunSet, head: RunSet, groups: Set<MetricGroup> = [], gated: [String] = [RunSet.timeToFirstFrame],
         settings: ComparisonSettings = ComparisonSettings()
@@ -29,16 +31,37 @@ public struct LaunchComparison: Sendable {
                 "The \(name) runs in \(set.folder.path) have no successful launch to compare"
                     + (set.failedRuns > 0 ? " (\(set.failedRuns) failed)." : "."))
         }
+        guard base.measure == head.measure else {
+            throw RunSetError(
+                "The base runs were measured by \(LaunchComparison.measureName(base.measure)) and the head runs by "
+                    + "\(LaunchComparison.measureName(head.measure)), so they cannot be compared.")
+        }
+        var groups = groups
+        for name in gated {
+            if name == "pre-main" || name == "main → first frame" || name.hasPrefix("callback: ") { groups.insert(.phases) }
+            if name.hasPrefix("task: ") { groups.insert(.tasks) }
+            if name.hasPrefix("cpu: ") { groups.insert(.cpu) }
+        }
         self.base = (base.folder.path, base.profiles.count, base.failedRuns)
         self.head = (head.folder.path, head.profiles.count, head.failedRuns)
         self.settings = settings
         self.gated = gated
         let baseMetrics = Dictionary(base.metrics(groups).map { ($0.name, $0.values) }, uniquingKeysWith: { a, _ in a })
         let headMetrics = head.metrics(groups)
-        for name in gated where baseMetrics[name] == nil || !headMetrics.contains(where: { $0.name == name }) {
-            throw RunSetError(
-                "The runs cannot be compared on '\(name)': "
-                    + (name == RunSet.timeToFirstFrame ? "a side's runs recorded no first frame." : "a side lacks it."))
+        for name in gated {
+            let baseCount = baseMetrics[name]?.count ?? 0
+            let headCount = headMetrics.first(where: { $0.name == name })?.values.count ?? 0
+            guard baseCount > 0, headCount > 0 else {
+                throw RunSetError(
+                    "The runs cannot be compared on '\(name)': "
+                        + (name == RunSet.timeToFirstFrame
+                            ? "the \(baseCount == 0 ? "base" : "head") runs recorded no first frame."
+                            : "the \(baseCount == 0 ? "base" : "head") runs have no such metric."))
+            }
+            guard baseCount >= 2, headCount >= 2 else {
+                throw RunSetError(
+                    "Comparing '\(name)' needs at least 2 runs on each side; base has \(baseCount) and head \(headCount).")
+            }
         }
         var comparisons: [MetricComparison] = []
         for (name, values) in headMetrics {
@@ -137,10 +160,10 @@ public struct LaunchComparison: Sendable {
             if !changes.isEmpty {
                 lines += ["### Largest changes in self time (ms per launch)", "", "| Function | Base | Head | Change |", "|---|---:|---:|---:|"]
                 for change in changes {
-                    let delta = (change.head - change.base) * diffFlameGraph.msPerSample
+                    let delta = change.head - change.base
                     lines.append(
-                        "| \(MarkdownRenderer.cell(change.name)) | \(fmt(change.base * diffFlameGraph.msPerSample, digits: 2)) | "
-                            + "\(fmt(change.head * diffFlameGraph.msPerSample, digits: 2)) | \(delta >= 0 ? "+" : "")\(fmt(delta, digits: 2)) |")
+                        "| \(MarkdownRenderer.cell(change.name)) | \(fmt(change.base, digits: 2)) | "
+                            + "\(fmt(change.head, digits: 2)) | \(delta >= 0 ? "+" : "")\(fmt(delta, digits: 2)) |")
                 }
                 lines.append("")
             }
@@ -196,6 +219,15 @@ public struct LaunchComparison: Sendable {
         return json.text
     }
 
+    static func measureName(_ measure: String) -> String {
+        switch measure {
+        case "profile": return "their own profiles"
+        case "ready": return "the time to their ready line"
+        case "exit": return "the time to their exit"
+        default: return "'\(measure)'"
+        }
+    }
+
     static func ms(_ value: Double) -> String {
         guard value.isFinite else { return "–" }
         return fmt(value, digits: value < 1 ? 3 : 1, fixed: true) + " ms"
@@ -209,10 +241,12 @@ public struct LaunchComparison: Sendable {
         return (change >= 0 ? "+" : "") + fmt(change, digits: 1, fixed: true) + "%"
     }
 
-    /// A p-value with three significant digits (`1.23e-07` when small).
+    /// A p-value with three significant digits (`0.00996`, `1.23e-07`); in JSON, every digit.
     static func pValue(_ value: Double, json: Bool = false) -> String {
         guard value.isFinite else { return json ? "null" : "–" }
-        if value >= 0.001 || value == 0 { return fmt(value, digits: 4) }
+        if json { return "\(value)" }
+        if value == 0 || value >= 1 { return fmt(value, digits: 3) }
+        if value >= 0.001 { return String(format: "%.3g", value) }
         return String(format: "%.2e", value)
     }
 }

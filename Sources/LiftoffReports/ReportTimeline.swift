@@ -60,7 +60,7 @@ struct ReportTimeline {
                 result.append(
                     Interval(
                         name: "hang: \(hang.running)", category: "hang", threadID: main, startNs: hang.startNs,
-                        endNs: hang.startNs + hang.durationNs))
+                        endNs: hang.endNs))
             }
         }
         return result

@@ -149,12 +149,16 @@ public struct RunSet: Sendable {
     public var profiles: [Profile]
     /// Runs that failed (crashed, timed out, exited non-zero, or wrote no profile).
     public var failedRuns: Int
+    /// How time to first frame was measured: `profile`, `ready` or `exit` (`liftoff record`'s
+    /// `measure`); `profile` for a folder of profiles.
+    public var measure: String
 
     /// Creates a run set from profiles already in memory.
-    public init(folder: URL, profiles: [Profile], failedRuns: Int = 0) {
+    public init(folder: URL, profiles: [Profile], failedRuns: Int = 0, measure: String = "profile") {
         self.folder = folder
         self.profiles = profiles
         self.failedRuns = failedRuns
+        self.measure = measure
     }
 
     /// Loads a folder written by `liftoff record` (its `record.json`, or the journal of an
@@ -196,20 +200,37 @@ public struct RunSet: Sendable {
                 if let file = run.profile {
                     profiles.append(try loadProfile(url.appendingPathComponent(file)))
                 } else {
-                    profiles.append(timedProfile(run, command: manifest.command))
+                    profiles.append(try timedProfile(run, command: manifest.command, source: url.path))
                 }
             }
-            return RunSet(folder: url, profiles: profiles, failedRuns: failed)
+            return RunSet(folder: url, profiles: profiles, failedRuns: failed, measure: manifest.measure)
         }
+        // A folder of profiles, such as one `liftoff demo` wrote: its other JSON files (speedscope,
+        // Chrome trace) are not profiles and are passed over.
         let files = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
-        let profiles = try files.filter { $0.hasSuffix(".json") }.sorted().map { try loadProfile(url.appendingPathComponent($0)) }
+        var profiles: [Profile] = []
+        for file in files.filter({ $0.hasSuffix(".json") }).sorted() {
+            do {
+                profiles.append(try Profile.load(from: url.appendingPathComponent(file)))
+            } catch let error as ProfileError where error.code == .wrongSchema {
+                continue
+            } catch let error as ProfileError {
+                throw RunSetError(error.message)
+            }
+        }
         return RunSet(folder: url, profiles: profiles)
     }
 
     /// A program without Liftoff, as a profile: its first frame is its ready line (or its exit).
-    static func timedProfile(_ run: RecordManifest.Run, command: [String]) -> Profile {
-        let exitNs = UInt64((run.exitMs * 1e6).rounded())
-        let readyNs = run.readyMs.map { UInt64(($0 * 1e6).rounded()) } ?? exitNs
+    static func timedProfile(_ run: RecordManifest.Run, command: [String], source: String) throws -> Profile {
+        func nanoseconds(_ ms: Double) throws -> UInt64 {
+            guard ms.isFinite, ms >= 0, ms < 1e12 else {
+                throw RunSetError("\(source) has run \(run.index) lasting \(ms) ms, which is not a time.")
+            }
+            return UInt64((ms * 1e6).rounded())
+        }
+        let exitNs = try nanoseconds(run.exitMs)
+        let readyNs = try run.readyMs.map(nanoseconds) ?? exitNs
         return Profile(
             metadata: Profile.Metadata(
                 liftoffVersion: LiftoffVersion.current, commandLine: command,
@@ -237,11 +258,23 @@ public struct RunSet: Sendable {
     public func metrics(_ groups: Set<MetricGroup> = []) -> [(name: String, values: [Double])] {
         var order: [String] = []
         var values: [String: [Double]] = [:]
+        // One value per metric and run: a name that repeats within a run (a callback called
+        // twice, two tasks of one name) adds up, so every run counts once in the statistics.
+        var run: [String: Double] = [:]
+        var runOrder: [String] = []
         func add(_ name: String, _ value: Double) {
-            if values[name] == nil { order.append(name) }
-            values[name, default: []].append(value)
+            if run[name] == nil { runOrder.append(name) }
+            run[name, default: 0] += value
         }
         for profile in profiles {
+            defer {
+                for name in runOrder {
+                    if values[name] == nil { order.append(name) }
+                    values[name, default: []].append(run[name] ?? 0)
+                }
+                run.removeAll(keepingCapacity: true)
+                runOrder.removeAll(keepingCapacity: true)
+            }
             if let ttff = profile.timeToFirstFrameNs { add(RunSet.timeToFirstFrame, Double(ttff) / 1e6) }
             if groups.contains(.phases) {
                 let phases = profile.phases

@@ -8,7 +8,7 @@ import Testing
 
 /// A folder of profiles whose times to first frame are `ttffMs`; each launch spends its time
 /// in `work` (and, with `extra`, part of it in `extra`).
-func runFolder(_ ttffMs: [Double], extra: Double = 0, violations: Int = 0) throws -> URL {
+func runFolder(_ ttffMs: [Double], extra: Double = 0, violations: Int = 0, occurrences: Int = 1) throws -> URL {
     let folder = temporaryFolder()
     for (index, ttff) in ttffMs.enumerated() {
         let samples = Int(ttff)
@@ -31,7 +31,7 @@ func runFolder(_ ttffMs: [Double], extra: Double = 0, violations: Int = 0) throw
                 stack: Array(repeating: 1, count: samples) + Array(repeating: 2, count: extraSamples)
                     + (extra > 0 ? [] : [3, 3, 3])))
         profile.violations = (0..<violations).map { _ in
-            Profile.Violation(rule: "r", message: "m", threadID: 1, threadName: "main", timeNs: 1, stack: nil, count: 1)
+            Profile.Violation(rule: "r", message: "m", threadID: 1, threadName: "main", timeNs: 1, stack: nil, count: occurrences)
         }
         try profile.write(to: folder.appendingPathComponent(String(format: "run-%03d.json", index)))
     }
@@ -97,6 +97,37 @@ struct CompareCommandTests {
         #expect(throws: (any Error).self) { try LiftoffCommand.parseAsRoot(["compare", "a", "b", "--metrics", "bogus"]) }
     }
 
+    @Test("runs measured differently, or too few, are an error; a gated phase brings its metrics along")
+    func incomparable() throws {
+        let profiles = try runFolder(noisy(100))
+        let timed = temporaryFolder()
+        let manifest = RecordManifest(
+            command: ["app"], measure: "exit",
+            runs: (1...5).map {
+                RecordManifest.Run(index: $0, profile: nil, log: "l", outcome: "exit status 0", succeeded: true, exitMs: 100, readyMs: nil)
+            })
+        try manifest.jsonData().write(to: timed.appendingPathComponent("record.json"))
+        var mixed = try LiftoffCommand.parseAsRoot(["compare", profiles.path, timed.path])
+        let error = #expect(throws: CLIError.self) { try mixed.run() }
+        #expect(error?.description.contains("cannot be compared") == true, "\(String(describing: error))")
+        let single = try runFolder([100])
+        var few = try LiftoffCommand.parseAsRoot(["compare", profiles.path, single.path])
+        let fewError = #expect(throws: CLIError.self) { try few.run() }
+        #expect(fewError?.description == "Comparing 'time to first frame' needs at least 2 runs on each side; base has 20 and head 1.")
+        #expect(try exitCode(["compare", profiles.path, try runFolder(noisy(100, seed: 5)).path, "--gate", "pre-main"]) == 0)
+    }
+
+    @Test("a folder of demo reports compares on its profile and passes over the other JSON files")
+    func demoFolder() throws {
+        let folder = try runFolder([100, 101, 99])
+        try Data(#"{"$schema":"https://www.speedscope.app/file-format-schema.json","profiles":[]}"#.utf8)
+            .write(to: folder.appendingPathComponent("profile.speedscope.json"))
+        try Data(#"{"traceEvents":[]}"#.utf8).write(to: folder.appendingPathComponent("trace.json"))
+        #expect(try RunSet.load(folder.path).profiles.count == 3)
+        try Data("{".utf8).write(to: folder.appendingPathComponent("broken.json"))
+        #expect(throws: RunSetError.self) { try RunSet.load(folder.path) }
+    }
+
     @Test("Markdown output stays under 65,536 characters and names the verdict; JSON parses")
     func formats() throws {
         let base = try runFolder(noisy(100))
@@ -138,6 +169,8 @@ struct CompareCommandTests {
     func check() throws {
         let runs = try runFolder([100, 110, 120], violations: 1)
         #expect(try exitCode(["check", runs.path, "--max-ttff", "200ms", "--max-violations", "1"]) == 0)
+        let repeated = try runFolder([100], violations: 1, occurrences: 3)
+        #expect(try exitCode(["check", repeated.path, "--max-violations", "2"]) == 2, "a call site that broke the rule 3 times")
         #expect(try exitCode(["check", runs.path, "--max-ttff", "0.1s"]) == 2)
         #expect(try exitCode(["check", runs.path, "--max-violations", "0"]) == 2)
         #expect(try exitCode(["check", runs.path, "--max-phase", "pre-main=1ms"]) == 2)
@@ -156,6 +189,7 @@ struct CompareCommandTests {
         #expect(try CompareCommand.fraction("5%") == 0.05)
         #expect(try CompareCommand.fraction("0.1") == 0.1)
         #expect(try ShellWords.split(#"app --name 'a b' "c \"d\"" e\ f"#) == ["app", "--name", "a b", #"c "d""#, "e f"])
+        #expect(try ShellWords.split(#""a\b" 'c\d'"#) == [#"a\b"#, #"c\d"#], "a backslash in quotes before other characters stays")
         #expect(throws: (any Error).self) { try ShellWords.split("app 'unclosed") }
     }
 }

@@ -7,12 +7,12 @@ import Testing
 
 @Suite("liftoff record")
 struct RecordTests {
-    @Test("a plain program is timed to its ready line; every run lands in record.json with its log")
+    @Test("a plain program is timed to its ready line and then stopped; every run lands in record.json with its log")
     func readyLine() throws {
         let folder = temporaryFolder()
         let result = try BuiltTool.find().run([
             "record", "--runs", "3", "--warmup", "0", "--out", folder.path, "--ready", "^listening",
-            "--", "/bin/sh", "-c", "echo starting; sleep 0.05; echo listening on 8080; sleep 0.3",
+            "--", "/bin/sh", "-c", "echo starting; sleep 0.05; echo listening on 8080; sleep 30",
         ])
         #expect(result.status == 0, "stderr: \(result.stderr)")
         #expect(result.stderr.contains("[3/3] run 3/3:"), "plain progress lines when not on a terminal")
@@ -23,9 +23,10 @@ struct RecordTests {
         #expect(manifest.measure == "ready")
         for run in manifest.runs {
             #expect(run.succeeded)
+            #expect(run.outcome == "stopped when ready")
             let ready = try #require(run.readyMs)
             #expect(ready >= 50 && ready < run.exitMs, "ready after the 50 ms sleep and before the exit")
-            #expect(run.exitMs >= 350)
+            #expect(run.exitMs < 10_000, "stopped once ready, long before its 30 s sleep ended")
             let log = try String(contentsOf: folder.appendingPathComponent(run.log), encoding: .utf8)
             #expect(log == "starting\nlistening on 8080\n")
         }
@@ -62,6 +63,19 @@ struct RecordTests {
         #expect(manifest.runs[1].profile == nil)
         #expect(result.stdout.contains("3 runs of /bin/sh"))
         #expect(result.stdout.contains("2 failed"))
+    }
+
+    @Test("a ready line without a final newline still counts")
+    func readyWithoutNewline() throws {
+        let folder = temporaryFolder()
+        let result = try BuiltTool.find().run([
+            "record", "--runs", "1", "--warmup", "0", "--quiet", "--out", folder.path, "--ready", "listening",
+            "--", "/bin/sh", "-c", "printf 'listening on 8080'",
+        ])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let manifest = try JSONDecoder().decode(
+            RecordManifest.self, from: Data(contentsOf: folder.appendingPathComponent("record.json")))
+        #expect(manifest.runs.first?.readyMs != nil)
     }
 
     @Test("an interrupted recording keeps every finished run in its journal, and compare reads it")

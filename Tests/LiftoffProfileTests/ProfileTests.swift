@@ -161,3 +161,20 @@ struct ProfileTests {
         #expect(sampleProfile().frameIndices(ofStack: 0) == [0])
     }
 }
+
+@Suite("Atomic files")
+struct AtomicFileTests {
+    @Test("a device, folder or link is never replaced by a file")
+    func refusesNonRegularTargets() throws {
+        #expect(throws: ProfileError.self) { try AtomicFile.write("x", to: URL(fileURLWithPath: "/dev/null")) }
+        var status = stat()
+        #expect(stat("/dev/null", &status) == 0 && status.st_mode & S_IFMT == S_IFCHR, "/dev/null is still a device")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("liftoff-atomic-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        #expect(throws: ProfileError.self) { try AtomicFile.write("x", to: folder) }
+        let file = folder.appendingPathComponent("a.txt")
+        try AtomicFile.write("one", to: file)
+        try AtomicFile.write("two", to: file, durable: false)
+        #expect(try String(contentsOf: file, encoding: .utf8) == "two")
+    }
+}
