@@ -64,14 +64,19 @@ public struct RecordManifest: Codable, Sendable, Equatable {
     /// The journal's first line.
     public func journalHeader() -> Data {
         var json = JSONWriter(capacity: 256)
+        writeHeader(to: &json)
+        json.raw("}\n")
+        return Data(json.bytes)
+    }
+
+    /// `{"schema":…,"command":[…],"measure":…` (the object is left open).
+    private func writeHeader(to json: inout JSONWriter) {
         json.raw("{")
         json.key("schema")
         json.string(schema)
         json.nextKey("command")
         json.stringArray(command)
         json.field("measure", measure)
-        json.raw("}\n")
-        return Data(json.bytes)
     }
 
     /// One run as a journal line.
@@ -117,12 +122,7 @@ public struct RecordManifest: Codable, Sendable, Equatable {
     /// The manifest as JSON, one run per line.
     public func jsonData() -> Data {
         var json = JSONWriter(capacity: 256 + runs.count * 160)
-        json.raw("{")
-        json.key("schema")
-        json.string(schema)
-        json.nextKey("command")
-        json.stringArray(command)
-        json.field("measure", measure)
+        writeHeader(to: &json)
         json.nextKey("runs")
         json.raw("[")
         for (position, run) in runs.enumerated() {

@@ -69,10 +69,7 @@ struct BrowserTests {
 func hostileBrowserProfile() -> Profile {
     let evil = ["</script><script>alert(1)</script>", "<img src=x onerror=alert(1)>", "<b>bold</b> & \"quotes\"; semi"]
     var profile = Profile(
-        metadata: Profile.Metadata(
-            liftoffVersion: "0.1.0", commandLine: ["/bin/<img src=x onerror=alert(1)>"],
-            host: Profile.Host(name: "<b>host</b>", os: "Linux", architecture: "x86_64", cpuCount: 2),
-            startTime: "2026-11-21T10:00:00.000Z", buildConfiguration: "debug", samplingRateHz: 1000),
+        metadata: testMetadata(["/bin/<img src=x onerror=alert(1)>"], host: "<b>host</b>"),
         timeOriginNs: 0,
         phases: Profile.Phases(processStartNs: 0, preMainNs: 0, mainEntryNs: 100_000, endNs: 5_000_000, firstFrameNs: 3_000_000),
         threads: [Profile.ThreadInfo(id: 1, name: evil[1], isMain: true)],

@@ -14,10 +14,7 @@ func runFolder(_ ttffMs: [Double], extra: Double = 0, violations: Int = 0, occur
         let samples = Int(ttff)
         let extraSamples = Int(extra)
         var profile = Profile(
-            metadata: Profile.Metadata(
-                liftoffVersion: "0.1.0", commandLine: ["app"],
-                host: Profile.Host(name: "h", os: "Linux", architecture: "x86_64", cpuCount: 2),
-                startTime: "2026-11-21T10:00:00.000Z", buildConfiguration: "debug", samplingRateHz: 1000),
+            metadata: testMetadata(["app"]),
             timeOriginNs: 0,
             phases: Profile.Phases(
                 processStartNs: 0, preMainNs: 0, mainEntryNs: 2_000_000, endNs: UInt64(ttff * 2e6),
@@ -36,6 +33,14 @@ func runFolder(_ ttffMs: [Double], extra: Double = 0, violations: Int = 0, occur
         try profile.write(to: folder.appendingPathComponent(String(format: "run-%03d.json", index)))
     }
     return folder
+}
+
+/// Metadata for hand-made profiles: a 2-CPU Linux host, sampled at 1 kHz.
+func testMetadata(_ command: [String], host: String = "h") -> Profile.Metadata {
+    Profile.Metadata(
+        liftoffVersion: "0.1.0", commandLine: command,
+        host: Profile.Host(name: host, os: "Linux", architecture: "x86_64", cpuCount: 2),
+        startTime: "2026-11-21T10:00:00.000Z", buildConfiguration: "debug", samplingRateHz: 1000)
 }
 
 /// `count` values around `center` with a spread of about ±`spread` %, the same every time.
