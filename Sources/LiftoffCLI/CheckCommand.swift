@@ -60,11 +60,11 @@ struct CheckCommand: ParsableCommand {
                 return
             }
             let value = Statistics.median(values)
-            let label = many ? "The median \(name) over \(values.count) runs" : "The \(name)"
+            let label = many ? "The median \(name) over \(values.count) runs" : name.prefix(1).uppercased() + name.dropFirst()
             if value > limit {
                 breaches.append("\(label) is \(fmt(value)) ms, over its budget of \(fmt(limit)) ms.")
             } else {
-                passes.append("\(label) is \(fmt(value)) ms, within \(fmt(limit)) ms.")
+                passes.append("\(label) is \(fmt(value)) ms, within its budget of \(fmt(limit)) ms.")
             }
         }
         if let maxTtff { checkTime(RunSet.timeToFirstFrame, limit: try CheckCommand.milliseconds(maxTtff)) }
@@ -74,18 +74,18 @@ struct CheckCommand: ParsableCommand {
         }
         func checkCount(_ noun: String, _ count: (Profile) -> Int, limit: Int) {
             let worst = runs.profiles.map(count).max() ?? 0
-            let label = many ? "The most \(noun) in one run" : "The launch's \(noun)"
+            let label = (many ? "The worst run has" : "The launch has") + " \(worst) \(noun)" + (worst == 1 ? "" : "s")
             if worst > limit {
-                breaches.append("\(label) is \(worst), over the budget of \(limit).")
+                breaches.append("\(label), over the budget of \(limit).")
             } else {
-                passes.append("\(label) is \(worst), within \(limit).")
+                passes.append("\(label), within the budget of \(limit).")
             }
         }
         if let maxViolations {
             // Each record stands for every time its call site broke the rule.
-            checkCount("thread violations", { $0.violations.reduce(0) { $0 + max($1.count, 1) } }, limit: maxViolations)
+            checkCount("thread violation", { $0.violations.reduce(0) { $0 + max($1.count, 1) } }, limit: maxViolations)
         }
-        if let maxHangs { checkCount("hangs", { $0.hangs.count }, limit: maxHangs) }
+        if let maxHangs { checkCount("hang", { $0.hangs.count }, limit: maxHangs) }
         for line in passes { print("ok: \(line)") }
         for line in breaches { print("over budget: \(line)") }
         if !breaches.isEmpty { throw ExitCode(2) }
