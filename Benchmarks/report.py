@@ -298,6 +298,10 @@ def compare_report(results):
     lines.append(f"| decode 2 × 100 profiles (baseline) | {decode / 1e6:.0f} ms | 1.00 |")
     lines.append(f"| compare 2 × 100 profiles | {compare / 1e6:.0f} ms | {compare / decode:.2f} |")
     lines.append("")
+    lines.append(f"Decoding (Foundation's JSONDecoder, about {decode / 200 / 1e6:.0f} ms a profile) is most of the work; "
+                 "each takes only a few iterations in 20 s, so on this shared machine the two medians move by "
+                 "a second or more between runs" + (" and can even cross, as here." if compare < decode else "."))
+    lines.append("")
     lines.append("## Recording overhead per launch")
     lines.append("")
     lines.append("A 10 ms launch (`/bin/sleep 0.01`) ten times bare (`posix_spawn` and `waitpid`) against ten "
