@@ -637,11 +637,14 @@ public final class Application: Responder, @unchecked Sendable {
         let mainID = Sampler.currentThreadID
         let recorder = configuration.recorder
         let thread = Thread { [returned] in
-            while Sampler.monotonicNs < deadline {
-                if returned.isSet { return }
-                Thread.sleep(forTimeInterval: 0.02)
+            let waited = Sampler.withCurrentThreadExcluded { () -> Bool in
+                while Sampler.monotonicNs < deadline {
+                    if returned.isSet { return false }
+                    Thread.sleep(forTimeInterval: 0.02)
+                }
+                return !returned.isSet
             }
-            if returned.isSet { return }
+            guard waited else { return }
             let stack = Sampler.captureStack(ofThread: mainID) ?? []
             LaunchWatch.report(
                 reason: "\(name) did not return within \(limitNs / 1_000_000) ms", phase: name, stack: stack,
@@ -664,11 +667,14 @@ public final class Application: Responder, @unchecked Sendable {
         let watch = LaunchWatch(deadline: deadline, limitMs: configuration.launchWatchdogNs / 1_000_000)
         let recorder = configuration.recorder
         let thread = Thread { [weak self] in
-            while clock.nowNs < deadline {
-                Thread.sleep(forTimeInterval: 0.05)
-                if self == nil { return }
+            let waited = Sampler.withCurrentThreadExcluded { () -> Bool in
+                while clock.nowNs < deadline {
+                    Thread.sleep(forTimeInterval: 0.05)
+                    if self == nil { return false }
+                }
+                return true
             }
-            guard let self else { return }
+            guard waited, let self else { return }
             let stuck = self.watchState.withLock { $0 }
             guard stuck.launching else { return }
             let stack = Sampler.captureStack(ofThread: mainID) ?? []

@@ -52,7 +52,8 @@ public final class HangWatcher: Sendable {
     public func start() {
         guard !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
         runLoop.trackWork(true)
-        let thread = Thread { [self] in watch() }
+        // Liftoff's own helper threads stay out of the profiles they help make.
+        let thread = Thread { [self] in Sampler.withCurrentThreadExcluded { watch() } }
         thread.name = "liftoff-hangs"
         thread.start()
     }

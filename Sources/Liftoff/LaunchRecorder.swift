@@ -178,6 +178,7 @@ public final class LaunchRecorder: Sendable {
         profile.displayFrames = snapshot.frames
         profile.tasks = snapshot.tasks
         profile.phases.firstFrameNs = snapshot.firstFrameNs
+        profile.attributeSamples()
         profile.violations = zip(violations, indices).map { violation, stack in
             Profile.Violation(
                 rule: violation.rule, message: violation.message, threadID: violation.threadID,
@@ -209,10 +210,13 @@ public final class LaunchRecorder: Sendable {
     private func open(_ name: String, category: String) -> Int {
         let start = nowNs
         let thread = Sampler.currentThreadID
+        let task = Sampler.currentTask
         let parent = LaunchRecorder.currentSpan
         return state.withLock { state in
             state.spans.append(
-                Profile.Span(name: name, category: category, threadID: thread, startNs: start, endNs: start, parent: parent))
+                Profile.Span(
+                    name: name, category: category, threadID: thread, startNs: start, endNs: start, parent: parent,
+                    task: task == 0 ? nil : UInt64(task)))
             return state.spans.count - 1
         }
     }

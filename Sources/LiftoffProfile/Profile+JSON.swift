@@ -49,13 +49,13 @@ extension Profile {
             throw ProfileError(
                 .wrongSchema, "\(source) is not a Liftoff profile: it has no \"schema\" field.", value: source)
         }
-        guard schema == currentSchema else {
+        guard readableSchemas.contains(schema) else {
+            let readable = readableSchemas.map { "\"\($0)\"" }.joined(separator: " and ")
             throw ProfileError(
-                .wrongSchema,
-                "\(source) has schema \"\(schema)\", but this Liftoff reads \"\(currentSchema)\".",
+                .wrongSchema, "\(source) has schema \"\(schema)\", but this Liftoff reads \(readable).",
                 value: schema)
         }
-        let profile: Profile
+        var profile: Profile
         do {
             profile = try decoder.decode(Profile.self, from: data)
         } catch let error as DecodingError {
@@ -64,6 +64,7 @@ extension Profile {
             throw ProfileError(.malformed, "\(source) is malformed.", value: source)
         }
         try profile.validate(source: source)
+        profile.schema = currentSchema
         return profile
     }
 
@@ -76,8 +77,11 @@ extension Profile {
         guard stacks.parent.count == stacks.frame.count else {
             throw fail("stacks.parent and stacks.frame differ in length")
         }
-        guard samples.thread.count == samples.stack.count, samples.timeNs.count == samples.stack.count else {
-            throw fail("samples.thread, samples.timeNs and samples.stack differ in length")
+        let sampleCount = samples.stack.count
+        guard samples.thread.count == sampleCount, samples.timeNs.count == sampleCount,
+            samples.state.count == sampleCount, samples.task.count == sampleCount, samples.cpuNs.count == sampleCount
+        else {
+            throw fail("the columns of samples differ in length")
         }
         for index in 0..<stacks.count {
             let parent = stacks.parent[index]

@@ -13,13 +13,21 @@ extension Profile {
         public var endNs: UInt64
         /// Index of the enclosing span, if it is nested.
         public var parent: Int?
-        /// CPU time used while it ran, when measured (a background task: the process's CPU time).
+        /// CPU time used while it ran: measured for launch tasks and background tasks (the
+        /// process's CPU time), otherwise the CPU time of the running samples attributed to it.
         public var cpuNs: UInt64?
+        /// The Swift task it ran in (an opaque identity matching ``SampleTable/task``), if any:
+        /// samples of that task inside the span belong to it on whatever thread they ran.
+        public var task: UInt64?
+        /// Running samples attributed to it (its nested spans' included).
+        public var samples: Int?
+        /// Waiting samples attributed to it (its nested spans' included).
+        public var waitingSamples: Int?
 
         /// Creates a span.
         public init(
             name: String, category: String, threadID: Int, startNs: UInt64, endNs: UInt64, parent: Int? = nil,
-            cpuNs: UInt64? = nil
+            cpuNs: UInt64? = nil, task: UInt64? = nil, samples: Int? = nil, waitingSamples: Int? = nil
         ) {
             self.name = name
             self.category = category
@@ -28,6 +36,9 @@ extension Profile {
             self.endNs = endNs
             self.parent = parent
             self.cpuNs = cpuNs
+            self.task = task
+            self.samples = samples
+            self.waitingSamples = waitingSamples
         }
 
         /// Duration in nanoseconds.
@@ -162,8 +173,15 @@ extension Profile {
         public var endNs: UInt64?
         /// How long the main thread waited for its dependencies before it could start.
         public var waitNs: UInt64
-        /// CPU time of its thread while it ran (synchronous bodies).
+        /// CPU time of its thread while it ran: measured around synchronous bodies when the
+        /// scheduler is asked to, otherwise the CPU time of its running samples.
         public var cpuNs: UInt64?
+        /// The Swift task an async body ran in (an opaque identity matching ``SampleTable/task``).
+        public var task: UInt64?
+        /// Running samples attributed to it.
+        public var samples: Int?
+        /// Waiting samples attributed to it.
+        public var waitingSamples: Int?
         /// Whether it lies on the critical path to the first frame.
         public var onCriticalPath: Bool
         /// How much later it could have ended without delaying what needed it.
@@ -176,8 +194,12 @@ extension Profile {
             name: String, lane: String, status: String, error: String? = nil, dependencies: [String] = [],
             tags: [String] = [], threadID: Int? = nil, threadName: String? = nil, queue: String? = nil,
             readyNs: UInt64? = nil, startNs: UInt64? = nil, endNs: UInt64? = nil, waitNs: UInt64 = 0,
-            cpuNs: UInt64? = nil, onCriticalPath: Bool = false, slackNs: UInt64? = nil, couldDefer: Bool = false
+            cpuNs: UInt64? = nil, onCriticalPath: Bool = false, slackNs: UInt64? = nil, couldDefer: Bool = false,
+            task: UInt64? = nil, samples: Int? = nil, waitingSamples: Int? = nil
         ) {
+            self.task = task
+            self.samples = samples
+            self.waitingSamples = waitingSamples
             self.name = name
             self.lane = lane
             self.status = status

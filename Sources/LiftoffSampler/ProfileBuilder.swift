@@ -10,6 +10,8 @@ public struct ProfileBuilder {
     private var addressFrame: [UInt: Int] = [:]
     private var samples = Profile.SampleTable()
     private var threadIDs = Set<Int>()
+    /// Each thread's last stack, so waiting samples (which repeat it) cost one comparison.
+    private var lastStack: [Int: (addresses: [UInt], truncated: Bool, stack: Int)] = [:]
     private let symbolizer: any Symbolizer
     private let timeOriginNs: UInt64
 
@@ -34,6 +36,13 @@ public struct ProfileBuilder {
     /// one byte earlier, inside the call instruction.
     public mutating func add(_ sample: RawSample) {
         guard !sample.addresses.isEmpty else { return }
+        let time = sample.timeNs > timeOriginNs ? sample.timeNs - timeOriginNs : 0
+        if let last = lastStack[sample.threadID], last.truncated == sample.truncated, last.addresses == sample.addresses {
+            samples.append(
+                thread: sample.threadID, timeNs: time, stack: last.stack, state: sample.state,
+                task: UInt64(sample.task), cpuNs: sample.cpuNs)
+            return
+        }
         var parent = -1
         if sample.truncated {
             parent = stack(parent: -1, frame: frame(named: ProfileBuilder.truncatedFrameName, object: ""))
@@ -44,10 +53,11 @@ public struct ProfileBuilder {
             let lookup = position == 0 ? address : address &- 1
             parent = stack(parent: parent, frame: frame(at: lookup))
         }
-        samples.thread.append(sample.threadID)
-        samples.timeNs.append(sample.timeNs > timeOriginNs ? sample.timeNs - timeOriginNs : 0)
-        samples.stack.append(parent)
+        samples.append(
+            thread: sample.threadID, timeNs: time, stack: parent, state: sample.state, task: UInt64(sample.task),
+            cpuNs: sample.cpuNs)
         threadIDs.insert(sample.threadID)
+        lastStack[sample.threadID] = (sample.addresses, sample.truncated, parent)
     }
 
     /// Adds a captured stack (leaf first) and returns its index, for events that carry a stack.
@@ -66,13 +76,15 @@ public struct ProfileBuilder {
 
     /// The profile with everything added so far.
     /// - Parameters:
-    ///   - threadNames: names by kernel thread id; unnamed threads are called `thread <id>`.
+    ///   - threadNames: names by kernel thread id; unnamed threads are called `thread <id>`. Only
+    ///     threads with samples (and the main thread) are listed.
     ///   - mainThreadID: kernel thread id of the main thread.
     public func build(
         metadata: Profile.Metadata, phases: Profile.Phases, threadNames: [Int: String], mainThreadID: Int,
         counts: Profile.SampleCounts
     ) -> Profile {
-        let ids = threadIDs.union(threadNames.keys).sorted { lhs, rhs in
+        // Every sampled thread, and the main thread even when it has no sample.
+        let ids = threadIDs.union([mainThreadID]).sorted { lhs, rhs in
             if (lhs == mainThreadID) != (rhs == mainThreadID) { return lhs == mainThreadID }
             return lhs < rhs
         }

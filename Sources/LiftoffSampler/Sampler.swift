@@ -40,35 +40,62 @@ public struct SamplerError: Error, Sendable, Equatable, CustomStringConvertible 
 
 /// Settings of a sampling session.
 public struct SamplerConfiguration: Sendable, Equatable {
-    /// Samples per second sent to each registered thread, 1 ... 10,000.
+    /// Which threads a session samples.
+    public enum Threads: Sendable, Equatable {
+        /// Every thread of the process, including threads started later (Dispatch workers, the
+        /// Swift concurrency pool, threads of C libraries), except those that opted out with
+        /// ``Sampler/excludeCurrentThread()``.
+        case all
+        /// Only threads that called ``Sampler/registerCurrentThread(name:)``.
+        case registered
+    }
+
+    /// Samples per second per thread, 1 ... 10,000.
     public var rateHz: Int
     /// Slots in the sample ring (a power of two); the sampler thread empties it every tick.
     public var ringCapacity: Int
+    /// Which threads are sampled; every thread by default.
+    public var threads: Threads
 
     /// Creates a configuration.
-    public init(rateHz: Int = 1000, ringCapacity: Int = 4096) {
+    public init(rateHz: Int = 1000, ringCapacity: Int = 4096, threads: Threads = .all) {
         self.rateHz = rateHz
         self.ringCapacity = ringCapacity
+        self.threads = threads
     }
 }
 
-/// One captured stack, as addresses, leaf first.
+/// One sample of one thread: its stack as addresses, leaf first, and whether it was running.
 public struct RawSample: Sendable, Equatable {
     /// Kernel thread id of the sampled thread.
     public var threadID: Int
-    /// `CLOCK_MONOTONIC` nanoseconds when the signal was handled.
+    /// `CLOCK_MONOTONIC` nanoseconds when the signal was handled (or, for a waiting sample,
+    /// the tick it stands for).
     public var timeNs: UInt64
     /// Whether the stack was deeper than 128 frames and cut.
     public var truncated: Bool
     /// Code addresses, leaf first: the interrupted program counter, then return addresses.
+    /// A waiting sample repeats the stack of the thread's previous running sample.
     public var addresses: [UInt]
+    /// Whether the thread ran since its previous sample.
+    public var state: Profile.SampleState
+    /// The Swift task running when the signal landed (an opaque identity), or 0.
+    public var task: UInt
+    /// CPU time the thread used since its previous sample, in nanoseconds (0 when unknown).
+    public var cpuNs: UInt64
 
     /// Creates a sample.
-    public init(threadID: Int, timeNs: UInt64, truncated: Bool, addresses: [UInt]) {
+    public init(
+        threadID: Int, timeNs: UInt64, truncated: Bool, addresses: [UInt], state: Profile.SampleState = .running,
+        task: UInt = 0, cpuNs: UInt64 = 0
+    ) {
         self.threadID = threadID
         self.timeNs = timeNs
         self.truncated = truncated
         self.addresses = addresses
+        self.state = state
+        self.task = task
+        self.cpuNs = cpuNs
     }
 }
 
@@ -78,22 +105,24 @@ public struct SamplerRecording: Sendable {
     public var samples: [RawSample]
     /// Counters of the session.
     public var counts: Profile.SampleCounts
-    /// Names of the threads registered during the session, by kernel thread id.
+    /// Names of the threads seen during the session, by kernel thread id: the name a thread
+    /// registered with, else its kernel name.
     public var threadNames: [Int: String]
     /// The rate the session ran at.
     public var rateHz: Int
 }
 
-/// The process-wide stack sampler: wall-clock sampling of registered threads with libunwind.
+/// The process-wide stack sampler: wall-clock sampling of every thread with libunwind.
 ///
-/// A sampler thread sends `SIGPROF` to every registered thread at the configured rate; the
-/// signal handler records the interrupted stack without allocating or locking. Only threads
-/// that called ``registerCurrentThread(name:)`` are sampled, and registration warms libunwind
-/// on that thread so the handler never sets up caches mid-sample.
+/// Each tick, a sampler thread reads the CPU clock of every thread of the process. A thread
+/// that ran since its previous sample gets `SIGPROF`, and the signal handler records the
+/// interrupted stack without allocating or locking. A thread that did not run keeps its
+/// stack: it is recorded as waiting, without a signal, so the cost follows the threads that
+/// run. Threads need no registration; ``registerCurrentThread(name:)`` names one (and warms
+/// libunwind on it), ``excludeCurrentThread()`` opts one out.
 ///
 /// ```swift
 /// try Sampler.start(SamplerConfiguration(rateHz: 1000))
-/// Sampler.registerCurrentThread(name: "main")
 /// runLaunchWork()
 /// let recording = Sampler.stop()
 /// ```
@@ -116,7 +145,9 @@ public enum Sampler {
             throw SamplerError(
                 .capacity, "The ring capacity must be a power of two from 16 to 1048576, not \(configuration.ringCapacity).")
         }
-        var config = lo_config(rate_hz: UInt32(configuration.rateHz), ring_capacity: UInt32(configuration.ringCapacity))
+        var config = lo_config(
+            rate_hz: UInt32(configuration.rateHz), ring_capacity: UInt32(configuration.ringCapacity),
+            flags: configuration.threads == .all ? UInt32(LO_SAMPLE_ALL_THREADS) : 0)
         let alreadyRunning = lo_sampler_is_running() != 0
         let status = lo_sampler_start(&config)
         guard status == LO_OK else {
@@ -137,11 +168,16 @@ public enum Sampler {
         lo_sampler_stop()
         let raw = lo_sampler_counts()
         let counts = Profile.SampleCounts(
-            signalsSent: Int(raw.signals_sent), captured: Int(raw.captured), dropped: Int(raw.dropped),
-            failed: Int(raw.failed), skipped: Int(raw.skipped), truncated: Int(raw.truncated))
+            signalsSent: Int(clamping: raw.signals_sent), captured: Int(clamping: raw.captured),
+            dropped: Int(clamping: raw.dropped), failed: Int(clamping: raw.failed), skipped: Int(clamping: raw.skipped),
+            truncated: Int(clamping: raw.truncated), waiting: Int(clamping: raw.waiting),
+            unanswered: Int(clamping: raw.unanswered), threadsSeen: Int(clamping: raw.threads_seen))
+        let sessionRate = rate.load(ordering: .relaxed)
+        var threadNames = ThreadNaming.kernelNames()
+        for (tid, name) in names.withLock({ $0 }) { threadNames[tid] = name }
         let recording = SamplerRecording(
-            samples: storedSamples(), counts: counts,
-            threadNames: names.withLock { $0 }, rateHz: rate.load(ordering: .relaxed))
+            samples: storedSamples(rateHz: sessionRate), counts: counts, threadNames: threadNames,
+            rateHz: sessionRate)
         lo_sampler_clear_store()
         return recording
     }
@@ -149,7 +185,9 @@ public enum Sampler {
     /// Whether a session is running.
     public static var isRunning: Bool { lo_sampler_is_running() != 0 }
 
-    /// Registers the calling thread for sampling under `name` (default: its pthread name).
+    /// Registers the calling thread under `name` (default: its pthread name) and warms libunwind
+    /// on it. When every thread is sampled this names the thread and undoes an opt-out; with
+    /// ``SamplerConfiguration/Threads/registered`` it is what makes the thread sampled.
     /// - Throws: ``SamplerError`` when 256 threads are registered already.
     public static func registerCurrentThread(name: String? = nil) throws {
         let status = lo_sampler_register_current_thread()
@@ -164,7 +202,34 @@ public enum Sampler {
         names.withLock { $0[tid] = resolved }
     }
 
-    /// Unregisters the calling thread; it receives no further samples.
+    /// Opts the calling thread out of sampling when every thread is sampled (a helper thread
+    /// that should not appear in profiles, say), until it registers or
+    /// ``includeCurrentThread()`` undoes it. A thread that opts out must undo it before it
+    /// ends, or a later thread given the same kernel id stays unsampled:
+    /// ``withCurrentThreadExcluded(_:)`` does both.
+    /// - Throws: ``SamplerError`` when 256 threads have opted out already.
+    public static func excludeCurrentThread() throws {
+        guard lo_sampler_exclude_thread(lo_current_tid()) == LO_OK else {
+            throw SamplerError(.tooManyThreads, "No more than \(LO_MAX_THREADS) threads can opt out of sampling.")
+        }
+    }
+
+    /// Undoes ``excludeCurrentThread()``.
+    /// - Throws: ``SamplerError`` with code `notRegistered` when the thread had not opted out.
+    public static func includeCurrentThread() throws {
+        guard lo_sampler_include_thread(lo_current_tid()) == LO_OK else {
+            throw SamplerError(.notRegistered, "The calling thread had not opted out of sampling.")
+        }
+    }
+
+    /// Runs `body` with the calling thread opted out of sampling, opting it back in afterwards.
+    public static func withCurrentThreadExcluded<T>(_ body: () throws -> T) rethrows -> T {
+        let excluded = (try? excludeCurrentThread()) != nil
+        defer { if excluded { try? includeCurrentThread() } }
+        return try body()
+    }
+
+    /// Unregisters the calling thread; with registered-only sampling it receives no further samples.
     /// - Throws: ``SamplerError`` with code `notRegistered` when it was not registered.
     public static func unregisterCurrentThread() throws {
         guard lo_sampler_unregister_current_thread() == LO_OK else {
@@ -231,6 +296,17 @@ public enum Sampler {
     /// CPU time the calling thread has used, in nanoseconds.
     public static var threadCPUNs: UInt64 { lo_thread_cpu_ns() }
 
+    /// CPU time thread `threadID` of this process has used, in nanoseconds; nil when it ended.
+    public static func cpuNs(ofThread threadID: Int) -> UInt64? {
+        var value: UInt64 = 0
+        guard let tid = pid_t(exactly: threadID), lo_thread_cpu_ns_of(tid, &value) == 0 else { return nil }
+        return value
+    }
+
+    /// The Swift task running the calling code (an opaque identity that samples also carry),
+    /// or 0 outside a task.
+    public static var currentTask: UInt { UInt(lo_current_swift_task()) }
+
     /// An opaque per-thread pointer for Liftoff's own bookkeeping (the launch task running on
     /// this thread): a thread-local variable, cheaper than a task-local value.
     package static var threadContext: UnsafeRawPointer? {
@@ -261,10 +337,14 @@ public enum Sampler {
         return Array(UnsafeBufferPointer(start: buffer + 1, count: count - 1))
     }
 
-    private static func storedSamples() -> [RawSample] {
+    /// Decodes the store (layout in `lo_sampler.h`). A waiting record stands for `ticks`
+    /// consecutive ticks ending at its time, with the stack of the thread's previous sample.
+    private static func storedSamples(rateHz: Int) -> [RawSample] {
         var wordCount = 0
         guard let words = lo_sampler_store(&wordCount), wordCount > 0 else { return [] }
+        let periodNs = UInt64(1_000_000_000 / max(rateHz, 1))
         var samples: [RawSample] = []
+        var last: [Int: RawSample] = [:]
         var index = 0
         let headerWords = Int(LO_SAMPLE_HEADER_WORDS)
         while index + headerWords <= wordCount {
@@ -274,12 +354,28 @@ public enum Sampler {
             let flags = UInt32((header >> 48) & 0xFFFF)
             let start = index + headerWords
             guard start + depth <= wordCount else { break }
-            let addresses = (start..<start + depth).map { UInt(words[$0]) }
-            samples.append(
-                RawSample(
-                    threadID: tid, timeNs: words[index + 1], truncated: flags & LO_SAMPLE_TRUNCATED != 0,
-                    addresses: addresses))
+            let time = words[index + 1]
+            let task = words[index + 2]
+            let cpu = words[index + 3]
+            let ticks = words[index + 4]
             index = start + depth
+            if flags & LO_SAMPLE_WAITING != 0 {
+                guard var previous = last[tid] else { continue }
+                previous.state = .waiting
+                previous.task = 0
+                previous.cpuNs = 0
+                for tick in stride(from: min(ticks, 1 << 20), to: 0, by: -1) {
+                    previous.timeNs = time &- (tick - 1) &* periodNs
+                    samples.append(previous)
+                }
+                continue
+            }
+            let sample = RawSample(
+                threadID: tid, timeNs: time, truncated: flags & LO_SAMPLE_TRUNCATED != 0,
+                addresses: (start..<start + depth).map { UInt(words[$0]) }, state: .running,
+                task: UInt(task), cpuNs: cpu)
+            last[tid] = sample
+            samples.append(sample)
         }
         return samples
     }

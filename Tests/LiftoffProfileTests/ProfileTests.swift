@@ -48,7 +48,7 @@ struct ProfileTests {
         let loaded = try Profile.load(from: url)
         #expect(loaded == profile)
         let object = try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any]
-        #expect(object?["schema"] as? String == "liftoff.profile/1")
+        #expect(object?["schema"] as? String == "liftoff.profile/2")
         #expect(try profile.jsonData() == loaded.jsonData(), "encoding is deterministic")
     }
 
@@ -105,16 +105,57 @@ struct ProfileTests {
         #expect(error?.message == "\(url.path) is not a JSON object.")
     }
 
-    @Test("another schema version is refused with both versions named")
+    @Test("another schema version is refused with the readable versions named")
     func wrongVersion() throws {
         var object = try JSONSerialization.jsonObject(with: sampleProfile().jsonData()) as! [String: Any]
-        object["schema"] = "liftoff.profile/2"
-        let url = folder.appendingPathComponent("v2.json")
+        object["schema"] = "liftoff.profile/3"
+        let url = folder.appendingPathComponent("v3.json")
         try JSONSerialization.data(withJSONObject: object).write(to: url)
         let error = #expect(throws: ProfileError.self) { try Profile.load(from: url) }
         #expect(error?.code == .wrongSchema)
-        #expect(error?.value == "liftoff.profile/2")
-        #expect(error?.message == "\(url.path) has schema \"liftoff.profile/2\", but this Liftoff reads \"liftoff.profile/1\".")
+        #expect(error?.value == "liftoff.profile/3")
+        #expect(
+            error?.message
+                == "\(url.path) has schema \"liftoff.profile/3\", but this Liftoff reads \"liftoff.profile/1\" and \"liftoff.profile/2\".")
+    }
+
+    @Test("a schema /1 profile loads with every sample running, no task and no CPU time")
+    func versionOne() throws {
+        var object = try JSONSerialization.jsonObject(with: sampleProfile().jsonData()) as! [String: Any]
+        object["schema"] = "liftoff.profile/1"
+        var samples = try #require(object["samples"] as? [String: Any])
+        samples["state"] = nil
+        samples["task"] = nil
+        samples["cpuNs"] = nil
+        object["samples"] = samples
+        var counts = try #require(object["counts"] as? [String: Any])
+        counts["waiting"] = nil
+        counts["unanswered"] = nil
+        counts["threadsSeen"] = nil
+        object["counts"] = counts
+        let url = folder.appendingPathComponent("v1.json")
+        try JSONSerialization.data(withJSONObject: object).write(to: url)
+        let loaded = try Profile.load(from: url)
+        #expect(loaded.schema == "liftoff.profile/2")
+        #expect(loaded.samples.count == 4)
+        #expect(loaded.samples.state == [.running, .running, .running, .running])
+        #expect(loaded.samples.task == [0, 0, 0, 0])
+        #expect(loaded.samples.cpuNs == [0, 0, 0, 0])
+        #expect(loaded.counts.waiting == 0)
+        #expect(loaded.samples.stack == sampleProfile().samples.stack)
+    }
+
+    @Test("a samples column of another length is refused, naming the samples")
+    func ragged() throws {
+        var object = try JSONSerialization.jsonObject(with: sampleProfile().jsonData()) as! [String: Any]
+        var samples = try #require(object["samples"] as? [String: Any])
+        samples["state"] = [0, 1]
+        object["samples"] = samples
+        let url = folder.appendingPathComponent("ragged.json")
+        try JSONSerialization.data(withJSONObject: object).write(to: url)
+        let error = #expect(throws: ProfileError.self) { try Profile.load(from: url) }
+        #expect(error?.code == .inconsistent)
+        #expect(error?.message == "\(url.path) is inconsistent: the columns of samples differ in length.")
     }
 
     @Test("JSON without a schema field is not a Liftoff profile")

@@ -1,7 +1,10 @@
-// Liftoff's stack sampler: a sampler thread sends SIGPROF to registered threads
-// with tgkill; the handler captures the interrupted stack with libunwind's
-// unw_backtrace into a preallocated lock-free ring; the sampler thread drains the
-// ring into a growable store that Swift reads after `lo_sampler_stop`.
+// Liftoff's stack sampler. Each tick, a sampler thread reads the CPU clock of every
+// thread of the process (or of the registered threads only). A thread whose CPU time
+// advanced since its last sample gets SIGPROF with tgkill; the handler captures the
+// interrupted stack with libunwind's unw_backtrace into a preallocated lock-free ring.
+// A thread that did not run keeps the stack it had: the sampler thread records a
+// waiting sample for it without a signal. The sampler thread drains the ring into a
+// growable store that Swift reads after `lo_sampler_stop`.
 //
 // Every public symbol is prefixed `lo_`. Nothing here allocates, locks or calls a
 // function that is not async-signal-safe on the signal path.
@@ -19,7 +22,7 @@ extern "C" {
 
 /// Most frames kept per sample; deeper stacks are cut at the root end and flagged.
 #define LO_MAX_FRAMES 128
-/// Most threads that can be registered at once.
+/// Most threads that can be registered (or opted out) at once. Sampling every thread has no limit.
 #define LO_MAX_THREADS 256
 /// Lowest and highest sampling rate accepted by `lo_sampler_start`.
 #define LO_MIN_RATE_HZ 1
@@ -27,6 +30,13 @@ extern "C" {
 
 /// Flag bit of a stored sample: the stack had more than LO_MAX_FRAMES frames.
 #define LO_SAMPLE_TRUNCATED 1u
+/// Flag bit of a stored sample: the thread did not run since its previous sample. Such a
+/// record has depth 0: its stack is the thread's previous stack, and it stands for `count`
+/// consecutive ticks ending at its time.
+#define LO_SAMPLE_WAITING 2u
+
+/// `lo_config.flags`: sample every thread of the process, not only registered ones.
+#define LO_SAMPLE_ALL_THREADS 1u
 
 /// Result codes of the sampler API.
 typedef enum lo_status {
@@ -46,6 +56,8 @@ typedef struct lo_config {
     uint32_t rate_hz;
     /// Ring slots, a power of two; 0 picks the default (4096).
     uint32_t ring_capacity;
+    /// LO_SAMPLE_ALL_THREADS, or 0 for registered threads only.
+    uint32_t flags;
 } lo_config;
 
 /// Counters of one sampling session (reset by `lo_sampler_start`).
@@ -56,13 +68,21 @@ typedef struct lo_counts {
     uint64_t failed;         ///< handler runs where unw_backtrace found no frame
     uint64_t skipped;        ///< handler runs that gave up waiting for another thread's unwind
     uint64_t truncated;      ///< captured samples cut at LO_MAX_FRAMES
-    uint64_t stored;         ///< samples moved from the ring to the store
+    uint64_t stored;         ///< running samples moved from the ring to the store
+    uint64_t waiting;        ///< waiting samples recorded without a signal (ticks)
+    uint64_t unanswered;     ///< signals a thread did not answer within 100 ms
+    uint64_t threads_seen;   ///< distinct threads the session found
+    uint64_t cpu_reads;      ///< thread CPU clocks read
+    uint64_t scans;          ///< listings of the process's threads
 } lo_counts;
 
-/// Layout of one sample in the store: a header of two words followed by `depth`
+/// Layout of one sample in the store: a header of five words followed by `depth`
 /// addresses, leaf first. Word 0 packs tid (low 32 bits), depth (bits 32..47) and
-/// flags (bits 48..63); word 1 is the CLOCK_MONOTONIC time in nanoseconds.
-#define LO_SAMPLE_HEADER_WORDS 2
+/// flags (bits 48..63); word 1 is the CLOCK_MONOTONIC time in nanoseconds; word 2 the
+/// Swift task running when the signal landed (0 for none, and for waiting samples);
+/// word 3 the CPU time the thread used since its previous sample, in nanoseconds;
+/// word 4 the number of ticks the record stands for (1 for a running sample).
+#define LO_SAMPLE_HEADER_WORDS 5
 
 _Static_assert(sizeof(uint64_t) == sizeof(void *), "the store keeps addresses in 64-bit words");
 
@@ -73,8 +93,14 @@ void lo_sampler_stop(void);
 /// Whether a session is running.
 int lo_sampler_is_running(void);
 
-/// Registers the calling thread for sampling and warms libunwind on it.
+/// Registers the calling thread for sampling and warms libunwind on it. When every thread
+/// is sampled, registering only names the thread and warms it; it also undoes an opt-out.
 lo_status lo_sampler_register_current_thread(void);
+/// Opts the thread `tid` out of sampling (when every thread is sampled) until it registers
+/// or `lo_sampler_include_thread` undoes it.
+lo_status lo_sampler_exclude_thread(pid_t tid);
+/// Undoes `lo_sampler_exclude_thread`; LO_ERR_NOT_REGISTERED when `tid` had not opted out.
+lo_status lo_sampler_include_thread(pid_t tid);
 /// Unregisters the calling thread; no signal is sent to it once this returns.
 lo_status lo_sampler_unregister_current_thread(void);
 /// Unregisters the thread `tid` (which need not be the calling thread).
@@ -104,6 +130,14 @@ uint64_t lo_premain_ns(void);
 uint64_t lo_monotonic_ns(void);
 /// CPU time consumed by the calling thread, in nanoseconds.
 uint64_t lo_thread_cpu_ns(void);
+/// CPU time consumed by thread `tid` of this process, in nanoseconds; -1 when it has ended.
+int lo_thread_cpu_ns_of(pid_t tid, uint64_t *out);
+/// The Swift task running on the calling thread (swift_task_getCurrent), or 0.
+uintptr_t lo_current_swift_task(void);
+
+/// Names (kernel `comm`) of the threads the last session found, as `tid`, then the
+/// NUL-terminated name; call with index 0, 1, … until it returns 0.
+int lo_sampler_thread_name(size_t index, pid_t *tid, char *buffer, size_t length);
 
 /// Captures the stack of another registered thread: signals it and waits up to `timeout_ms`
 /// for its handler to unwind. Returns the number of frames written to `buffer` (leaf first),

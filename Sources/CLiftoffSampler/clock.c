@@ -1,0 +1,95 @@
+// Process facts: times, thread ids, the main thread, CPU clocks, the current Swift task.
+
+#include "lo_internal.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <sys/syscall.h>
+
+static pid_t g_main_tid;
+static uint64_t g_premain_ns;
+static __thread pid_t t_tid __attribute__((tls_model("initial-exec")));
+static __thread const void *t_context __attribute__((tls_model("initial-exec")));
+
+uint64_t lo_clock_ns(clockid_t clock) {
+    struct timespec ts;
+    if (clock_gettime(clock, &ts) != 0) return 0;
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t lo_monotonic_ns(void) { return lo_clock_ns(CLOCK_MONOTONIC); }
+uint64_t lo_thread_cpu_ns(void) { return lo_clock_ns(CLOCK_THREAD_CPUTIME_ID); }
+
+// The kernel's clock id for another thread's scheduler CPU time (what pthread_getcpuclockid
+// builds from a pthread_t, made here from a kernel tid): CPUCLOCK_PERTHREAD | CPUCLOCK_SCHED.
+static clockid_t lo_thread_clock(pid_t tid) { return (clockid_t)((~(unsigned)tid) << 3) | 6; }
+
+int lo_thread_cpu_ns_of(pid_t tid, uint64_t *out) {
+    struct timespec ts;
+    if (clock_gettime(lo_thread_clock(tid), &ts) != 0) return -1;
+    *out = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    return 0;
+}
+
+pid_t lo_current_tid(void) {
+    pid_t tid = t_tid;
+    if (tid == 0) {
+        tid = (pid_t)syscall(SYS_gettid);
+        t_tid = tid;
+    }
+    return tid;
+}
+
+__attribute__((constructor)) static void lo_load(void) {
+    g_premain_ns = lo_monotonic_ns();
+    g_main_tid = lo_current_tid();
+}
+
+pid_t lo_main_tid(void) { return g_main_tid; }
+int lo_is_main_thread(void) { return lo_current_tid() == g_main_tid; }
+uint64_t lo_premain_ns(void) { return g_premain_ns; }
+
+void lo_set_thread_context(const void *context) { t_context = context; }
+const void *lo_thread_context(void) { return t_context; }
+
+int lo_current_thread_name(char *buffer, size_t length) {
+    return pthread_getname_np(pthread_self(), buffer, length);
+}
+
+// libdispatch's own declaration needs its headers; NULL asks for the current queue's label.
+extern const char *dispatch_queue_get_label(void *queue) __attribute__((weak));
+
+const char *lo_current_queue_label(void) {
+    if (dispatch_queue_get_label == NULL) return "";
+    const char *label = dispatch_queue_get_label(NULL);
+    return label ? label : "";
+}
+
+// swift_task_getCurrent takes no argument and returns a pointer, which the Swift calling
+// convention passes as C does; it only reads a thread-local value, so handlers may call it.
+typedef void *(*lo_task_getter)(void);
+static _Atomic(lo_task_getter) g_task_getter;
+static pthread_once_t g_task_once = PTHREAD_ONCE_INIT;
+
+static void lo_resolve_task_getter(void) {
+    atomic_store(&g_task_getter, (lo_task_getter)dlsym(RTLD_DEFAULT, "swift_task_getCurrent"));
+}
+
+void lo_handler_resolve_task_getter(void) { pthread_once(&g_task_once, lo_resolve_task_getter); }
+
+uintptr_t lo_current_swift_task(void) {
+    lo_task_getter getter = atomic_load_explicit(&g_task_getter, memory_order_relaxed);
+    if (getter == NULL) {
+        lo_handler_resolve_task_getter();
+        getter = atomic_load_explicit(&g_task_getter, memory_order_relaxed);
+        if (getter == NULL) return 0;
+    }
+    return (uintptr_t)getter();
+}
+
+// In a handler: no pthread_once, only the value resolved before sampling began.
+uintptr_t lo_handler_current_task(void) {
+    lo_task_getter getter = atomic_load_explicit(&g_task_getter, memory_order_relaxed);
+    return getter ? (uintptr_t)getter() : 0;
+}

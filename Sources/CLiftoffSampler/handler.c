@@ -1,0 +1,118 @@
+// The SIGPROF handler, and stack requests from other threads.
+//
+// The handler stays installed for the life of the process: a SIGPROF still in flight after
+// `stop` must meet a handler, since the default action would end the process.
+
+#include "lo_internal.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/syscall.h>
+
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static int g_installed;
+static _Atomic int g_active;     // handlers capture only while set
+static _Atomic int g_in_handler; // handlers running now
+static __thread int t_warming __attribute__((tls_model("initial-exec")));
+
+// Each request has a sequence number; a handler answers into the buffer of the request it saw
+// and marks that number done, so a late answer to an abandoned request can never be taken for
+// the answer to the next one.
+static pthread_mutex_t g_request_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic pid_t g_request_tid;
+static _Atomic uint64_t g_request_seq;
+static _Atomic uint64_t g_request_done;
+static int g_request_count[2];
+static uintptr_t g_request_frames[2][LO_MAX_FRAMES];
+
+static void lo_handler(int signal_number, siginfo_t *info, void *context) {
+    (void)signal_number;
+    (void)info;
+    int saved_errno = errno;
+    uint64_t time_ns = lo_monotonic_ns();
+    atomic_fetch_add(&g_in_handler, 1);
+    uint64_t request = atomic_load(&g_request_seq);
+    int truncated = 0;
+    uintptr_t frames[LO_MAX_FRAMES];
+    if (t_warming) {
+        // The warm-up signal interrupts Liftoff's own code, which holds no loader lock.
+        lo_unwind_warm_in_handler();
+    } else if (atomic_load(&g_request_tid) == lo_current_tid() && atomic_load(&g_request_done) != request) {
+        int depth = lo_unwind_interrupted(context, frames, &truncated);
+        if (depth < 0) depth = 0;
+        int slot = (int)(request & 1);
+        memcpy(g_request_frames[slot], frames, (size_t)depth * sizeof(uintptr_t));
+        g_request_count[slot] = depth;
+        atomic_store(&g_request_done, request);
+    } else if (atomic_load(&g_active) && lo_ring_ready()) {
+        uint64_t task = lo_handler_current_task();
+        int depth = lo_unwind_interrupted(context, frames, &truncated);
+        if (depth < 0) {
+            LO_COUNT(skipped, 1);
+            depth = 0;
+        } else if (depth == 0) {
+            LO_COUNT(failed, 1);
+        }
+        // An empty answer still tells the sampler thread that the signal was handled.
+        lo_ring_publish(lo_current_tid(), time_ns, task, frames, depth, truncated ? LO_SAMPLE_TRUNCATED : 0);
+    }
+    atomic_fetch_sub(&g_in_handler, 1);
+    errno = saved_errno;
+}
+
+static void lo_install(void) {
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_sigaction = lo_handler;
+    action.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&action.sa_mask);
+    if (sigaction(SIGPROF, &action, NULL) == 0) g_installed = 1;
+    lo_handler_resolve_task_getter();
+}
+
+void lo_handler_install_once(void) { pthread_once(&g_once, lo_install); }
+int lo_handler_installed(void) { return g_installed; }
+void lo_handler_set_active(int active) { atomic_store(&g_active, active); }
+int lo_handler_running_count(void) { return atomic_load(&g_in_handler); }
+
+void lo_handler_wait_idle(void) {
+    while (atomic_load(&g_in_handler) != 0) sched_yield();
+}
+
+void lo_warm_current_thread(void) {
+    lo_unwind_warm();
+    t_warming = 1;
+    syscall(SYS_tgkill, getpid(), lo_current_tid(), SIGPROF);
+    t_warming = 0;
+}
+
+void lo_signal_current_thread(void) { syscall(SYS_tgkill, getpid(), lo_current_tid(), SIGPROF); }
+
+int lo_capture_thread_stack(pid_t tid, uintptr_t *buffer, int capacity, int timeout_ms) {
+    if (buffer == NULL || capacity <= 0) return 0;
+    lo_handler_install_once();
+    pthread_mutex_lock(&g_request_lock);
+    int own_snapshot = lo_sampler_begin_request();
+
+    uint64_t request = atomic_fetch_add(&g_request_seq, 1) + 1;
+    atomic_store(&g_request_tid, tid);
+    int result = -1;
+    if (syscall(SYS_tgkill, getpid(), tid, SIGPROF) == 0) {
+        uint64_t deadline = lo_monotonic_ns() + (uint64_t)timeout_ms * 1000000ull;
+        while (atomic_load(&g_request_done) != request && lo_monotonic_ns() < deadline) {
+            struct timespec pause = {0, 100000};
+            nanosleep(&pause, NULL);
+        }
+        if (atomic_load(&g_request_done) == request) {
+            int slot = (int)(request & 1);
+            result = g_request_count[slot] < capacity ? g_request_count[slot] : capacity;
+            memcpy(buffer, g_request_frames[slot], (size_t)result * sizeof(uintptr_t));
+        }
+    }
+    atomic_store(&g_request_tid, 0);
+    lo_sampler_end_request(own_snapshot);
+    pthread_mutex_unlock(&g_request_lock);
+    return result;
+}

@@ -1,0 +1,146 @@
+// Declarations shared by the sampler's C files; not part of the public header.
+//
+// clock.c     process facts: times, thread ids, the main thread, per-thread CPU clocks
+// snapshot.c  the loader snapshot that handlers unwind through instead of the loader's lock
+// unwind.c    libunwind calls and the exclusion between unwinds in and out of handlers
+// ring.c      the lock-free sample ring (handlers write) and the store (the sampler reads)
+// threads.c   the thread table: listing, CPU checks, running or waiting, signalling
+// handler.c   the SIGPROF handler and stack requests from other threads
+// sampler.c   start, stop and the sampler thread's loop
+
+#ifndef LO_INTERNAL_H
+#define LO_INTERNAL_H
+
+#include "lo_sampler.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <time.h>
+#include <unistd.h>
+
+// Writes a message with write(2) and aborts: usable anywhere, signal handlers included.
+#define LO_FAIL(message)                                                                  \
+    do {                                                                                  \
+        static const char lo_fail_text[] = "liftoff sampler: " message "\n";             \
+        ssize_t lo_fail_ignored = write(2, lo_fail_text, sizeof lo_fail_text - 1);        \
+        (void)lo_fail_ignored;                                                            \
+        abort();                                                                          \
+    } while (0)
+
+// Frames the handler may see above the interrupted one (handler, trampoline, and any
+// libunwind frames) before it finds the interrupted program counter.
+#define LO_SKIP_SEARCH 8
+#define LO_BACKTRACE_CAPACITY (LO_SKIP_SEARCH + LO_MAX_FRAMES + 1)
+
+_Static_assert(sizeof(uintptr_t) == 8, "Liftoff's sampler supports 64-bit targets only");
+
+// ---- clock.c --------------------------------------------------------------------------
+
+uint64_t lo_clock_ns(clockid_t clock);
+// In a handler: the current Swift task, through the getter resolved before sampling began.
+uintptr_t lo_handler_current_task(void);
+
+// ---- counters (sampler.c) -------------------------------------------------------------
+
+typedef struct lo_counters {
+    _Atomic uint64_t signals_sent, captured, dropped, failed, skipped, truncated, stored;
+    _Atomic uint64_t waiting, unanswered, threads_seen, cpu_reads, scans;
+} lo_counters;
+
+extern lo_counters lo_count;
+
+#define LO_COUNT(field, amount) atomic_fetch_add_explicit(&lo_count.field, (amount), memory_order_relaxed)
+
+// ---- snapshot.c ------------------------------------------------------------------------
+
+// Set while a handler unwinds: dl_iterate_phdr then walks the snapshot.
+extern __thread int lo_t_sampling __attribute__((tls_model("initial-exec")));
+
+void lo_snapshot_refresh(void);   // sampler thread, start, or a stack request
+void lo_snapshot_drop(void);      // once no handler runs
+size_t lo_snapshot_bytes(void);
+
+// ---- unwind.c --------------------------------------------------------------------------
+
+// Unwinds in handlers wait at most 1 ms for an unwind outside a handler; 0 when they gave up.
+int lo_unwind_enter_bounded(void);
+void lo_unwind_exit(void);
+// Outside handlers: blocks SIGPROF and waits until no handler is inside libunwind.
+void lo_unwind_enter_blocking(sigset_t *saved);
+void lo_unwind_exit_blocking(const sigset_t *saved);
+
+// In a handler: the interrupted stack, leaf first, into `out` (LO_MAX_FRAMES). Returns the
+// depth, 0 when no frame was found, or -1 when the unwind was skipped; sets *truncated.
+int lo_unwind_interrupted(void *context, uintptr_t *out, int *truncated);
+// Outside handlers: runs one unwind on the calling thread so libunwind's caches are set up.
+void lo_unwind_warm(void);
+// In the warm-up signal's handler: one unwind through the signal frame.
+void lo_unwind_warm_in_handler(void);
+
+// ---- ring.c ----------------------------------------------------------------------------
+
+typedef struct lo_slot {
+    _Atomic uint64_t seq;
+    uint64_t time_ns;
+    uint64_t task;
+    int32_t tid;
+    uint16_t depth;   // 0: the handler ran but captured nothing (failed or skipped)
+    uint16_t flags;
+    uintptr_t frames[LO_MAX_FRAMES];
+} lo_slot;
+
+int lo_ring_create(uint32_t capacity);  // 0 on success
+void lo_ring_destroy(void);
+size_t lo_ring_bytes(void);
+int lo_ring_ready(void);
+// Handlers: writes one slot, or counts a drop when the ring is full.
+void lo_ring_publish(int32_t tid, uint64_t time_ns, uint64_t task, const uintptr_t *frames, int depth,
+                     uint16_t flags);
+// The consumer (sampler thread, or stop after joining it): visits every published slot.
+void lo_ring_drain(void (*visit)(const lo_slot *slot));
+
+void lo_store_reset(void);
+void lo_store_append(int32_t tid, uint64_t time_ns, uint64_t task, uint64_t cpu_ns, uint64_t ticks, uint16_t flags,
+                     const uintptr_t *frames, int depth);
+const uint64_t *lo_store_words(size_t *word_count);
+size_t lo_store_bytes(void);
+
+// ---- threads.c -------------------------------------------------------------------------
+
+// Session start, on the sampler thread: which threads, the tick period, and its own tid.
+void lo_threads_begin(int all_threads, uint32_t rate_hz, pid_t sampler_tid);
+// One tick: lists threads when due, reads CPU clocks, records waits and signals runners.
+void lo_threads_tick(pid_t pid, uint64_t now_ns, uint64_t tick);
+// Drain visitor: a handler's answer.
+void lo_threads_answer(const lo_slot *slot);
+// Session end: keeps the names of every thread seen, frees the table.
+void lo_threads_end(void);
+// Asks the next tick to list threads again (a thread was created or registered).
+void lo_threads_changed(void);
+
+// ---- handler.c -------------------------------------------------------------------------
+
+void lo_handler_install_once(void);
+int lo_handler_installed(void);
+void lo_handler_set_active(int active);
+void lo_handler_wait_idle(void);
+int lo_handler_running_count(void);
+void lo_handler_resolve_task_getter(void);
+// Warms libunwind on the calling thread, through a signal frame too.
+void lo_warm_current_thread(void);
+
+// ---- sampler.c -------------------------------------------------------------------------
+
+// A stack request without a running session builds a loader snapshot for its handler;
+// returns whether it did, to pass to lo_sampler_end_request.
+int lo_sampler_begin_request(void);
+void lo_sampler_end_request(int own_snapshot);
+
+extern pthread_mutex_t lo_registry_lock;
+extern pid_t lo_registered[LO_MAX_THREADS];
+extern int lo_registered_count;
+extern pid_t lo_excluded[LO_MAX_THREADS];
+extern int lo_excluded_count;
+
+#endif

@@ -1,0 +1,128 @@
+// The sample ring and the store.
+//
+// Handlers write samples into a preallocated ring of slots (a bounded multi-producer queue:
+// each slot's sequence number says whether it is free, being written, or full). The sampler
+// thread is the only consumer: it drains the ring into the store, a growable array of words
+// that Swift reads after `lo_sampler_stop` (layout in lo_sampler.h).
+
+#include "lo_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+static lo_slot *g_ring;
+static size_t g_ring_bytes;
+static uint32_t g_mask;
+static _Atomic uint64_t g_head;
+static uint64_t g_tail;
+
+static uint64_t *g_store;
+static size_t g_store_words, g_store_capacity;
+
+int lo_ring_create(uint32_t capacity) {
+    size_t bytes = (size_t)capacity * sizeof(lo_slot);
+    void *ring = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (ring == MAP_FAILED) return -1;
+    g_ring = ring;
+    g_ring_bytes = bytes;
+    g_mask = capacity - 1;
+    for (uint32_t i = 0; i < capacity; i++) atomic_init(&g_ring[i].seq, i);
+    atomic_store(&g_head, 0);
+    g_tail = 0;
+    return 0;
+}
+
+void lo_ring_destroy(void) {
+    if (g_ring != NULL) {
+        munmap(g_ring, g_ring_bytes);
+        g_ring = NULL;
+        g_ring_bytes = 0;
+    }
+}
+
+size_t lo_ring_bytes(void) { return g_ring_bytes; }
+int lo_ring_ready(void) { return g_ring != NULL; }
+
+void lo_ring_publish(int32_t tid, uint64_t time_ns, uint64_t task, const uintptr_t *frames, int depth,
+                     uint16_t flags) {
+    uint64_t pos = atomic_load_explicit(&g_head, memory_order_relaxed);
+    for (;;) {
+        lo_slot *slot = &g_ring[pos & g_mask];
+        uint64_t seq = atomic_load_explicit(&slot->seq, memory_order_acquire);
+        int64_t lag = (int64_t)(seq - pos);
+        if (lag == 0) {
+            if (atomic_compare_exchange_weak_explicit(&g_head, &pos, pos + 1, memory_order_relaxed,
+                                                      memory_order_relaxed)) {
+                slot->time_ns = time_ns;
+                slot->task = task;
+                slot->tid = tid;
+                slot->depth = (uint16_t)depth;
+                slot->flags = flags;
+                if (depth > 0) memcpy(slot->frames, frames, (size_t)depth * sizeof(uintptr_t));
+                atomic_store_explicit(&slot->seq, pos + 1, memory_order_release);
+                if (depth > 0) {
+                    LO_COUNT(captured, 1);
+                    if (flags & LO_SAMPLE_TRUNCATED) LO_COUNT(truncated, 1);
+                }
+                return;
+            }
+        } else if (lag < 0) {
+            LO_COUNT(dropped, 1);
+            return;
+        } else {
+            pos = atomic_load_explicit(&g_head, memory_order_relaxed);
+        }
+    }
+}
+
+void lo_ring_drain(void (*visit)(const lo_slot *slot)) {
+    if (g_ring == NULL) return;
+    for (;;) {
+        lo_slot *slot = &g_ring[g_tail & g_mask];
+        uint64_t seq = atomic_load_explicit(&slot->seq, memory_order_acquire);
+        if (seq != g_tail + 1) return;
+        visit(slot);
+        atomic_store_explicit(&slot->seq, g_tail + (uint64_t)g_mask + 1, memory_order_release);
+        g_tail++;
+    }
+}
+
+void lo_store_reset(void) {
+    free(g_store);
+    g_store = NULL;
+    g_store_words = g_store_capacity = 0;
+}
+
+void lo_store_append(int32_t tid, uint64_t time_ns, uint64_t task, uint64_t cpu_ns, uint64_t ticks, uint16_t flags,
+                     const uintptr_t *frames, int depth) {
+    size_t needed = g_store_words + LO_SAMPLE_HEADER_WORDS + (size_t)depth;
+    if (needed > g_store_capacity) {
+        size_t capacity = g_store_capacity ? g_store_capacity : 1u << 16;
+        while (capacity < needed) capacity *= 2;
+        uint64_t *grown = realloc(g_store, capacity * sizeof(uint64_t));
+        if (grown == NULL) {
+            LO_COUNT(dropped, 1);
+            return;
+        }
+        g_store = grown;
+        g_store_capacity = capacity;
+    }
+    uint64_t *out = g_store + g_store_words;
+    out[0] = (uint64_t)(uint32_t)tid | ((uint64_t)(uint16_t)depth << 32) | ((uint64_t)flags << 48);
+    out[1] = time_ns;
+    out[2] = task;
+    out[3] = cpu_ns;
+    out[4] = ticks;
+    if (depth > 0) memcpy(out + LO_SAMPLE_HEADER_WORDS, frames, (size_t)depth * sizeof(uint64_t));
+    g_store_words = needed;
+    if (flags & LO_SAMPLE_WAITING) LO_COUNT(waiting, ticks);
+    else LO_COUNT(stored, 1);
+}
+
+const uint64_t *lo_store_words(size_t *word_count) {
+    if (word_count) *word_count = g_store_words;
+    return g_store;
+}
+
+size_t lo_store_bytes(void) { return g_store_capacity * sizeof(uint64_t); }

@@ -1,0 +1,375 @@
+// The thread table: which threads are sampled, and whether each one ran since its last sample.
+//
+// Every tick the sampler thread reads the CPU clock of each thread due for a check. A thread
+// whose CPU time advanced by more than LO_IDLE_CPU_NS (the cost of answering the previous
+// signal) ran: it gets SIGPROF and its handler records the stack. A thread that did not run
+// still has the stack of its previous sample, so the sampler records a waiting sample without
+// signalling it. Threads idle for LO_IDLE_STREAK checks are checked less often, at least every
+// LO_IDLE_CHECK_NS; a waiting record then stands for every tick since the previous check. So
+// the cost follows the threads that run, not the threads that exist.
+//
+// When every thread is sampled, the list comes from /proc/self/task, read again whenever a
+// thread was created through pthread_create (which Liftoff wraps to learn of it) and at least
+// every LO_LIST_INTERVAL_NS.
+
+#include "lo_internal.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+
+#define LO_PENDING_TIMEOUT_NS 100000000ull
+#define LO_LIST_INTERVAL_NS 50000000ull
+#define LO_IDLE_CHECK_NS 10000000ull
+#define LO_IDLE_STREAK 8u
+#define LO_IDLE_CPU_NS 20000ull
+#define LO_NAME_BYTES 16
+
+typedef struct lo_thread {
+    pid_t tid;
+    uint32_t generation;
+    uint8_t pending, has_stack, checked, gone, names_read;
+    uint32_t interval, idle_streak;
+    uint64_t sent_ns, base_cpu, answer_cpu, last_tick, next_tick;
+    char name[LO_NAME_BYTES];
+} lo_thread;
+
+typedef struct lo_name {
+    pid_t tid;
+    char name[LO_NAME_BYTES];
+} lo_name;
+
+static lo_thread *g_table;
+static size_t g_count, g_capacity;
+static int32_t *g_index;
+static size_t g_index_size;
+
+static int g_all;
+static uint64_t g_period_ns, g_idle_cpu_ns, g_next_list_ns, g_current_tick;
+static uint32_t g_max_interval, g_generation;
+static pid_t g_sampler_tid;
+static int g_task_fd = -1;
+static _Atomic int g_changed;
+
+static pthread_mutex_t g_names_lock = PTHREAD_MUTEX_INITIALIZER;
+static lo_name *g_names;
+static size_t g_name_count, g_name_capacity;
+
+void lo_threads_changed(void) { atomic_store_explicit(&g_changed, 1, memory_order_relaxed); }
+
+// ---- pthread_create: learn of new threads at once -----------------------------------------
+
+typedef int (*lo_create_function)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+static _Atomic(lo_create_function) g_real_create;
+
+int pthread_create(pthread_t *thread, const pthread_attr_t *attributes, void *(*start)(void *), void *argument) {
+    lo_create_function real = atomic_load_explicit(&g_real_create, memory_order_relaxed);
+    if (real == NULL) {
+        real = (lo_create_function)dlsym(RTLD_NEXT, "pthread_create");
+        if (real == NULL) LO_FAIL("pthread_create not found in the C library");
+        atomic_store_explicit(&g_real_create, real, memory_order_relaxed);
+    }
+    int result = real(thread, attributes, start, argument);
+    if (result == 0) lo_threads_changed();
+    return result;
+}
+
+// ---- the table and its index (open addressing by tid) -------------------------------------
+
+static size_t lo_slot_of(pid_t tid) { return (size_t)((uint32_t)tid * 2654435761u); }
+
+static long lo_find(pid_t tid) {
+    if (g_index == NULL) return -1;
+    size_t mask = g_index_size - 1;
+    for (size_t i = lo_slot_of(tid) & mask;; i = (i + 1) & mask) {
+        int32_t entry = g_index[i];
+        if (entry < 0) return -1;
+        if (g_table[entry].tid == tid) return entry;
+    }
+}
+
+static void lo_index_insert(size_t entry) {
+    size_t mask = g_index_size - 1;
+    size_t i = lo_slot_of(g_table[entry].tid) & mask;
+    while (g_index[i] >= 0) i = (i + 1) & mask;
+    g_index[i] = (int32_t)entry;
+}
+
+static int lo_reindex(size_t minimum) {
+    size_t size = 64;
+    while (size < minimum * 2 + 2) size *= 2;
+    if (size != g_index_size) {
+        int32_t *grown = realloc(g_index, size * sizeof(int32_t));
+        if (grown == NULL) return -1;
+        g_index = grown;
+        g_index_size = size;
+    }
+    memset(g_index, 0xff, g_index_size * sizeof(int32_t));
+    for (size_t i = 0; i < g_count; i++) lo_index_insert(i);
+    return 0;
+}
+
+static void lo_read_name(lo_thread *thread) {
+    char path[48] = "/proc/self/task/";
+    char digits[12];
+    int n = 0;
+    for (unsigned value = (unsigned)thread->tid; n == 0 || value != 0; value /= 10) digits[n++] = (char)('0' + value % 10);
+    size_t length = strlen(path);
+    while (n > 0) path[length++] = digits[--n];
+    memcpy(path + length, "/comm", 6);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    char buffer[LO_NAME_BYTES + 1];
+    ssize_t got = read(fd, buffer, LO_NAME_BYTES);
+    close(fd);
+    if (got <= 0) return;
+    if (buffer[got - 1] == '\n') got--;
+    memset(thread->name, 0, sizeof thread->name);
+    memcpy(thread->name, buffer, (size_t)got < LO_NAME_BYTES - 1 ? (size_t)got : LO_NAME_BYTES - 1);
+    thread->names_read++;
+}
+
+static void lo_keep_name(const lo_thread *thread) {
+    if (thread->name[0] == 0) return;
+    pthread_mutex_lock(&g_names_lock);
+    if (g_name_count == g_name_capacity) {
+        size_t capacity = g_name_capacity ? g_name_capacity * 2 : 64;
+        lo_name *grown = realloc(g_names, capacity * sizeof(lo_name));
+        if (grown == NULL) {
+            pthread_mutex_unlock(&g_names_lock);
+            return;
+        }
+        g_names = grown;
+        g_name_capacity = capacity;
+    }
+    g_names[g_name_count].tid = thread->tid;
+    memcpy(g_names[g_name_count].name, thread->name, LO_NAME_BYTES);
+    g_name_count++;
+    pthread_mutex_unlock(&g_names_lock);
+}
+
+static pid_t g_skip[LO_MAX_THREADS];
+static int g_skip_count;
+
+static void lo_see(pid_t tid) {
+    if (tid <= 0 || tid == g_sampler_tid) return;
+    for (int i = 0; i < g_skip_count; i++) {
+        if (g_skip[i] == tid) return;
+    }
+    long found = lo_find(tid);
+    if (found >= 0 && !g_table[found].gone) {
+        g_table[found].generation = g_generation;
+        return;
+    }
+    if (found >= 0) {
+        // A new thread with the tid of one that ended.
+        lo_keep_name(&g_table[found]);
+        memset(&g_table[found], 0, sizeof(lo_thread));
+        g_table[found].tid = tid;
+    } else {
+        if (g_count == g_capacity) {
+            size_t capacity = g_capacity ? g_capacity * 2 : 64;
+            lo_thread *grown = realloc(g_table, capacity * sizeof(lo_thread));
+            if (grown == NULL) return;
+            g_table = grown;
+            g_capacity = capacity;
+        }
+        found = (long)g_count++;
+        memset(&g_table[found], 0, sizeof(lo_thread));
+        g_table[found].tid = tid;
+        if (g_count * 2 + 2 > g_index_size) lo_reindex(g_count);
+        else lo_index_insert((size_t)found);
+    }
+    lo_thread *thread = &g_table[found];
+    thread->generation = g_generation;
+    thread->interval = 1;
+    thread->next_tick = g_current_tick;
+    lo_read_name(thread);
+    LO_COUNT(threads_seen, 1);
+}
+
+struct lo_dirent64 {
+    uint64_t d_ino;
+    int64_t d_off;
+    unsigned short d_reclen;
+    unsigned char d_type;
+    char d_name[];
+};
+
+static void lo_list_processes_threads(void) {
+    if (g_task_fd < 0) g_task_fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (g_task_fd < 0 || lseek(g_task_fd, 0, SEEK_SET) != 0) return;
+    char buffer[8192] __attribute__((aligned(8)));
+    for (;;) {
+        long got = syscall(SYS_getdents64, g_task_fd, buffer, sizeof buffer);
+        if (got <= 0) break;
+        for (long offset = 0; offset < got;) {
+            struct lo_dirent64 *entry = (struct lo_dirent64 *)(buffer + offset);
+            offset += entry->d_reclen;
+            pid_t tid = 0;
+            const char *c = entry->d_name;
+            if (*c < '0' || *c > '9') continue;
+            for (; *c >= '0' && *c <= '9'; c++) tid = tid * 10 + (*c - '0');
+            lo_see(tid);
+        }
+    }
+}
+
+static void lo_list_threads(void) {
+    g_generation++;
+    LO_COUNT(scans, 1);
+    pid_t chosen[LO_MAX_THREADS];
+    int chosen_count = 0;
+    pthread_mutex_lock(&lo_registry_lock);
+    if (!g_all) {
+        chosen_count = lo_registered_count;
+        memcpy(chosen, lo_registered, (size_t)chosen_count * sizeof(pid_t));
+    }
+    g_skip_count = lo_excluded_count;
+    memcpy(g_skip, lo_excluded, (size_t)g_skip_count * sizeof(pid_t));
+    pthread_mutex_unlock(&lo_registry_lock);
+
+    if (g_all) lo_list_processes_threads();
+    else for (int i = 0; i < chosen_count; i++) lo_see(chosen[i]);
+    // Forget threads that ended or left, keeping their names.
+    size_t kept = 0;
+    for (size_t i = 0; i < g_count; i++) {
+        if (g_table[i].generation != g_generation || g_table[i].gone) {
+            lo_keep_name(&g_table[i]);
+            continue;
+        }
+        if (kept != i) g_table[kept] = g_table[i];
+        kept++;
+    }
+    if (kept != g_count) {
+        g_count = kept;
+        lo_reindex(g_count);
+    }
+}
+
+void lo_threads_begin(int all_threads, uint32_t rate_hz, pid_t sampler_tid) {
+    g_all = all_threads;
+    g_period_ns = 1000000000ull / rate_hz;
+    g_idle_cpu_ns = LO_IDLE_CPU_NS < g_period_ns / 4 ? LO_IDLE_CPU_NS : g_period_ns / 4;
+    g_max_interval = (uint32_t)(LO_IDLE_CHECK_NS / g_period_ns);
+    if (g_max_interval < 1) g_max_interval = 1;
+    g_sampler_tid = sampler_tid;
+    g_generation = 0;
+    g_current_tick = 0;
+    g_next_list_ns = 0;
+    g_count = 0;
+    atomic_store(&g_changed, 1);
+    pthread_mutex_lock(&g_names_lock);
+    g_name_count = 0;
+    pthread_mutex_unlock(&g_names_lock);
+}
+
+void lo_threads_tick(pid_t pid, uint64_t now_ns, uint64_t tick) {
+    g_current_tick = tick;
+    if (atomic_exchange_explicit(&g_changed, 0, memory_order_relaxed) || now_ns >= g_next_list_ns) {
+        lo_list_threads();
+        g_next_list_ns = now_ns + LO_LIST_INTERVAL_NS;
+    }
+    for (size_t i = 0; i < g_count; i++) {
+        lo_thread *thread = &g_table[i];
+        if (thread->gone || tick < thread->next_tick) continue;
+        if (thread->pending) {
+            if (now_ns - thread->sent_ns < LO_PENDING_TIMEOUT_NS) continue;
+            // Signals blocked, or the answer was dropped: try again.
+            thread->pending = 0;
+            thread->has_stack = 0;
+            LO_COUNT(unanswered, 1);
+        }
+        uint64_t cpu;
+        LO_COUNT(cpu_reads, 1);
+        if (lo_thread_cpu_ns_of(thread->tid, &cpu) != 0) {
+            thread->gone = 1;
+            lo_threads_changed();
+            continue;
+        }
+        uint64_t covered = tick > thread->last_tick ? tick - thread->last_tick : 1;
+        uint64_t used = cpu > thread->base_cpu ? cpu - thread->base_cpu : 0;
+        if (thread->has_stack && used <= g_idle_cpu_ns) {
+            lo_store_append(thread->tid, now_ns, 0, 0, covered, LO_SAMPLE_WAITING, NULL, 0);
+            thread->base_cpu = cpu;
+            if (++thread->idle_streak >= LO_IDLE_STREAK && thread->interval < g_max_interval) {
+                thread->interval = thread->interval * 2 < g_max_interval ? thread->interval * 2 : g_max_interval;
+            }
+        } else {
+            // It ran: ticks skipped while it was thought idle keep its previous stack.
+            if (thread->has_stack && covered > 1) {
+                lo_store_append(thread->tid, now_ns - g_period_ns, 0, 0, covered - 1, LO_SAMPLE_WAITING, NULL, 0);
+            }
+            if (syscall(SYS_tgkill, pid, thread->tid, SIGPROF) == 0) {
+                LO_COUNT(signals_sent, 1);
+                thread->pending = 1;
+                thread->sent_ns = now_ns;
+                thread->answer_cpu = thread->checked ? used : 0;
+            } else if (errno == ESRCH) {
+                thread->gone = 1;
+                lo_threads_changed();
+                continue;
+            }
+            thread->base_cpu = cpu;
+            thread->checked = 1;
+            thread->idle_streak = 0;
+            thread->interval = 1;
+        }
+        thread->last_tick = tick;
+        thread->next_tick = tick + thread->interval;
+    }
+}
+
+void lo_threads_answer(const lo_slot *slot) {
+    long found = lo_find(slot->tid);
+    uint64_t cpu = 0;
+    if (found >= 0) {
+        lo_thread *thread = &g_table[found];
+        thread->pending = 0;
+        thread->last_tick = g_current_tick;
+        thread->has_stack = slot->depth > 0;
+        cpu = thread->answer_cpu;
+        thread->answer_cpu = 0;
+        // Threads often name themselves just after they start: read the name again.
+        if (thread->names_read < 3) lo_read_name(thread);
+    }
+    if (slot->depth > 0) {
+        lo_store_append(slot->tid, slot->time_ns, slot->task, cpu, 1, slot->flags, slot->frames, slot->depth);
+    }
+}
+
+void lo_threads_end(void) {
+    for (size_t i = 0; i < g_count; i++) {
+        if (!g_table[i].gone) lo_read_name(&g_table[i]);
+        lo_keep_name(&g_table[i]);
+    }
+    free(g_table);
+    free(g_index);
+    g_table = NULL;
+    g_index = NULL;
+    g_count = g_capacity = g_index_size = 0;
+    if (g_task_fd >= 0) {
+        close(g_task_fd);
+        g_task_fd = -1;
+    }
+}
+
+int lo_sampler_thread_name(size_t index, pid_t *tid, char *buffer, size_t length) {
+    pthread_mutex_lock(&g_names_lock);
+    int found = index < g_name_count;
+    if (found) {
+        if (tid) *tid = g_names[index].tid;
+        if (buffer && length > 0) {
+            size_t n = strnlen(g_names[index].name, LO_NAME_BYTES);
+            if (n >= length) n = length - 1;
+            memcpy(buffer, g_names[index].name, n);
+            buffer[n] = 0;
+        }
+    }
+    pthread_mutex_unlock(&g_names_lock);
+    return found;
+}

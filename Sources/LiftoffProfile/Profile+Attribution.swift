@@ -1,0 +1,80 @@
+extension Profile {
+    /// Gives each span and each launch task the samples of the code it ran: its sample counts
+    /// and, where CPU time was not measured, the CPU time of its running samples.
+    ///
+    /// A span or task that ran in a Swift task owns that task's samples between its start and
+    /// end, on whatever threads the task hopped to; one without a task owns the samples of its
+    /// thread in that time. Nested spans' samples count for their parents too.
+    public mutating func attributeSamples() {
+        guard samples.count > 0 else { return }
+        let index = SampleIndex(samples)
+        for position in spans.indices {
+            let span = spans[position]
+            let tally = index.tally(
+                task: span.task ?? 0, thread: span.threadID, from: span.startNs, to: span.endNs)
+            spans[position].samples = tally.running
+            spans[position].waitingSamples = tally.waiting
+            if spans[position].cpuNs == nil, tally.running > 0 { spans[position].cpuNs = tally.cpuNs }
+        }
+        for position in tasks.indices {
+            let task = tasks[position]
+            guard let start = task.startNs, let end = task.endNs, let thread = task.threadID else { continue }
+            let tally = index.tally(task: task.task ?? 0, thread: thread, from: start, to: end)
+            tasks[position].samples = tally.running
+            tasks[position].waitingSamples = tally.waiting
+            if tasks[position].cpuNs == nil, tally.running > 0 { tasks[position].cpuNs = tally.cpuNs }
+        }
+    }
+}
+
+/// Samples grouped by Swift task and by thread, each group sorted by time.
+private struct SampleIndex {
+    private var byTask: [UInt64: [Int]] = [:]
+    private var byThread: [Int: [Int]] = [:]
+    private let samples: Profile.SampleTable
+
+    struct Tally {
+        var running = 0
+        var waiting = 0
+        var cpuNs: UInt64 = 0
+    }
+
+    init(_ samples: Profile.SampleTable) {
+        self.samples = samples
+        for sample in 0..<samples.count {
+            byThread[samples.thread[sample], default: []].append(sample)
+            if samples.task[sample] != 0 { byTask[samples.task[sample], default: []].append(sample) }
+        }
+        let times = samples.timeNs
+        for key in byThread.keys { byThread[key]!.sort { times[$0] < times[$1] } }
+        for key in byTask.keys { byTask[key]!.sort { times[$0] < times[$1] } }
+    }
+
+    func tally(task: UInt64, thread: Int, from start: UInt64, to end: UInt64) -> Tally {
+        let group = task != 0 ? byTask[task] ?? [] : byThread[thread] ?? []
+        var tally = Tally()
+        var position = firstIndex(in: group, atOrAfter: start)
+        while position < group.count, samples.timeNs[group[position]] <= end {
+            let sample = group[position]
+            if samples.state[sample] == .running {
+                tally.running += 1
+                let (sum, overflow) = tally.cpuNs.addingReportingOverflow(samples.cpuNs[sample])
+                tally.cpuNs = overflow ? .max : sum
+            } else {
+                tally.waiting += 1
+            }
+            position += 1
+        }
+        return tally
+    }
+
+    private func firstIndex(in group: [Int], atOrAfter time: UInt64) -> Int {
+        var low = 0
+        var high = group.count
+        while low < high {
+            let middle = (low + high) / 2
+            if samples.timeNs[group[middle]] < time { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+}
