@@ -55,8 +55,10 @@ static void lo_handler(int signal_number, siginfo_t *info, void *context) {
         } else if (depth == 0) {
             LO_COUNT(failed, 1);
         }
+        uint16_t flags = (uint16_t)((truncated ? LO_SAMPLE_TRUNCATED : 0) |
+                                    (lo_interrupted_in_syscall(context) ? LO_SAMPLE_IN_SYSCALL : 0));
         // An empty answer still tells the sampler thread that the signal was handled.
-        lo_ring_publish(lo_current_tid(), time_ns, task, frames, depth, truncated ? LO_SAMPLE_TRUNCATED : 0);
+        lo_ring_publish(lo_current_tid(), time_ns, task, frames, depth, flags);
     }
     atomic_fetch_sub(&g_in_handler, 1);
     errno = saved_errno;

@@ -73,6 +73,8 @@ void lo_unwind_exit_blocking(const sigset_t *saved);
 // In a handler: the interrupted stack, leaf first, into `out` (LO_MAX_FRAMES). Returns the
 // depth, 0 when no frame was found, or -1 when the unwind was skipped; sets *truncated.
 int lo_unwind_interrupted(void *context, uintptr_t *out, int *truncated);
+// In a handler: whether the interrupted thread was blocked in a system call.
+int lo_interrupted_in_syscall(void *context);
 // Outside handlers: runs one unwind on the calling thread so libunwind's caches are set up.
 void lo_unwind_warm(void);
 // In the warm-up signal's handler: one unwind through the signal frame.

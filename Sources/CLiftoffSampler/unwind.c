@@ -62,6 +62,26 @@ static uintptr_t lo_interrupted_pc(void *context) {
 #endif
 }
 
+int lo_interrupted_in_syscall(void *context) {
+    ucontext_t *uc = (ucontext_t *)context;
+    uintptr_t pc = lo_interrupted_pc(context);
+#if defined(__x86_64__)
+    // `syscall` is 0F 05. A blocking call interrupted with SA_RESTART resumes at the instruction
+    // again; one that returns EINTR resumes after it with RAX = -EINTR. Reads stay in the page
+    // of the program counter, which is mapped code.
+    uintptr_t offset = pc & 0xfff;
+    if (offset <= 0xffe && *(const uint16_t *)pc == 0x050f) return 1;
+    if (offset >= 2 && *(const uint16_t *)(pc - 2) == 0x050f && (long long)uc->uc_mcontext.gregs[REG_RAX] == -4) return 1;
+    return 0;
+#elif defined(__aarch64__)
+    // `svc #0` is D4000001.
+    uintptr_t offset = pc & 0xfff;
+    if (offset <= 0xffc && *(const uint32_t *)pc == 0xd4000001u) return 1;
+    if (offset >= 4 && *(const uint32_t *)(pc - 4) == 0xd4000001u && (long long)uc->uc_mcontext.regs[0] == -4) return 1;
+    return 0;
+#endif
+}
+
 int lo_unwind_interrupted(void *context, uintptr_t *out, int *truncated) {
     *truncated = 0;
     if (!lo_unwind_enter_bounded()) return -1;

@@ -245,18 +245,27 @@ struct DemoCommand: ParsableCommand {
             for violation in profile.violations.prefix(5) { lines.append("  \(violation.message)") }
         }
         lines.append(
-            "Recorded \(summary.samples) samples at \(profile.metadata.samplingRateHz) Hz (dropped \(summary.dropped), "
-                + "failed \(profile.counts.failed), skipped \(profile.counts.skipped)).")
+            "Recorded \(summary.samples) samples (\(summary.running) running, \(summary.waiting) waiting) at "
+                + "\(profile.metadata.samplingRateHz) Hz (dropped \(summary.dropped), failed \(profile.counts.failed), "
+                + "skipped \(profile.counts.skipped)).")
         if let result {
             lines.append("Demo: \(result.items) items, search tree height \(result.treeHeight), \(result.categories) index keys.")
         }
-        for (label, count) in summary.samplesPerThread {
-            lines.append("  \(label): \(count) samples")
+        for thread in summary.threads {
+            lines.append("  \(thread.label): \(thread.running) running, \(thread.waiting) waiting")
         }
-        lines.append("Top functions by self time:")
+        lines.append("Top functions by CPU time (running samples):")
         for entry in summary.topSelf {
             let percent = String(format: "%5.1f%%", entry.share * 100)
             lines.append("  \(percent)  \(String(entry.name.prefix(110)))")
+        }
+        if !summary.topWaits.isEmpty {
+            lines.append("Where threads waited:")
+            let interval = 1000 / Double(max(profile.metadata.samplingRateHz, 1))
+            for wait in summary.topWaits.prefix(5) {
+                let time = String(format: "%7.1f ms", Double(wait.samples) * interval)
+                lines.append("  \(time)  \(wait.thread) in \(String(wait.function.prefix(80)))")
+            }
         }
         lines.append("Wrote profile.json and its reports (open index.html) to \(folder)/")
         return lines.joined(separator: "\n")

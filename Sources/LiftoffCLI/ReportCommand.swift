@@ -32,6 +32,14 @@ struct ReportCommand: ParsableCommand {
     @Flag(name: .long, help: "For svg and folded: keep threads apart, each thread's stacks under a frame named after it.")
     var perThread = false
 
+    @Option(
+        name: .long,
+        help: """
+            For svg and folded: 'cpu' counts running samples only (where CPU time went); 'wall' counts \
+            waiting samples too (where time went), with waits drawn in grey in svg.
+            """)
+    var samples: Profile.SampleSelection = .cpu
+
     func run() throws {
         let loaded: Profile
         do {
@@ -39,7 +47,7 @@ struct ReportCommand: ParsableCommand {
         } catch let error as ProfileError {
             throw CLIError(error.message)
         }
-        let text = format.render(loaded, perThread: perThread)
+        let text = format.render(loaded, perThread: perThread, samples: samples)
         if let output {
             do {
                 try AtomicFile.write(text, to: URL(fileURLWithPath: output))

@@ -35,11 +35,11 @@ enum ReportFormat: String, CaseIterable, ExpressibleByArgument {
         }
     }
 
-    func render(_ profile: Profile, perThread: Bool) -> String {
+    func render(_ profile: Profile, perThread: Bool, samples: Profile.SampleSelection = .cpu) -> String {
         switch self {
         case .html: return HTMLReportRenderer().render(profile)
-        case .svg: return SVGFlameGraphRenderer(perThread: perThread).render(profile)
-        case .folded: return FoldedRenderer.render(profile, perThread: perThread)
+        case .svg: return SVGFlameGraphRenderer(perThread: perThread, samples: samples).render(profile)
+        case .folded: return FoldedRenderer.render(profile, perThread: perThread, samples: samples)
         case .speedscope: return SpeedscopeRenderer().render(profile)
         case .chrome: return ChromeTraceRenderer().render(profile)
         case .markdown: return MarkdownRenderer().render(profile)
@@ -50,6 +50,14 @@ enum ReportFormat: String, CaseIterable, ExpressibleByArgument {
     /// stacks kept apart per thread.
     static func demoFiles(_ profile: Profile) -> [(name: String, text: String)] {
         allCases.map { ($0.demoFileName, $0.render(profile, perThread: false)) }
-            + [("flame-per-thread.folded", FoldedRenderer.render(profile, perThread: true))]
+            + [
+                ("flame-per-thread.folded", FoldedRenderer.render(profile, perThread: true)),
+                ("flame-wall.folded", FoldedRenderer.render(profile, perThread: true, samples: .wall)),
+            ]
     }
+}
+
+extension Profile.SampleSelection: ExpressibleByArgument {
+    /// `cpu` or `wall`, for `--samples`.
+    public static var allValueStrings: [String] { allCases.map(\.rawValue) }
 }

@@ -31,11 +31,12 @@ extension Profile {
         var table = Profile.SampleTable()
         table.thread.reserveCapacity(samples)
         for index in 0..<samples {
-            table.thread.append(1 + index % threads)
-            table.timeNs.append(UInt64(index / threads) * 1_000_000)
-            // Runs of the same stack, as real threads have.
+            // Runs of the same stack, as real threads have; one run in four waits.
             let run = index / (threads * 5)
-            table.stack.append(leaves[Int((UInt64(run) &* 2_654_435_761 &+ UInt64(index % threads)) % UInt64(leaves.count))])
+            table.append(
+                thread: 1 + index % threads, timeNs: UInt64(index / threads) * 1_000_000,
+                stack: leaves[Int((UInt64(run) &* 2_654_435_761 &+ UInt64(index % threads)) % UInt64(leaves.count))],
+                state: run % 4 == 3 ? .waiting : .running, cpuNs: run % 4 == 3 ? 0 : 1_000_000)
         }
         let duration = UInt64(samples / threads) * 1_000_000
         var profile = Profile(

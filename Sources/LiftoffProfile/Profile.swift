@@ -202,11 +202,13 @@ extension Profile {
     /// Whether a sampled thread was running or waiting.
     ///
     /// A thread whose CPU time did not advance since its previous sample has not run: its stack
-    /// is the one it had, and the sample is recorded as waiting, without interrupting it.
+    /// is the one it had, and the sample is recorded as waiting, without interrupting it. A
+    /// thread that ran but was blocked in a system call when the signal landed is waiting too.
     public enum SampleState: UInt8, Codable, Sendable, Hashable, CaseIterable {
         /// The thread used CPU time since its previous sample; its stack was captured now.
         case running = 0
-        /// The thread did not run since its previous sample (blocked, sleeping, parked).
+        /// The thread did not run since its previous sample, or was blocked in a system call
+        /// when sampled (sleeping, parked, waiting for a lock or for I/O).
         case waiting = 1
     }
 

@@ -1,7 +1,8 @@
 import LiftoffProfile
 
 /// A thread's samples as a time-ordered flame chart: one bar per frame for as long as
-/// consecutive samples kept it at the same place in the stack.
+/// consecutive samples kept it at the same place in the stack. A bar none of whose samples
+/// ran is a wait.
 enum FlameChart {
     /// One frame on screen for a stretch of time.
     struct Bar: Equatable {
@@ -11,6 +12,8 @@ enum FlameChart {
         var depth: Int
         var startNs: UInt64
         var endNs: UInt64
+        /// Every sample under the bar was waiting: the thread did not run there.
+        var waiting = false
     }
 
     /// The bars of one thread's samples (indices in time order).
@@ -25,7 +28,7 @@ enum FlameChart {
         let span = times[lastSample] - times[firstSample] + intervalNs
         let minimum = span / 20_000
         var result: [Bar] = []
-        var open: [(stack: Int, startNs: UInt64)] = []  // outermost first
+        var open: [(stack: Int, startNs: UInt64, ran: Bool)] = []  // outermost first
         var path: [Int] = []
         var lastTime = times[firstSample]
 
@@ -34,7 +37,9 @@ enum FlameChart {
                 let entry = open.removeLast()
                 if end - entry.startNs >= minimum && end > entry.startNs {
                     result.append(
-                        Bar(frame: profile.stacks.frame[entry.stack], depth: open.count, startNs: entry.startNs, endNs: end))
+                        Bar(
+                            frame: profile.stacks.frame[entry.stack], depth: open.count, startNs: entry.startNs, endNs: end,
+                            waiting: !entry.ran))
                 }
             }
         }
@@ -52,7 +57,9 @@ enum FlameChart {
             var common = 0
             while common < open.count, common < path.count, open[common].stack == path[common] { common += 1 }
             close(downTo: common, at: time)
-            for depth in common..<path.count { open.append((path[depth], time)) }
+            let ran = profile.samples.state[sample] == .running
+            if ran { for depth in 0..<common { open[depth].ran = true } }
+            for depth in common..<path.count { open.append((path[depth], time, ran)) }
             lastTime = time
         }
         close(downTo: 0, at: lastTime + intervalNs)

@@ -13,6 +13,8 @@ public struct FlameTree: Sendable, Equatable {
         public var total: Int
         /// Samples whose leaf is this node.
         public var selfCount: Int
+        /// Waiting samples in this node and below (part of ``total``).
+        public var waiting: Int = 0
         /// Distance from the root (root = 0).
         public var depth: Int
         /// Parent node index (the root's is -1).
@@ -34,10 +36,11 @@ public struct FlameTree: Sendable, Equatable {
     /// - Parameters:
     ///   - rootName: name of the root node.
     ///   - perThread: put each thread's samples under a node named after the thread.
+    ///   - samples: running samples only (CPU, the default) or every sample (wall clock).
     ///   - includeSample: which samples to count (by sample index); all when nil.
     public init(
         profile: Profile, rootName: String = "all", perThread: Bool = false,
-        includeSample: ((Int) -> Bool)? = nil
+        samples selection: Profile.SampleSelection = .cpu, includeSample: ((Int) -> Bool)? = nil
     ) {
         nodes = [Node(name: rootName, total: 0, selfCount: 0, depth: 0, parent: -1, children: [])]
         var childIndex: [ChildKey: Int] = [:]
@@ -66,7 +69,10 @@ public struct FlameTree: Sendable, Equatable {
             return result
         }
 
+        var waitingSelf: [Int: Int] = [:]
         for sample in 0..<profile.samples.count {
+            let state = profile.samples.state[sample]
+            guard selection.includes(state) else { continue }
             if let includeSample, !includeSample(sample) { continue }
             var base = 0
             if perThread {
@@ -82,11 +88,16 @@ public struct FlameTree: Sendable, Equatable {
             let leaf = node(forStack: profile.samples.stack[sample], base: base, &known)
             memo[base] = known
             nodes[leaf].selfCount += 1
+            if state == .waiting { waitingSelf[leaf, default: 0] += 1 }
         }
         // Totals: children always have larger indices than their parents.
-        for index in nodes.indices { nodes[index].total = nodes[index].selfCount }
+        for index in nodes.indices {
+            nodes[index].total = nodes[index].selfCount
+            nodes[index].waiting = waitingSelf[index] ?? 0
+        }
         for index in stride(from: nodes.count - 1, to: 0, by: -1) {
             nodes[nodes[index].parent].total += nodes[index].total
+            nodes[nodes[index].parent].waiting += nodes[index].waiting
         }
         for index in nodes.indices where nodes[index].children.count > 1 {
             let sorted = nodes[index].children.sorted { nodes[$0].name < nodes[$1].name }

@@ -11,9 +11,12 @@ import LiftoffProfile
 /// An empty profile gives empty text.
 public enum FoldedRenderer {
     /// Folded stacks of all threads merged, or of each thread under a root frame `name (tid)`.
-    public static func render(_ profile: Profile, perThread: Bool = false) -> String {
+    /// - Parameter samples: running samples only (CPU, the default) or every sample (wall clock).
+    public static func render(
+        _ profile: Profile, perThread: Bool = false, samples selection: Profile.SampleSelection = .cpu
+    ) -> String {
         var counts: [Key: Int] = [:]
-        for sample in 0..<profile.samples.count {
+        for sample in 0..<profile.samples.count where selection.includes(profile.samples.state[sample]) {
             let key = Key(thread: perThread ? profile.samples.thread[sample] : 0, stack: profile.samples.stack[sample])
             counts[key, default: 0] += 1
         }

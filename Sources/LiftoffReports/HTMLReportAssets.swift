@@ -660,7 +660,10 @@ enum HTMLReportAssets {
           phases: records(d.phases).filter(function (p) { return isNum(p.startMs) && isNum(p.endMs); }),
           markers: records(d.markers).filter(function (m) { return isNum(m.timeMs); }),
           names: list(d.names).map(oneLine),
-          flame: { merged: flame.merged || {}, perThread: flame.perThread || {} },
+          flame: {
+            merged: flame.merged || {}, perThread: flame.perThread || {},
+            mergedWall: flame.mergedWall || flame.merged || {}, perThreadWall: flame.perThreadWall || flame.perThread || {}
+          },
           threads: records(d.threads),
           tasks: records(d.tasks),
           violations: records(d.violations),
@@ -698,11 +701,13 @@ enum HTMLReportAssets {
         var selfCol = list(raw.self);
         var parentCol = list(raw.parent);
         var depthCol = list(raw.depth);
+        var waitingCol = list(raw.waiting);
         var n = Math.min(nameCol.length, totalCol.length, parentCol.length, depthCol.length);
         var tree = {
           n: n, names: names,
           name: new Int32Array(n), total: new Float64Array(n), self: new Float64Array(n),
-          parent: new Int32Array(n), depth: new Int32Array(n), end: new Int32Array(n), x: new Float64Array(n)
+          parent: new Int32Array(n), depth: new Int32Array(n), end: new Int32Array(n), x: new Float64Array(n),
+          waiting: new Float64Array(n)
         };
         var i;
         for (i = 0; i < n; i++) {
@@ -711,6 +716,7 @@ enum HTMLReportAssets {
           tree.self[i] = Math.max(0, +selfCol[i] || 0);
           tree.parent[i] = parentCol[i] | 0;
           tree.depth[i] = Math.max(0, depthCol[i] | 0);
+          tree.waiting[i] = Math.max(0, +waitingCol[i] || 0);
         }
         var open = [];
         for (i = 0; i < n; i++) {
@@ -928,6 +934,7 @@ enum HTMLReportAssets {
       var FG_ROW = 18;
       var FG_MIN_PX = 0.5;
       var FG_MAX_ELEMENTS = 10000; // rects and labels together
+      var WAITING_FILL = '#c4c9d4'; // frames where threads waited, in every view
       var FG_CHAR = 6.8; // px per character of the 11px monospace label font
 
       /**
@@ -937,18 +944,22 @@ enum HTMLReportAssets {
       function drawFlameGraph(app, data, shared) {
         var view = card('flame', 'Flame graph',
           'Icicle layout: callers on top, callees below; width is the share of samples. ' +
+          'CPU counts the samples of running threads; Wall clock adds the samples of waiting threads, in grey. ' +
           'Click a frame to zoom into it, click an ancestor or Reset to zoom out.');
         var trees = {};
         var state = { mode: 'merged', tree: null, zoom: 0, matches: null };
 
         var mergedButton = h('button', { type: 'button', 'aria-pressed': 'true' }, 'Merged');
         var threadButton = h('button', { type: 'button', 'aria-pressed': 'false' }, 'Per thread');
+        var cpuButton = h('button', { type: 'button', 'aria-pressed': 'true', id: 'samples-cpu' }, 'CPU');
+        var wallButton = h('button', { type: 'button', 'aria-pressed': 'false', id: 'samples-wall' }, 'Wall clock');
         var search = h('input', {
           type: 'search', placeholder: 'Search frames…', 'aria-label': 'Search frames', spellcheck: 'false'
         });
         var matchInfo = h('span', { class: 'match-info', 'aria-live': 'polite' });
         var reset = h('button', { type: 'button' }, 'Reset zoom');
         append(view.head, h('div', { class: 'controls' }, [
+          h('div', { class: 'segmented', role: 'group', 'aria-label': 'Samples' }, [cpuButton, wallButton]),
           h('div', { class: 'segmented', role: 'group', 'aria-label': 'Threads' }, [mergedButton, threadButton]),
           search, matchInfo, reset
         ]));
@@ -961,11 +972,14 @@ enum HTMLReportAssets {
 
         function useTree(mode) {
           state.mode = mode;
-          if (!trees[mode]) trees[mode] = prepareTree(data.flame[mode], data.names);
-          state.tree = trees[mode];
+          var key = mode + (shared.wall ? 'Wall' : '');
+          if (!trees[key]) trees[key] = prepareTree(data.flame[key], data.names);
+          state.tree = trees[key];
           state.zoom = 0;
           mergedButton.setAttribute('aria-pressed', String(mode === 'merged'));
           threadButton.setAttribute('aria-pressed', String(mode === 'perThread'));
+          cpuButton.setAttribute('aria-pressed', String(!shared.wall));
+          wallButton.setAttribute('aria-pressed', String(shared.wall));
           updateMatchInfo();
           render();
         }
@@ -982,9 +996,11 @@ enum HTMLReportAssets {
         function render() {
           var tree = state.tree;
           svg.textContent = '';
-          if (!tree.n) {
+          if (!tree.n || !tree.total[0]) {
             setAttrs(svg, { width: wrap.clientWidth || 600, height: 40 });
-            note.textContent = 'No samples were captured, so there is no flame graph.';
+            note.textContent = shared.wall || !data.counts.waiting
+              ? 'No samples were captured, so there is no flame graph.'
+              : 'No thread was running when sampled; switch to Wall clock to see where they waited.';
             return;
           }
           var width = Math.max(200, wrap.clientWidth);
@@ -996,7 +1012,9 @@ enum HTMLReportAssets {
           note.textContent = (zoom ? 'Zoomed into “' + treeLabel(tree, zoom) + '” (' +
               fmtPct(tree.total[zoom], tree.total[0]) + ' of samples). ' : '') +
             (layout.capped ? 'Drawing stopped at ' + fmtInt(FG_MAX_ELEMENTS) + ' elements; zoom in for deeper frames. ' : '') +
-            'Frames narrower than half a pixel are not drawn. ' + plural(tree.total[0], 'sample') + ' in ' +
+            'Frames narrower than half a pixel are not drawn. ' +
+            plural(tree.total[0], shared.wall ? 'sample' : 'running sample') +
+            (shared.wall && tree.waiting[0] ? ' (' + fmtInt(tree.waiting[0]) + ' waiting)' : '') + ' in ' +
             plural(tree.n, 'node') + '.';
         }
 
@@ -1020,6 +1038,8 @@ enum HTMLReportAssets {
           var inZoom = node >= zoom && node < tree.end[zoom];
           showTooltip(event, treeLabel(tree, node), [
             plural(tree.total[node], 'sample') + (tree.self[node] ? ' (' + fmtInt(tree.self[node]) + ' self)' : ''),
+            tree.waiting[node] ? (tree.waiting[node] === tree.total[node] ? 'all waiting'
+              : fmtInt(tree.waiting[node]) + ' waiting') : null,
             fmtPct(tree.total[node], tree.total[0]) + ' of all samples',
             zoom && inZoom ? fmtPct(tree.total[node], tree.total[zoom]) + ' of the zoomed frame' : null,
             node === zoom ? null : inZoom ? 'Click to zoom in' : 'Click to zoom out to this frame'
@@ -1032,6 +1052,9 @@ enum HTMLReportAssets {
         });
         mergedButton.addEventListener('click', function () { useTree('merged'); });
         threadButton.addEventListener('click', function () { useTree('perThread'); });
+        cpuButton.addEventListener('click', function () { shared.setWall(false); });
+        wallButton.addEventListener('click', function () { shared.setWall(true); });
+        shared.onWall(function () { useTree(state.mode); });
 
         var searchTimer = 0;
         search.addEventListener('input', function () {
@@ -1092,11 +1115,12 @@ enum HTMLReportAssets {
           var name = treeLabel(tree, node);
           var y = tree.depth[node] * FG_ROW;
           var matched = matches && node !== 0 && matches[tree.name[node]] === 1;
+          var waiting = node !== 0 && tree.waiting[node] > 0 && tree.waiting[node] >= tree.total[node];
           fragment.appendChild(svgEl('rect', {
             class: 'fg-frame' + (frame.ancestor ? ' fg-ancestor' : '') + (node === 0 ? ' fg-root' : '') +
-              (matched ? ' fg-match' : ''),
+              (matched ? ' fg-match' : '') + (waiting ? ' fg-waiting' : ''),
             x: frame.x.toFixed(2), y: y, width: Math.max(frame.w, 0.5).toFixed(2), height: FG_ROW - 1,
-            fill: flameColour(name), 'data-i': node
+            fill: waiting ? WAITING_FILL : flameColour(name), 'data-i': node
           }));
           var label = fitLabel(name, frame.w, FG_CHAR);
           if (label) fragment.appendChild(svgText((frame.x + 3).toFixed(2), y + FG_ROW - 5, 'fg-label', label));
@@ -1122,11 +1146,13 @@ enum HTMLReportAssets {
         var depthCol = list(bars.depth);
         var startCol = list(bars.start);
         var endCol = list(bars.end);
+        var waitingCol = list(bars.waiting);
         var n = Math.min(nameCol.length, depthCol.length, startCol.length, endCol.length);
         var prepared = {
           id: thread.id, label: oneLine(thread.label) || 'thread ' + str(thread.id), isMain: !!thread.isMain,
-          samples: numOr(thread.samples, 0), barCount: n, byDepth: [],
-          name: new Int32Array(n), start: new Float64Array(n), end: new Float64Array(n)
+          samples: numOr(thread.samples, 0), running: numOr(thread.running, numOr(thread.samples, 0)), barCount: n,
+          byDepth: [], name: new Int32Array(n), start: new Float64Array(n), end: new Float64Array(n),
+          waiting: new Uint8Array(n)
         };
         var counts = [];
         var i;
@@ -1134,6 +1160,7 @@ enum HTMLReportAssets {
           prepared.name[i] = nameCol[i] | 0;
           prepared.start[i] = +startCol[i] || 0;
           prepared.end[i] = Math.max(prepared.start[i], +endCol[i] || 0);
+          prepared.waiting[i] = waitingCol[i] ? 1 : 0;
           var d = Math.max(0, depthCol[i] | 0);
           counts[d] = (counts[d] || 0) + 1;
         }
@@ -1274,7 +1301,8 @@ enum HTMLReportAssets {
       /** A collapsible section per thread; threads without bars or spans say so instead of drawing. */
       function addThreadChart(tl, thread) {
         var empty = !thread.barCount && !thread.spans.length;
-        var meta = empty ? 'no samples' : plural(thread.samples, 'sample') + ' · ' + plural(thread.barCount, 'bar') +
+        var meta = empty ? 'no samples' : plural(thread.samples, 'sample') + ' (' + fmtInt(thread.running) +
+          ' running) · ' + plural(thread.barCount, 'bar') +
           ' · ' + plural(thread.spans.length, 'span');
         var details = h('details', { class: 'thread', open: empty ? null : '' }, h('summary', null, [
           h('span', { class: 'thread-name' }, thread.label),
@@ -1491,6 +1519,9 @@ enum HTMLReportAssets {
           for (var at = firstVisible(thread, indices, tl.win.t0); at < indices.length; at++) {
             var bar = indices[at];
             if (thread.start[bar] >= tl.win.t1) break;
+            // CPU shows where threads ran; Wall clock also shows their waits, in grey.
+            var waiting = thread.waiting[bar] === 1;
+            if (waiting && !tl.shared.wall) continue;
             var x0 = paint.px(thread.start[bar]);
             var x1 = paint.px(thread.end[bar]);
             if (x1 - x0 < FC_MIN_PX) continue;
@@ -1501,8 +1532,8 @@ enum HTMLReportAssets {
             var name = frameName(tl.data.names, thread.name[bar]);
             var matched = matches && matches[thread.name[bar]] === 1;
             addItem(paint, { kind: 'bar', bar: bar, depth: depth }, 'rect', {
-              class: 'fc-bar' + (matched ? ' fc-match' : ''), x: x0.toFixed(2), y: y, width: (x1 - x0).toFixed(2),
-              height: FC_BAR_ROW - 1, fill: flameColour(name)
+              class: 'fc-bar' + (matched ? ' fc-match' : '') + (waiting ? ' fc-waiting' : ''), x: x0.toFixed(2), y: y,
+              width: (x1 - x0).toFixed(2), height: FC_BAR_ROW - 1, fill: waiting ? WAITING_FILL : flameColour(name)
             });
             addBoxLabel(paint, x0, x1, y + FC_BAR_ROW - 4, 'fc-label', name, FC_CHAR);
           }
@@ -1577,7 +1608,8 @@ enum HTMLReportAssets {
         if (item.kind === 'bar') {
           var start = thread.start[item.bar];
           showTooltip(event, frameName(names, thread.name[item.bar]), [
-            'start ' + fmtMs(start) + ' · duration ' + fmtMs(thread.end[item.bar] - start),
+            (thread.waiting[item.bar] ? 'waiting · ' : '') +
+              'start ' + fmtMs(start) + ' · duration ' + fmtMs(thread.end[item.bar] - start),
             'depth ' + item.depth + ' · ' + thread.label
           ]);
         } else if (item.kind === 'span') {
@@ -1871,14 +1903,18 @@ enum HTMLReportAssets {
 
       function drawCounts(app, data) {
         var counts = data.counts;
-        var view = card('sampling', 'Sampling', 'How many stack samples were requested and what became of them.');
+        var view = card('sampling', 'Sampling',
+          'Every thread is sampled. A thread that ran since its last sample is signalled and its stack captured; ' +
+          'one that did not is recorded as waiting, without a signal.');
         app.appendChild(view.section);
         function count(key) {
           return numOr(counts[key], 0);
         }
         view.section.appendChild(h('div', { class: 'stats' }, [
+          stat('Threads', fmtInt(count('threadsSeen'))),
           stat('Signals sent', fmtInt(count('signalsSent'))),
           stat('Captured', fmtInt(count('captured'))),
+          stat('Waiting (no signal)', fmtInt(count('waiting'))),
           stat('Dropped', fmtInt(count('dropped')), count('dropped') ? 'warn' : null),
           stat('Failed', fmtInt(count('failed')), count('failed') ? 'bad' : null),
           stat('Skipped', fmtInt(count('skipped')), count('skipped') ? 'warn' : null),
@@ -1888,16 +1924,27 @@ enum HTMLReportAssets {
 
       // ------------------------------------------------------------------ Main
 
-      /** State shared between views: the flame-graph search also highlights timeline bars. */
+      /** State shared between views: the flame-graph search also highlights timeline bars, and the
+       * CPU / wall-clock switch applies to both. */
       function makeShared() {
         var listeners = [];
+        var wallListeners = [];
         var shared = {
           matches: null,
+          wall: false,
           setMatches: function (matches) {
             shared.matches = matches;
             listeners.forEach(function (listener) { listener(); });
           },
-          onMatches: function (listener) { listeners.push(listener); }
+          onMatches: function (listener) { listeners.push(listener); },
+          // CPU (running samples) or wall clock (every sample), for the flame graph and the charts.
+          setWall: function (wall) {
+            if (shared.wall === wall) return;
+            shared.wall = wall;
+            wallListeners.forEach(function (listener) { listener(); });
+            listeners.forEach(function (listener) { listener(); });
+          },
+          onWall: function (listener) { wallListeners.push(listener); }
         };
         return shared;
       }

@@ -85,14 +85,17 @@ public struct HTMLReportRenderer: Sendable {
 
         writeMarkers(&json, profile)
 
-        let merged = FlameTree(profile: profile, rootName: "all")
-        let perThread = FlameTree(profile: profile, rootName: "all", perThread: true)
+        // CPU trees count running samples; wall-clock trees count every sample and say which waited.
         var flame = JSONWriter(htmlSafe: true, capacity: 1 << 16)
         flame.raw("{")
         flame.key("merged")
-        writeTree(&flame, merged, names: &names)
+        writeTree(&flame, FlameTree(profile: profile, rootName: "all"), names: &names)
         flame.nextKey("perThread")
-        writeTree(&flame, perThread, names: &names)
+        writeTree(&flame, FlameTree(profile: profile, rootName: "all", perThread: true), names: &names)
+        flame.nextKey("mergedWall")
+        writeTree(&flame, FlameTree(profile: profile, rootName: "all", samples: .wall), names: &names)
+        flame.nextKey("perThreadWall")
+        writeTree(&flame, FlameTree(profile: profile, rootName: "all", perThread: true, samples: .wall), names: &names)
         flame.raw("}")
 
         var threads = JSONWriter(htmlSafe: true, capacity: 1 << 16)
@@ -118,6 +121,9 @@ public struct HTMLReportRenderer: Sendable {
         json.field("failed", counts.failed)
         json.field("skipped", counts.skipped)
         json.field("truncated", counts.truncated)
+        json.field("waiting", counts.waiting)
+        json.field("unanswered", counts.unanswered)
+        json.field("threadsSeen", counts.threadsSeen)
         json.raw("}}")
         return json.text
     }
@@ -168,6 +174,7 @@ public struct HTMLReportRenderer: Sendable {
         var selfCount: [Int] = []
         var parent: [Int] = []
         var depth: [Int] = []
+        var waiting: [Int] = []
         var pending: [(node: Int, parent: Int)] = [(0, -1)]
         while let (index, parentPosition) = pending.popLast() {
             let node = tree.nodes[index]
@@ -177,6 +184,7 @@ public struct HTMLReportRenderer: Sendable {
             selfCount.append(node.selfCount)
             parent.append(parentPosition)
             depth.append(node.depth)
+            waiting.append(node.waiting)
             for child in node.children.reversed() where tree.nodes[child].total >= minimum {
                 pending.append((child, position))
             }
@@ -192,6 +200,10 @@ public struct HTMLReportRenderer: Sendable {
         json.intArray(parent)
         json.nextKey("depth")
         json.intArray(depth)
+        if waiting.contains(where: { $0 > 0 }) {
+            json.nextKey("waiting")
+            json.intArray(waiting)
+        }
         json.raw("}")
     }
 
@@ -218,18 +230,24 @@ public struct HTMLReportRenderer: Sendable {
             if position > 0 { json.raw(",") }
             let bars = position < allBars.count ? allBars[position] : []
             let samples = position < byThread.count ? byThread[position].samples.count : 0
+            let running =
+                position < byThread.count
+                ? byThread[position].samples.reduce(0) { $0 + (profile.samples.state[$1] == .running ? 1 : 0) } : 0
             json.raw("{")
             json.key("id")
             json.int(thread)
             json.field("label", info[thread].map(FlameTree.threadLabel) ?? "thread \(thread)")
             json.field("isMain", info[thread]?.isMain ?? false)
             json.field("samples", samples)
+            json.field("running", running)
             json.nextKey("bars")
             json.raw("{")
             json.key("name")
             json.intArray(bars.map { names.index(of: profile.frames[$0.frame].name) })
             json.nextKey("depth")
             json.intArray(bars.map(\.depth))
+            json.nextKey("waiting")
+            json.intArray(bars.map { $0.waiting ? 1 : 0 })
             json.nextKey("start")
             json.raw("[")
             for (index, bar) in bars.enumerated() {

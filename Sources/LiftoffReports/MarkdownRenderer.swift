@@ -37,8 +37,10 @@ public struct MarkdownRenderer: Sendable {
             lines.append("**No first frame was committed.**")
         }
         lines.append("")
+        let running = profile.samples.runningCount
         lines.append(
-            "Recorded \(ReportText.count(profile.samples.count, "sample")) at \(profile.metadata.samplingRateHz) Hz on "
+            "Recorded \(ReportText.count(profile.samples.count, "sample")) (\(running) running, "
+                + "\(profile.samples.count - running) waiting) at \(profile.metadata.samplingRateHz) Hz on "
                 + "\(MarkdownRenderer.inline(profile.metadata.host.name)) (\(profile.metadata.host.cpuCount) CPUs), "
                 + "\(MarkdownRenderer.inline(profile.metadata.buildConfiguration)) build, \(MarkdownRenderer.inline(profile.metadata.startTime)).")
         lines.append("")
@@ -182,12 +184,27 @@ public struct MarkdownRenderer: Sendable {
 
     private func topFunctions(_ profile: Profile) -> [String] {
         let summary = ProfileSummary(profile, limit: rowsPerTable)
-        guard !summary.topSelf.isEmpty else { return [] }
-        var lines = ["### Top functions by self time", "", "| Self | Samples | Function |", "|---:|---:|---|"]
-        for entry in summary.topSelf {
-            lines.append("| \(fmt(entry.share * 100, digits: 1, fixed: true))% | \(entry.selfSamples) | \(MarkdownRenderer.cell(entry.name)) |")
+        var lines: [String] = []
+        if !summary.topSelf.isEmpty {
+            lines += [
+                "### Top functions by CPU time (running samples)", "", "| Self | Samples | Function |", "|---:|---:|---|",
+            ]
+            for entry in summary.topSelf {
+                lines.append(
+                    "| \(fmt(entry.share * 100, digits: 1, fixed: true))% | \(entry.selfSamples) | \(MarkdownRenderer.cell(entry.name)) |")
+            }
+            lines.append("")
         }
-        lines.append("")
+        if !summary.topWaits.isEmpty {
+            let interval = 1000 / Double(max(profile.metadata.samplingRateHz, 1))
+            lines += ["### Where threads waited", "", "| Waiting | Samples | Thread | In |", "|---:|---:|---|---|"]
+            for wait in summary.topWaits {
+                lines.append(
+                    "| \(ReportText.ms(Double(wait.samples) * interval)) | \(wait.samples) | \(MarkdownRenderer.cell(wait.thread)) | "
+                        + "\(MarkdownRenderer.cell(wait.function)) |")
+            }
+            lines.append("")
+        }
         return lines
     }
 

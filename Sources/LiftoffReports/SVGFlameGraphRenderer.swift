@@ -14,18 +14,24 @@ public struct SVGFlameGraphRenderer: Sendable {
     public var minimumWidth: Double = 0.1
     /// Draw each thread under its own node instead of merging all threads.
     public var perThread = false
+    /// Running samples only (CPU, the default), or every sample with waits drawn in grey.
+    public var samples: Profile.SampleSelection = .cpu
 
     /// Creates a renderer with the default geometry.
-    public init(perThread: Bool = false) {
+    public init(perThread: Bool = false, samples: Profile.SampleSelection = .cpu) {
         self.perThread = perThread
+        self.samples = samples
     }
 
     /// The SVG document for `profile`.
     public func render(_ profile: Profile, title: String? = nil) -> String {
-        let tree = FlameTree(profile: profile, rootName: "all", perThread: perThread)
-        let heading = title ?? SVGFlameGraphRenderer.defaultTitle(profile)
+        let tree = FlameTree(profile: profile, rootName: "all", perThread: perThread, samples: samples)
+        let heading = title ?? SVGFlameGraphRenderer.defaultTitle(profile, samples: samples)
         return render(tree, title: heading)
     }
+
+    /// Fill of a box whose samples were all waiting.
+    static let waitingColour = "rgb(196,201,212)"
 
     /// The SVG document for a flame tree.
     public func render(_ tree: FlameTree, title: String) -> String {
@@ -61,10 +67,15 @@ public struct SVGFlameGraphRenderer: Sendable {
             let y = height - padding - 14 - Double(node.depth + 1) * rowHeight
             let name = Markup.singleLine(node.name)
             let share = Double(node.total) * 100 / Double(total)
-            let samples = node.total == 1 ? "1 sample" : "\(node.total) samples"
+            var samples = node.total == 1 ? "1 sample" : "\(node.total) samples"
+            if node.waiting > 0 { samples += ", \(node.waiting) waiting" }
+            let allWaiting = index != 0 && node.waiting == node.total
+            let fill =
+                index == 0
+                ? "rgb(200,200,200)" : allWaiting ? SVGFlameGraphRenderer.waitingColour : SVGFlameGraphRenderer.colour(for: node.name)
             out += "<g><title>\(Markup.escape(name)) (\(samples), \(fmt(share, digits: 2))%)</title>"
             out += "<rect x=\"\(fmt(x))\" y=\"\(fmt(y))\" width=\"\(fmt(boxWidth))\" height=\"\(fmt(rowHeight - 1))\" "
-            out += "fill=\"\(index == 0 ? "rgb(200,200,200)" : SVGFlameGraphRenderer.colour(for: node.name))\" rx=\"2\"/>"
+            out += "fill=\"\(fill)\" rx=\"2\"/>"
             let label = SVGFlameGraphRenderer.label(name, fitting: boxWidth)
             if !label.isEmpty {
                 out += "<text x=\"\(fmt(x + 3))\" y=\"\(fmt(y + rowHeight - 4.5))\">\(Markup.escape(label))</text>"
@@ -75,10 +86,14 @@ public struct SVGFlameGraphRenderer: Sendable {
         return out
     }
 
-    /// `Liftoff flame graph: <program> (<n> samples)`.
-    static func defaultTitle(_ profile: Profile) -> String {
+    /// `Liftoff flame graph: <program> (<n> running samples)`, or `(<n> samples, wall clock)`.
+    static func defaultTitle(_ profile: Profile, samples selection: Profile.SampleSelection = .cpu) -> String {
         let program = ReportText.programName(profile)
-        let samples = profile.samples.count == 1 ? "1 sample" : "\(profile.samples.count) samples"
+        let samples: String
+        switch selection {
+        case .cpu: samples = ReportText.count(profile.samples.runningCount, "running sample")
+        case .wall: samples = ReportText.count(profile.samples.count, "sample") + ", wall clock"
+        }
         return "Liftoff flame graph" + (program.map { ": \($0)" } ?? "") + " (\(samples))"
     }
 

@@ -372,7 +372,8 @@ public enum Sampler {
             }
             let sample = RawSample(
                 threadID: tid, timeNs: time, truncated: flags & LO_SAMPLE_TRUNCATED != 0,
-                addresses: (start..<start + depth).map { UInt(words[$0]) }, state: .running,
+                addresses: (start..<start + depth).map { UInt(words[$0]) },
+                state: flags & LO_SAMPLE_IN_SYSCALL != 0 ? .waiting : .running,
                 task: UInt(task), cpuNs: cpu)
             last[tid] = sample
             samples.append(sample)

@@ -123,7 +123,7 @@ struct CLIEndToEndTests {
         let folder = temporaryFolder()
         let result = try tool.runWithPID(["demo", "--out", folder.path, "--rate", "500", "--linger", "20"])
         #expect(result.status == 0, "stderr: \(result.stderr)")
-        #expect(result.stdout.contains("Top functions by self time:"))
+        #expect(result.stdout.contains("Top functions by CPU time (running samples):"))
         #expect(result.stdout.contains("Time to first frame: "))
 
         let profile = try Profile.load(from: folder.appendingPathComponent("profile.json"))

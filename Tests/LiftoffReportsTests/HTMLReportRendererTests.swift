@@ -96,13 +96,19 @@ struct HTMLReportRendererTests {
         renderer.maxBars = 20_000
         let data = try data(profile, renderer: renderer)
         let flame = try #require(data["flame"] as? [String: Any])
-        for key in ["merged", "perThread"] {
+        let running = profile.samples.runningCount
+        #expect(running < 200_000 && running > 100_000, "the synthetic profile has waiting samples")
+        for (key, samples) in [("merged", running), ("perThread", running), ("mergedWall", 200_000), ("perThreadWall", 200_000)] {
             let tree = try #require(flame[key] as? [String: [Int]])
             let parents = try #require(tree["parent"])
             let totals = try #require(tree["total"])
             let depths = try #require(tree["depth"])
             #expect(parents.count <= 5_000)
-            #expect(totals[0] == 200_000)
+            #expect(totals[0] == samples)
+            if key.hasSuffix("Wall") {
+                let waiting = try #require(tree["waiting"])
+                #expect(waiting[0] == 200_000 - running)
+            }
             for index in parents.indices.dropFirst() {
                 // Preorder: a parent comes before its children, one level up, with at least their samples.
                 #expect(parents[index] < index)

@@ -16,7 +16,7 @@ struct SVGRendererTests {
             <?xml version="1.0" encoding="UTF-8" standalone="no"?>
             <svg version="1.1" xmlns="http://www.w3.org/2000/svg" width="1200" height="106" viewBox="0 0 1200 106" font-family="Verdana, sans-serif" font-size="12">
             <rect x="0" y="0" width="100%" height="100%" fill="#f8f8f8"/>
-            <text x="600" y="20" text-anchor="middle" font-size="15">Liftoff flame graph: app (4 samples)</text>
+            <text x="600" y="20" text-anchor="middle" font-size="15">Liftoff flame graph: app (4 running samples)</text>
             <g><title>all (4 samples, 100%)</title><rect x="10" y="66" width="1180" height="15" fill="rgb(200,200,200)" rx="2"/><text x="13" y="77.5">all</text></g>
             <g><title>main (4 samples, 100%)</title><rect x="10" y="50" width="1180" height="15" fill="rgb(241,201,3)" rx="2"/><text x="13" y="61.5">main</text></g>
             <g><title>work (3 samples, 75%)</title><rect x="10" y="34" width="885" height="15" fill="rgb(215,193,26)" rx="2"/><text x="13" y="45.5">work</text></g>
@@ -33,7 +33,7 @@ struct SVGRendererTests {
         #expect(!svg.contains("<b>"))
         #expect(svg.contains("a&lt;b&gt;&amp;&quot;c&quot;"))
         #expect(svg.contains("&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;"))
-        #expect(svg.contains("Liftoff flame graph: evil&lt;app&gt; (8 samples)"))
+        #expect(svg.contains("Liftoff flame graph: evil&lt;app&gt; (8 running samples)"))
         #expect(svg.contains("new line"), "a newline in a name shows as a space")
 
         final class Collector: NSObject, XMLParserDelegate {

@@ -35,6 +35,11 @@ extern "C" {
 /// consecutive ticks ending at its time.
 #define LO_SAMPLE_WAITING 2u
 
+/// Flag bit of a stored sample: the signal found the thread blocked in a system call (the
+/// interrupted instruction is one, about to be restarted, or it just returned EINTR): the
+/// thread ran since its previous sample, but at this sample it was waiting.
+#define LO_SAMPLE_IN_SYSCALL 4u
+
 /// `lo_config.flags`: sample every thread of the process, not only registered ones.
 #define LO_SAMPLE_ALL_THREADS 1u
 
