@@ -35,7 +35,8 @@ public struct DiffFlameGraph: Sendable {
                 guard profile.metadata.samplingRateHz > 0 else { continue }
                 let weight = 1000.0 / Double(profile.metadata.samplingRateHz) / Double(profiles.count)
                 var known = [Int](repeating: -1, count: profile.stacks.count)
-                for sample in 0..<profile.samples.count {
+                // CPU: running samples only, so waits do not pose as work that grew.
+                for sample in 0..<profile.samples.count where profile.samples.state[sample] == .running {
                     var path: [Int] = []
                     var stack = profile.samples.stack[sample]
                     while stack >= 0 && known[stack] < 0 {

@@ -188,7 +188,7 @@ struct SamplerTests {
         }
     }
 
-    @Test("no deadlock while threads dlopen, dlclose, start and exit under 1 kHz sampling for 10 s")
+    @Test("no deadlock while threads dlopen and dlclose and 200 unregistered threads start and exit, at 1 kHz for 10 s")
     func stressLoaderAndThreads() throws {
         let finished = Atomic<Bool>(false)
         let watchdog = Thread {
@@ -213,21 +213,20 @@ struct SamplerTests {
             }
         #expect(!libraries.isEmpty, "some system library can be loaded")
 
+        // Every thread is sampled: nothing here registers.
         try Sampler.start(SamplerConfiguration(rateHz: 1000))
         let end = deadline(afterMilliseconds: 10_000)
         let loads = Atomic<Int>(0)
         let threadsRun = Atomic<Int>(0)
         let group = DispatchGroup()
-        for index in 0..<2 {
+        for _ in 0..<2 {
             group.enter()
             let loader = Thread {
-                Sampler.withCurrentThreadRegistered(name: "loader-\(index)") {
-                    while DispatchTime.now().uptimeNanoseconds < end {
-                        for name in libraries {
-                            if let handle = dlopen(name, RTLD_NOW | RTLD_LOCAL) {
-                                dlclose(handle)
-                                loads.add(1, ordering: .relaxed)
-                            }
+                while DispatchTime.now().uptimeNanoseconds < end {
+                    for name in libraries {
+                        if let handle = dlopen(name, RTLD_NOW | RTLD_LOCAL) {
+                            dlclose(handle)
+                            loads.add(1, ordering: .relaxed)
                         }
                     }
                 }
@@ -237,27 +236,32 @@ struct SamplerTests {
         }
         group.enter()
         let spawner = Thread {
-            Sampler.withCurrentThreadRegistered(name: "spawner") {
-                while DispatchTime.now().uptimeNanoseconds < end {
-                    let done = DispatchSemaphore(value: 0)
+            // Batches of 200 threads that each run briefly and exit, until the time is up. They
+            // pause between batches so the test does not starve suites running beside it.
+            while DispatchTime.now().uptimeNanoseconds < end {
+                let batch = DispatchGroup()
+                for _ in 0..<200 {
+                    batch.enter()
                     let child = Thread {
-                        Sampler.withCurrentThreadRegistered(name: "short-lived") {
-                            busyWork(until: deadline(afterMilliseconds: 1))
-                        }
+                        busyWork(until: DispatchTime.now().uptimeNanoseconds + 200_000)
                         threadsRun.add(1, ordering: .relaxed)
-                        done.signal()
+                        batch.leave()
                     }
+                    child.stackSize = 256 << 10
                     child.start()
-                    done.wait()
                 }
+                batch.wait()
+                usleep(20_000)
             }
             group.leave()
         }
         spawner.start()
         group.wait()
+        #expect(processThreadNames().contains("liftoff-sampler"), "the sampler thread is still running")
         let recording = Sampler.stop()
         #expect(loads.load(ordering: .relaxed) > 100)
-        #expect(threadsRun.load(ordering: .relaxed) > 100)
+        #expect(threadsRun.load(ordering: .relaxed) > 1000)
+        #expect(recording.counts.threadsSeen > 200, "threads seen: \(recording.counts.threadsSeen)")
         #expect(recording.samples.count > 1000)
         #expect(Sampler.registeredThreadCount == 0)
     }

@@ -1,0 +1,144 @@
+import CLiftoffSampler
+import Dispatch
+import Foundation
+import Liftoff
+import LiftoffProfile
+import Synchronization
+import Testing
+
+@testable import LiftoffSampler
+
+@inline(never)
+func unregisteredPthreadWork(until deadline: UInt64) { busyWork(until: deadline) }
+
+@inline(never)
+func unregisteredDispatchWork(until deadline: UInt64) { busyWork(until: deadline) }
+
+@inline(never)
+func asyncSpanWork(until deadline: UInt64) { busyWork(until: deadline) }
+
+/// The frames of a sample, leaf first.
+private func frameNames(_ sample: RawSample, _ symbolizer: ELFSymbolizer) -> [String] {
+    sample.addresses.enumerated().map { index, address in
+        symbolizer.symbolize(index == 0 ? address : address - 1).name
+    }
+}
+
+/// Starts a raw POSIX thread (no Foundation, no registration) running `unregisteredPthreadWork`
+/// for `milliseconds`, and returns it with a cell that receives its kernel thread id.
+private func startPthread(milliseconds: UInt64) -> (pthread_t, UnsafeMutablePointer<Int>) {
+    let cell = UnsafeMutablePointer<Int>.allocate(capacity: 2)
+    cell[0] = 0
+    cell[1] = Int(milliseconds)
+    var thread = pthread_t()
+    let status = pthread_create(
+        &thread, nil,
+        { argument in
+            let cell = argument!.assumingMemoryBound(to: Int.self)
+            cell[0] = Int(lo_current_tid())
+            unregisteredPthreadWork(until: deadline(afterMilliseconds: UInt64(cell[1])))
+            return nil
+        }, cell)
+    precondition(status == 0, "pthread_create failed")
+    return (thread, cell)
+}
+
+extension SamplerTests {
+    @Test("a pthread_create thread and a DispatchQueue.global block are sampled without registering")
+    func unregisteredThreadsAreSampled() throws {
+        try Sampler.start(SamplerConfiguration(rateHz: 1000))
+        let (thread, cell) = startPthread(milliseconds: 300)
+        defer { cell.deallocate() }
+        let dispatchTID = Mutex(0)
+        let window = Mutex<(UInt64, UInt64)>((0, 0))
+        let done = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            dispatchTID.withLock { $0 = Sampler.currentThreadID }
+            let start = DispatchTime.now().uptimeNanoseconds
+            unregisteredDispatchWork(until: deadline(afterMilliseconds: 300))
+            window.withLock { $0 = (start, DispatchTime.now().uptimeNanoseconds) }
+            done.signal()
+        }
+        done.wait()
+        pthread_join(thread, nil)
+        let recording = Sampler.stop()
+
+        let symbolizer = ELFSymbolizer()
+        // A Dispatch worker serves other work before and after the block: look at the block's time.
+        let (start, end) = window.withLock { $0 }
+        for (tid, function) in [(cell[0], "unregisteredPthreadWork"), (dispatchTID.withLock { $0 }, "unregisteredDispatchWork")] {
+            let samples = recording.samples.filter {
+                $0.threadID == tid && $0.state == .running
+                    && (function == "unregisteredPthreadWork" || ($0.timeNs > start && $0.timeNs < end))
+            }
+            #expect(samples.count >= 100, "\(function): \(samples.count) running samples in 300 ms at 1 kHz")
+            let named = samples.filter { sample in frameNames(sample, symbolizer).contains { $0.contains(function) } }
+            #expect(named.count * 10 >= samples.count * 9, "\(function) in \(named.count) of \(samples.count) samples")
+            #expect(recording.threadNames[tid] != nil, "the thread has a name")
+        }
+    }
+
+    @Test("a thread blocked in a futex is recorded waiting, with its stack, without further signals")
+    func blockedThreadWaitsWithoutSignals() throws {
+        let tid = Mutex(0)
+        let release = DispatchSemaphore(value: 0)
+        let started = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            tid.withLock { $0 = Sampler.currentThreadID }
+            started.signal()
+            release.wait()  // a futex wait
+        }
+        thread.start()
+        started.wait()
+        try Sampler.start(SamplerConfiguration(rateHz: 1000))
+        // A signal ends a sleep early: sleep to a deadline.
+        let end = deadline(afterMilliseconds: 500)
+        while DispatchTime.now().uptimeNanoseconds < end { usleep(10_000) }
+        let recording = Sampler.stop()
+        release.signal()
+
+        let blocked = tid.withLock { $0 }
+        let samples = recording.samples.filter { $0.threadID == blocked }
+        let running = samples.filter { $0.state == .running }
+        let waiting = samples.filter { $0.state == .waiting }
+        // One signal finds the thread (and its stack), blocked in the futex wait; after that its
+        // CPU clock does not move, so it is never signalled again.
+        #expect(running.isEmpty, "a blocked thread is never running: \(running.count) running samples")
+        #expect(waiting.count >= 250, "\(waiting.count) waiting samples in 500 ms at 1 kHz")
+        #expect(Set(waiting.map(\.addresses)).count == 1, "every waiting sample repeats the one captured stack")
+        #expect(!(waiting.first?.addresses.isEmpty ?? true))
+        #expect(recording.counts.waiting >= waiting.count)
+        #expect(
+            recording.counts.signalsSent < recording.samples.count,
+            "waits cost no signal: \(recording.counts.signalsSent) signals for \(recording.samples.count) samples")
+    }
+
+    @Test("async startup: CPU work after an await is sampled on pool threads and attributed to its span")
+    func asyncSpanGetsItsSamples() async throws {
+        let recorder = try LaunchRecorder.start(configuration: SamplerConfiguration(rateHz: 1000))
+        try await recorder.span("open database") {
+            try await Task.sleep(nanoseconds: 5_000_000)
+            asyncSpanWork(until: deadline(afterMilliseconds: 200))
+            try await Task.sleep(nanoseconds: 5_000_000)
+            asyncSpanWork(until: deadline(afterMilliseconds: 100))
+        }
+        recorder.ready()
+        let profile = recorder.finish(violations: [])
+
+        let span = try #require(profile.spans.first { $0.name == "open database" })
+        let task = try #require(span.task, "the span knows the Swift task it ran in")
+        let samples = try #require(span.samples)
+        #expect(samples >= 120, "300 ms of CPU work at 1 kHz gave the span \(samples) running samples")
+        #expect((span.cpuNs ?? 0) >= 120_000_000, "CPU time from the samples: \(span.cpuNs ?? 0) ns")
+
+        let ofTask = (0..<profile.samples.count).filter {
+            profile.samples.task[$0] == task && profile.samples.state[$0] == .running
+        }
+        let named = ofTask.filter { sample in
+            profile.frameIndices(ofStack: profile.samples.stack[sample]).contains {
+                profile.frames[$0].name.contains("asyncSpanWork")
+            }
+        }
+        #expect(named.count * 10 >= ofTask.count * 8, "asyncSpanWork in \(named.count) of the task's \(ofTask.count) samples")
+    }
+}
