@@ -7,7 +7,7 @@ SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_OUT ?= Reports/demo
 
-.PHONY: all deps test-deps build demo test bench clean
+.PHONY: all deps test-deps build demo test examples bench bench-spread clean
 
 all: build
 
@@ -36,12 +36,36 @@ demo: build
 
 test: test-deps build
 	$(SWIFT) test
+	$(MAKE) examples
 
+# Every package in Examples/ depends on this checkout by path: build it and run its tests.
+EXAMPLES := $(dir $(wildcard Examples/*/Package.swift))
+examples: deps
+	@for package in $(EXAMPLES); do \
+		echo "== $$package"; \
+		(cd $$package && $(SWIFT) build && $(SWIFT) test) || exit 1; \
+	done
+
+# The launch benchmarks run the release `liftoff` binary.
 bench: deps
+	$(SWIFT) build -c release --product liftoff
 	rm -rf Reports/benchmarks/raw && mkdir -p Reports/benchmarks/raw
-	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark \
-		--format histogramSamples --path ../Reports/benchmarks/raw --no-progress
+	cd Benchmarks && LIFTOFF_BINARY=../.build/release/liftoff $(SWIFT) package --allow-writing-to-package-directory \
+		benchmark --format histogramSamples --path ../Reports/benchmarks/raw --no-progress
 	python3 Benchmarks/report.py Reports/benchmarks/raw Reports/benchmarks
 
+# The sampler, scheduler and launch targets three times in a row: the spread between runs.
+SPREAD_RUNS ?= 1 2 3
+bench-spread: deps
+	$(SWIFT) build -c release --product liftoff
+	for run in $(SPREAD_RUNS); do \
+		rm -rf Reports/benchmarks/spread/raw-$$run && mkdir -p Reports/benchmarks/spread/raw-$$run && \
+		(cd Benchmarks && LIFTOFF_BINARY=../.build/release/liftoff $(SWIFT) package \
+			--allow-writing-to-package-directory benchmark --target SamplerBenchmarks --target SchedulerBenchmarks \
+			--target CompareBenchmarks --filter 'paired.*|interleaved.*' --format histogramSamples \
+			--path ../Reports/benchmarks/spread/raw-$$run --no-progress) || exit 1; \
+	done
+	python3 Benchmarks/report.py --spread Reports/benchmarks $(foreach run,$(SPREAD_RUNS),Reports/benchmarks/spread/raw-$(run))
+
 clean:
-	rm -rf .build Benchmarks/.build
+	rm -rf .build Benchmarks/.build $(addsuffix .build,$(EXAMPLES))

@@ -38,6 +38,34 @@ func runBare() {
     waitpid(pid, &status, 0)
 }
 
+/// The release `liftoff` binary (`make bench` builds it): `$LIFTOFF_BINARY`, else the root package's build.
+let liftoffBinary: String? = {
+    let candidates = [ProcessInfo.processInfo.environment["LIFTOFF_BINARY"], "../.build/release/liftoff"]
+    return candidates.compactMap { $0 }.first { FileManager.default.isExecutableFile(atPath: $0) }
+}()
+
+/// One launch of `liftoff demo` sampling at `rate`: its time to first frame, in nanoseconds.
+func demoTimeToFirstFrame(rate: Int, binary: String) -> UInt64? {
+    let out = FileManager.default.temporaryDirectory.appendingPathComponent("liftoff-ttff-bench-\(getpid())")
+    let arguments = [binary, "demo", "--quiet", "--linger", "0", "--rate", "\(rate)", "--out", out.path]
+    var pid: pid_t = 0
+    let argv = arguments.map { strdup($0) } + [nil]
+    defer { argv.forEach { free($0) } }
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+    guard posix_spawn(&pid, binary, &actions, nil, argv, environ) == 0 else { return nil }
+    var status: Int32 = 0
+    waitpid(pid, &status, 0)
+    guard status == 0, let profile = try? Profile.load(from: out.appendingPathComponent("profile.json")) else { return nil }
+    return profile.timeToFirstFrameNs
+}
+
+let ratio1kMetric = BenchmarkMetric.custom("ratio1kPPM", polarity: .prefersSmaller, useScalingFactor: false)
+let ratio10kMetric = BenchmarkMetric.custom("ratio10kPPM", polarity: .prefersSmaller, useScalingFactor: false)
+let ttff1Metric = BenchmarkMetric.custom("ttff1HzNs", polarity: .prefersSmaller, useScalingFactor: false)
+
 let ratioMetric = BenchmarkMetric.custom("ratioPPM", polarity: .prefersSmaller, useScalingFactor: false)
 let bareMetric = BenchmarkMetric.custom("bareNs", polarity: .prefersSmaller, useScalingFactor: false)
 let recordedMetric = BenchmarkMetric.custom("recordedNs", polarity: .prefersSmaller, useScalingFactor: false)
@@ -92,6 +120,33 @@ let benchmarks: @Sendable () -> Void = {
             benchmark.measurement(ratioMetric, Int(recorded * 1_000_000 / max(bare, 1)))
             benchmark.measurement(bareMetric, Int(bare))
             benchmark.measurement(recordedMetric, Int(recorded))
+        }
+    }
+
+    // The demo's time to first frame sampled at 1 kHz and at 10 kHz against 1 Hz (one look at
+    // each thread, then nearly nothing): triplets of launches in rotating order.
+    if let binary = liftoffBinary {
+        Benchmark(
+            "interleaved: demo time to first frame at 1 kHz and 10 kHz vs 1 Hz",
+            configuration: .init(
+                metrics: [ratio1kMetric, ratio10kMetric, ttff1Metric],
+                units: [ratio1kMetric: .count, ratio10kMetric: .count, ttff1Metric: .count], warmupIterations: 2,
+                maxDuration: .seconds(90), maxIterations: 60)
+        ) { benchmark in
+            var turn = 0
+            for _ in benchmark.scaledIterations {
+                var times: [Int: UInt64] = [:]
+                let rates = [1, 1000, 10_000]
+                for offset in 0..<3 {
+                    let rate = rates[(turn + offset) % 3]
+                    times[rate] = demoTimeToFirstFrame(rate: rate, binary: binary)
+                }
+                turn += 1
+                guard let slow = times[1], let oneK = times[1000], let tenK = times[10_000], slow > 0 else { continue }
+                benchmark.measurement(ratio1kMetric, Int(oneK * 1_000_000 / slow))
+                benchmark.measurement(ratio10kMetric, Int(tenK * 1_000_000 / slow))
+                benchmark.measurement(ttff1Metric, Int(slow))
+            }
         }
     }
 }

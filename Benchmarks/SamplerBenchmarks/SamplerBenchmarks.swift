@@ -1,5 +1,6 @@
 import Benchmark
 import Dispatch
+import Foundation
 import LiftoffSampler
 
 // The sampler's cost, measured against the same workload unsampled in the same run.
@@ -32,27 +33,76 @@ func timedWorkload() -> UInt64 {
     return DispatchTime.now().uptimeNanoseconds - start
 }
 
-/// Runs the workload in pairs, unsampled and sampled at `rate` (both unsampled when `rate` is
-/// nil: the noise floor), alternating which goes first, and records each pair's ratio. Pairs
-/// cancel the drift that separate runs on a shared machine suffer.
+/// Runs the workload in pairs, unsampled and with the sampler running at `rate` on every thread
+/// of the process (both unsampled when `rate` is nil: the noise floor), alternating which goes
+/// first, and records each pair's ratio. The sampler starts and stops around its side, outside
+/// the timed part, so its own thread's competition for the two cores counts. Pairs cancel the
+/// drift that separate runs on a shared machine suffer.
 func measurePairs(_ benchmark: Benchmark, rate: Int?) {
-    if let rate { try? Sampler.start(SamplerConfiguration(rateHz: rate)) }
     var flip = false
     for _ in benchmark.scaledIterations {
         flip.toggle()
         var base: UInt64 = 0
         var sampled: UInt64 = 0
         for side in flip ? [false, true] : [true, false] {
-            if side, rate != nil { try? Sampler.registerCurrentThread(name: "benchmark") }
+            if side, let rate { try? Sampler.start(SamplerConfiguration(rateHz: rate)) }
             let elapsed = timedWorkload()
-            if side, rate != nil { try? Sampler.unregisterCurrentThread() }
+            if side, rate != nil { _ = Sampler.stop() }
             if side { sampled = elapsed } else { base = elapsed }
         }
         benchmark.measurement(ratioMetric, Int(sampled * 1_000_000 / max(base, 1)))
         benchmark.measurement(baseMetric, Int(base))
         benchmark.measurement(sampledMetric, Int(sampled))
     }
-    if rate != nil { _ = Sampler.stop() }
+}
+
+/// CPU time of the whole process, in nanoseconds.
+func processCPUNs() -> UInt64 {
+    var now = timespec()
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now)
+    return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+}
+
+/// Threads that wait on a semaphore for as long as they exist.
+final class IdleThreads: @unchecked Sendable {
+    // @unchecked Sendable: the semaphores are thread-safe; `count` is immutable.
+    private let release = DispatchSemaphore(value: 0)
+    private let started = DispatchSemaphore(value: 0)
+    let count: Int
+
+    init(count: Int) {
+        self.count = count
+        for _ in 0..<count {
+            let thread = Thread { [release, started] in
+                started.signal()
+                release.wait()
+            }
+            thread.stackSize = 128 << 10
+            thread.start()
+        }
+        for _ in 0..<count { started.wait() }
+    }
+
+    deinit { for _ in 0..<count { release.signal() } }
+}
+
+/// Extra CPU of the process with every thread sampled, in ppm of a core, plus 1,000,000.
+let idleCostMetric = BenchmarkMetric.custom("idleCostPPM", polarity: .prefersSmaller, useScalingFactor: false)
+let idleWindowNs: UInt64 = 200_000_000
+
+/// The process's CPU use over one window with the sampler at 1 kHz, as a share of a core in
+/// parts per million: every thread sampled, or (for the baseline) registered threads only.
+func windowCPU(sampling threads: SamplerConfiguration.Threads) -> UInt64 {
+    try? Sampler.start(SamplerConfiguration(rateHz: 1000, threads: threads))
+    usleep(30_000)  // let the first look at every thread pass
+    let cpuStart = processCPUNs()
+    let start = DispatchTime.now().uptimeNanoseconds
+    let end = start + idleWindowNs
+    while DispatchTime.now().uptimeNanoseconds < end { usleep(UInt32((end - DispatchTime.now().uptimeNanoseconds) / 1000 + 1)) }
+    let wall = DispatchTime.now().uptimeNanoseconds - start
+    let cpu = processCPUNs() - cpuStart
+    _ = Sampler.stop()
+    return cpu * 1_000_000 / max(wall, 1)
 }
 
 /// How many sampled addresses the symbolization benchmarks resolve.
@@ -61,7 +111,7 @@ let symbolizedAddressCount = 20_000
 /// Return addresses from real samples of this process, as a profile holds them (repeats included).
 func sampleAddresses() -> [UInt] {
     var addresses: [UInt] = []
-    try? Sampler.start(SamplerConfiguration(rateHz: 1000))
+    try? Sampler.start(SamplerConfiguration(rateHz: 1000, threads: .registered))
     try? Sampler.registerCurrentThread(name: "collector")
     for _ in 0..<2_000 {
         Sampler.sampleCurrentThread()
@@ -88,13 +138,43 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark("paired 1 kHz vs unsampled", configuration: pairs) { benchmark in
         measurePairs(benchmark, rate: 1000)
     }
+    Benchmark("paired 10 kHz vs unsampled", configuration: pairs) { benchmark in
+        measurePairs(benchmark, rate: 10_000)
+    }
+
+    // What 100 idle threads add to the process's CPU use at 1 kHz: windows with every thread
+    // sampled against windows with none, in interleaved pairs, the same threads alive in both.
+    Benchmark(
+        "paired 100 idle threads sampled vs not, 1 kHz",
+        configuration: .init(
+            metrics: [idleCostMetric], units: [idleCostMetric: .count], warmupIterations: 2,
+            maxDuration: .seconds(30), maxIterations: 40)
+    ) { benchmark in
+        let idle = IdleThreads(count: 100)
+        var flip = false
+        for _ in benchmark.scaledIterations {
+            flip.toggle()
+            var all: UInt64 = 0
+            var none: UInt64 = 0
+            if flip {
+                all = windowCPU(sampling: .all)
+                none = windowCPU(sampling: .registered)
+            } else {
+                none = windowCPU(sampling: .registered)
+                all = windowCPU(sampling: .all)
+            }
+            // Offset by one core (1,000,000 ppm): a histogram holds no negative value.
+            benchmark.measurement(idleCostMetric, 1_000_000 + Int(all) - Int(none))
+        }
+        blackHole(idle.count)
+    }
 
     Benchmark(
         "one sample (signal, unwind, ring)",
         configuration: .init(metrics: [.wallClock], timeUnits: .nanoseconds, warmupIterations: 100, scalingFactor: .kilo,
                              maxDuration: .seconds(5))
     ) { benchmark in
-        try? Sampler.start(SamplerConfiguration(rateHz: 1000, ringCapacity: 1 << 16))
+        try? Sampler.start(SamplerConfiguration(rateHz: 1000, ringCapacity: 1 << 16, threads: .registered))
         try? Sampler.registerCurrentThread(name: "benchmark")
         benchmark.startMeasurement()
         for _ in benchmark.scaledIterations {

@@ -68,13 +68,16 @@ public final class LaunchRecorder: Sendable {
         return try LaunchRecorder.$currentSpan.withValue(index) { try body() }
     }
 
-    /// Runs async `body` as a span named `name`; spans opened inside it are its children.
+    /// Runs async `body` as a span named `name`, in the caller's isolation (so `body` may touch
+    /// the caller's state); spans opened inside it are its children. The samples of the Swift
+    /// task running it belong to the span, on whatever threads the task runs.
     public func span<T>(
-        _ name: String, category: String = "span", _ body: () async throws -> T
+        _ name: String, category: String = "span", isolation: isolated (any Actor)? = #isolation,
+        _ body: () async throws -> T
     ) async rethrows -> T {
         let index = open(name, category: category)
         defer { close(index) }
-        return try await LaunchRecorder.$currentSpan.withValue(index) { try await body() }
+        return try await LaunchRecorder.$currentSpan.withValue(index, operation: body, isolation: isolation)
     }
 
     /// Records a span that has already ended; `startNs` and `endNs` are `CLOCK_MONOTONIC` times.
