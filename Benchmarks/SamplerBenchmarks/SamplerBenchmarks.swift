@@ -1,6 +1,7 @@
 import Benchmark
 import Dispatch
 import Foundation
+import Synchronization
 import LiftoffSampler
 
 // The sampler's cost, measured against the same workload unsampled in the same run.
@@ -56,11 +57,79 @@ func measurePairs(_ benchmark: Benchmark, rate: Int?) {
     }
 }
 
+/// A thread that sends SIGUSR2, whose handler does nothing, to one thread `rate` times a second:
+/// what a signal alone costs the thread it interrupts, the floor under any signal-based sampler.
+final class BareSignaller: @unchecked Sendable {
+    // @unchecked Sendable: `running` is atomic and `done` is thread-safe.
+    private let running = Atomic<Bool>(true)
+    private let done = DispatchSemaphore(value: 0)
+
+    init(target: pthread_t, rate: Int) {
+        var action = sigaction()
+        action.__sigaction_handler.sa_handler = { _ in }
+        action.sa_flags = SA_RESTART
+        sigemptyset(&action.sa_mask)
+        sigaction(SIGUSR2, &action, nil)
+        let periodNs = 1_000_000_000 / rate
+        let thread = Thread { [self] in
+            var next = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &next)
+            while self.running.load(ordering: .relaxed) {
+                pthread_kill(target, SIGUSR2)
+                next.tv_nsec += periodNs
+                if next.tv_nsec >= 1_000_000_000 {
+                    next.tv_nsec -= 1_000_000_000
+                    next.tv_sec += 1
+                }
+                clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, nil)
+            }
+            self.done.signal()
+        }
+        thread.start()
+    }
+
+    func stop() {
+        running.store(false, ordering: .relaxed)
+        done.wait()
+    }
+}
+
+/// Pairs of the workload unsampled and interrupted by bare signals at `rate`.
+func measureSignalFloor(_ benchmark: Benchmark, rate: Int) {
+    var flip = false
+    for _ in benchmark.scaledIterations {
+        flip.toggle()
+        var base: UInt64 = 0
+        var signalled: UInt64 = 0
+        for side in flip ? [false, true] : [true, false] {
+            if side {
+                let signaller = BareSignaller(target: pthread_self(), rate: rate)
+                signalled = timedWorkload()
+                signaller.stop()
+            } else {
+                base = timedWorkload()
+            }
+        }
+        benchmark.measurement(ratioMetric, Int(signalled * 1_000_000 / max(base, 1)))
+        benchmark.measurement(baseMetric, Int(base))
+        benchmark.measurement(sampledMetric, Int(signalled))
+    }
+}
+
 /// CPU time of the whole process, in nanoseconds.
 func processCPUNs() -> UInt64 {
     var now = timespec()
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now)
     return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+}
+
+/// Sleeps until `deadline` (`DispatchTime` nanoseconds), however often a signal wakes it.
+func sleep(untilNs deadline: UInt64) {
+    while true {
+        let now = DispatchTime.now().uptimeNanoseconds
+        if now >= deadline { return }
+        usleep(UInt32(min((deadline - now) / 1000 + 1, 1_000_000)))
+    }
 }
 
 /// Threads that wait on a semaphore for as long as they exist.
@@ -86,22 +155,26 @@ final class IdleThreads: @unchecked Sendable {
     deinit { for _ in 0..<count { release.signal() } }
 }
 
-/// Extra CPU of the process with every thread sampled, in ppm of a core, plus 1,000,000.
+/// Extra CPU of the process with 100 idle threads, in ppm of a core, plus 100,000 (a histogram
+/// holds no negative value, and a small offset keeps its resolution fine).
 let idleCostMetric = BenchmarkMetric.custom("idleCostPPM", polarity: .prefersSmaller, useScalingFactor: false)
-let idleWindowNs: UInt64 = 200_000_000
+let idleWindowNs: UInt64 = 400_000_000
 
-/// The process's CPU use over one window with the sampler at 1 kHz, as a share of a core in
-/// parts per million: every thread sampled, or (for the baseline) registered threads only.
-func windowCPU(sampling threads: SamplerConfiguration.Threads) -> UInt64 {
-    try? Sampler.start(SamplerConfiguration(rateHz: 1000, threads: threads))
-    usleep(30_000)  // let the first look at every thread pass
+/// The process's CPU use over one window with every thread sampled at 1 kHz, as a share of a
+/// core in parts per million, with `idleThreads` more threads blocked on a semaphore meanwhile.
+func windowCPU(idleThreads: Int) -> UInt64 {
+    let idle = IdleThreads(count: idleThreads)
+    try? Sampler.start(SamplerConfiguration(rateHz: 1000))
+    // Let the first look at every thread (one signal each) pass. A signal ends a sleep early, so
+    // sleep to a deadline.
+    sleep(untilNs: DispatchTime.now().uptimeNanoseconds + 100_000_000)
     let cpuStart = processCPUNs()
     let start = DispatchTime.now().uptimeNanoseconds
-    let end = start + idleWindowNs
-    while DispatchTime.now().uptimeNanoseconds < end { usleep(UInt32((end - DispatchTime.now().uptimeNanoseconds) / 1000 + 1)) }
+    sleep(untilNs: start + idleWindowNs)
     let wall = DispatchTime.now().uptimeNanoseconds - start
     let cpu = processCPUNs() - cpuStart
     _ = Sampler.stop()
+    blackHole(idle.count)
     return cpu * 1_000_000 / max(wall, 1)
 }
 
@@ -141,32 +214,36 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark("paired 10 kHz vs unsampled", configuration: pairs) { benchmark in
         measurePairs(benchmark, rate: 10_000)
     }
+    // The floor: a signal with an empty handler, at the same rates, against the same workload.
+    Benchmark("paired bare signals 1 kHz vs none", configuration: pairs) { benchmark in
+        measureSignalFloor(benchmark, rate: 1000)
+    }
+    Benchmark("paired bare signals 10 kHz vs none", configuration: pairs) { benchmark in
+        measureSignalFloor(benchmark, rate: 10_000)
+    }
 
-    // What 100 idle threads add to the process's CPU use at 1 kHz: windows with every thread
-    // sampled against windows with none, in interleaved pairs, the same threads alive in both.
+    // What 100 idle threads add to the process's CPU use at 1 kHz: windows with them against
+    // windows without them, every thread sampled in both, in interleaved pairs.
     Benchmark(
         "paired 100 idle threads sampled vs not, 1 kHz",
         configuration: .init(
             metrics: [idleCostMetric], units: [idleCostMetric: .count], warmupIterations: 2,
-            maxDuration: .seconds(30), maxIterations: 40)
+            maxDuration: .seconds(60), maxIterations: 40)
     ) { benchmark in
-        let idle = IdleThreads(count: 100)
         var flip = false
         for _ in benchmark.scaledIterations {
             flip.toggle()
             var all: UInt64 = 0
             var none: UInt64 = 0
             if flip {
-                all = windowCPU(sampling: .all)
-                none = windowCPU(sampling: .registered)
+                all = windowCPU(idleThreads: 100)
+                none = windowCPU(idleThreads: 0)
             } else {
-                none = windowCPU(sampling: .registered)
-                all = windowCPU(sampling: .all)
+                none = windowCPU(idleThreads: 0)
+                all = windowCPU(idleThreads: 100)
             }
-            // Offset by one core (1,000,000 ppm): a histogram holds no negative value.
-            benchmark.measurement(idleCostMetric, 1_000_000 + Int(all) - Int(none))
+            benchmark.measurement(idleCostMetric, max(1, 100_000 + Int(all) - Int(none)))
         }
-        blackHole(idle.count)
     }
 
     Benchmark(

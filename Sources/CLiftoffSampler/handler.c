@@ -57,8 +57,11 @@ static void lo_handler(int signal_number, siginfo_t *info, void *context) {
         }
         uint16_t flags = (uint16_t)((truncated ? LO_SAMPLE_TRUNCATED : 0) |
                                     (lo_interrupted_in_syscall(context) ? LO_SAMPLE_IN_SYSCALL : 0));
-        // An empty answer still tells the sampler thread that the signal was handled.
-        lo_ring_publish(lo_current_tid(), time_ns, task, frames, depth, flags);
+        // The thread's CPU clock now: the sampler thread compares later readings with it, so the
+        // cost of this handler does not count as the thread running. An empty answer still tells
+        // the sampler thread that the signal was handled.
+        uint64_t cpu_end = lo_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+        lo_ring_publish(lo_current_tid(), time_ns, task, cpu_end, frames, depth, flags);
     }
     atomic_fetch_sub(&g_in_handler, 1);
     errno = saved_errno;

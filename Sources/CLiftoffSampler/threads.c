@@ -1,8 +1,9 @@
 // The thread table: which threads are sampled, and whether each one ran since its last sample.
 //
 // Every tick the sampler thread reads the CPU clock of each thread due for a check. A thread
-// whose CPU time advanced by more than LO_IDLE_CPU_NS (the cost of answering the previous
-// signal) ran: it gets SIGPROF and its handler records the stack. A thread that did not run
+// whose CPU time advanced by more than LO_IDLE_CPU_NS since its previous sample (whose handler
+// reads the thread's clock as it finishes, so the handler's own cost does not count) ran: it
+// gets SIGPROF and its handler records the stack. A thread that did not run
 // still has the stack of its previous sample, so the sampler records a waiting sample without
 // signalling it. Threads idle for LO_IDLE_STREAK checks are checked less often, at least every
 // LO_IDLE_CHECK_NS; a waiting record then stands for every tick since the previous check. So
@@ -10,7 +11,8 @@
 //
 // When every thread is sampled, the list comes from /proc/self/task, read again whenever a
 // thread was created through pthread_create (which Liftoff wraps to learn of it) and at least
-// every LO_LIST_INTERVAL_NS.
+// every LO_LIST_INTERVAL_NS. Long-idle threads are not read one by one while the process's CPU
+// clock shows that none of them ran (see the idle group check below).
 
 #include "lo_internal.h"
 
@@ -23,7 +25,7 @@
 #include <sys/syscall.h>
 
 #define LO_PENDING_TIMEOUT_NS 100000000ull
-#define LO_LIST_INTERVAL_NS 50000000ull
+#define LO_LIST_INTERVAL_NS 100000000ull
 #define LO_IDLE_CHECK_NS 10000000ull
 #define LO_IDLE_STREAK 8u
 #define LO_IDLE_CPU_NS 20000ull
@@ -34,7 +36,7 @@ typedef struct lo_thread {
     uint32_t generation;
     uint8_t pending, has_stack, checked, gone, names_read;
     uint32_t interval, idle_streak;
-    uint64_t sent_ns, base_cpu, answer_cpu, last_tick, next_tick;
+    uint64_t sent_ns, base_cpu, answer_cpu, read_cpu, last_tick, next_tick;
     char name[LO_NAME_BYTES];
 } lo_thread;
 
@@ -153,7 +155,9 @@ static void lo_keep_name(const lo_thread *thread) {
 }
 
 static pid_t g_skip[LO_MAX_THREADS];
+static uint64_t g_skip_cpu[LO_MAX_THREADS];
 static int g_skip_count;
+static uint64_t g_group_process_cpu, g_group_own_cpu, g_group_tick;
 
 static void lo_see(pid_t tid) {
     if (tid <= 0 || tid == g_sampler_tid) return;
@@ -271,6 +275,7 @@ void lo_threads_begin(int all_threads, uint32_t rate_hz, pid_t sampler_tid) {
     g_sampler_tid = sampler_tid;
     g_generation = 0;
     g_current_tick = 0;
+    g_group_tick = UINT64_MAX; // no group check before two consecutive ticks
     g_next_list_ns = 0;
     g_count = 0;
     atomic_store(&g_changed, 1);
@@ -279,59 +284,130 @@ void lo_threads_begin(int all_threads, uint32_t rate_hz, pid_t sampler_tid) {
     pthread_mutex_unlock(&g_names_lock);
 }
 
+// Checks one thread: reads its CPU clock and records a wait, or signals it when it ran.
+// Returns the CPU time it used since its previous read (for the group check), or 0.
+static uint64_t lo_check(lo_thread *thread, pid_t pid, uint64_t now_ns, uint64_t tick) {
+    uint64_t cpu;
+    LO_COUNT(cpu_reads, 1);
+    if (lo_thread_cpu_ns_of(thread->tid, &cpu) != 0) {
+        thread->gone = 1;
+        lo_threads_changed();
+        return 0;
+    }
+    uint64_t moved = cpu > thread->read_cpu ? cpu - thread->read_cpu : 0;
+    thread->read_cpu = cpu;
+    if (thread->pending) {
+        if (now_ns - thread->sent_ns < LO_PENDING_TIMEOUT_NS) return moved;
+        // Signals blocked, or the answer was dropped: try again.
+        thread->pending = 0;
+        thread->has_stack = 0;
+        LO_COUNT(unanswered, 1);
+    }
+    uint64_t covered = tick > thread->last_tick ? tick - thread->last_tick : 1;
+    uint64_t used = cpu > thread->base_cpu ? cpu - thread->base_cpu : 0;
+    if (thread->has_stack && used <= g_idle_cpu_ns) {
+        lo_store_append(thread->tid, now_ns, 0, 0, covered, LO_SAMPLE_WAITING, NULL, 0);
+        thread->base_cpu = cpu;
+        if (++thread->idle_streak >= LO_IDLE_STREAK && thread->interval < g_max_interval) {
+            thread->interval = thread->interval * 2 < g_max_interval ? thread->interval * 2 : g_max_interval;
+        }
+    } else {
+        // It ran: ticks skipped while it was thought idle keep its previous stack.
+        if (thread->has_stack && covered > 1) {
+            lo_store_append(thread->tid, now_ns - g_period_ns, 0, 0, covered - 1, LO_SAMPLE_WAITING, NULL, 0);
+        }
+        if (syscall(SYS_tgkill, pid, thread->tid, SIGPROF) == 0) {
+            LO_COUNT(signals_sent, 1);
+            thread->pending = 1;
+            thread->sent_ns = now_ns;
+            thread->answer_cpu = thread->checked ? used : 0;
+        } else if (errno == ESRCH) {
+            thread->gone = 1;
+            lo_threads_changed();
+            return moved;
+        }
+        thread->base_cpu = cpu;
+        thread->checked = 1;
+        thread->idle_streak = 0;
+        thread->interval = 1;
+    }
+    thread->last_tick = tick;
+    thread->next_tick = tick + thread->interval;
+    return moved;
+}
+
+static int lo_is_idle(const lo_thread *thread) {
+    return thread->idle_streak >= LO_IDLE_STREAK && !thread->pending && thread->has_stack;
+}
+
+// The idle group check. Reading every idle thread's clock costs a system call each; instead,
+// each tick reads the process's CPU clock and the sampler thread's own. When the process used
+// no more CPU than the threads just read (the busy ones, Liftoff's opted-out helpers) and the
+// sampler itself, within LO_IDLE_CPU_NS and a little per thread read, no idle thread ran, and
+// each idle thread's wait simply goes on: one waiting record every LO_IDLE_CHECK_NS stands for
+// the ticks since. Otherwise the idle threads are checked one by one, as they come due.
+
 void lo_threads_tick(pid_t pid, uint64_t now_ns, uint64_t tick) {
     g_current_tick = tick;
+    int listed = 0;
     if (atomic_exchange_explicit(&g_changed, 0, memory_order_relaxed) || now_ns >= g_next_list_ns) {
         lo_list_threads();
         g_next_list_ns = now_ns + LO_LIST_INTERVAL_NS;
+        listed = 1;
     }
+    uint64_t own = lo_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    uint64_t process = lo_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+    uint64_t moved = 0, reads = 0;
+    size_t idle = 0;
     for (size_t i = 0; i < g_count; i++) {
         lo_thread *thread = &g_table[i];
-        if (thread->gone || tick < thread->next_tick) continue;
-        if (thread->pending) {
-            if (now_ns - thread->sent_ns < LO_PENDING_TIMEOUT_NS) continue;
-            // Signals blocked, or the answer was dropped: try again.
-            thread->pending = 0;
-            thread->has_stack = 0;
-            LO_COUNT(unanswered, 1);
-        }
-        uint64_t cpu;
-        LO_COUNT(cpu_reads, 1);
-        if (lo_thread_cpu_ns_of(thread->tid, &cpu) != 0) {
-            thread->gone = 1;
-            lo_threads_changed();
+        if (thread->gone) continue;
+        if (lo_is_idle(thread)) {
+            idle++;
             continue;
         }
-        uint64_t covered = tick > thread->last_tick ? tick - thread->last_tick : 1;
-        uint64_t used = cpu > thread->base_cpu ? cpu - thread->base_cpu : 0;
-        if (thread->has_stack && used <= g_idle_cpu_ns) {
-            lo_store_append(thread->tid, now_ns, 0, 0, covered, LO_SAMPLE_WAITING, NULL, 0);
-            thread->base_cpu = cpu;
-            if (++thread->idle_streak >= LO_IDLE_STREAK && thread->interval < g_max_interval) {
-                thread->interval = thread->interval * 2 < g_max_interval ? thread->interval * 2 : g_max_interval;
+        // Busy threads are read every tick, for the group check, even between their checks.
+        if (tick < thread->next_tick && !thread->pending) {
+            uint64_t cpu;
+            LO_COUNT(cpu_reads, 1);
+            if (lo_thread_cpu_ns_of(thread->tid, &cpu) == 0) {
+                moved += cpu > thread->read_cpu ? cpu - thread->read_cpu : 0;
+                thread->read_cpu = cpu;
             }
         } else {
-            // It ran: ticks skipped while it was thought idle keep its previous stack.
-            if (thread->has_stack && covered > 1) {
-                lo_store_append(thread->tid, now_ns - g_period_ns, 0, 0, covered - 1, LO_SAMPLE_WAITING, NULL, 0);
-            }
-            if (syscall(SYS_tgkill, pid, thread->tid, SIGPROF) == 0) {
-                LO_COUNT(signals_sent, 1);
-                thread->pending = 1;
-                thread->sent_ns = now_ns;
-                thread->answer_cpu = thread->checked ? used : 0;
-            } else if (errno == ESRCH) {
-                thread->gone = 1;
-                lo_threads_changed();
-                continue;
-            }
-            thread->base_cpu = cpu;
-            thread->checked = 1;
-            thread->idle_streak = 0;
-            thread->interval = 1;
+            moved += lo_check(thread, pid, now_ns, tick);
         }
-        thread->last_tick = tick;
-        thread->next_tick = tick + thread->interval;
+        reads++;
+    }
+    for (int i = 0; i < g_skip_count; i++) {
+        uint64_t cpu;
+        if (lo_thread_cpu_ns_of(g_skip[i], &cpu) != 0) continue;
+        if (!listed) moved += cpu > g_skip_cpu[i] ? cpu - g_skip_cpu[i] : 0;
+        g_skip_cpu[i] = cpu;
+        reads++;
+    }
+    int quiet = 0;
+    if (idle > 0 && !listed && g_group_tick + 1 == tick) {
+        uint64_t used = process - g_group_process_cpu;
+        uint64_t accounted = moved + (own - g_group_own_cpu);
+        quiet = used <= accounted + g_idle_cpu_ns + reads * 2000;
+    }
+    g_group_process_cpu = process;
+    g_group_own_cpu = own;
+    g_group_tick = tick;
+    if (idle == 0) return;
+    for (size_t i = 0; i < g_count; i++) {
+        lo_thread *thread = &g_table[i];
+        if (thread->gone || !lo_is_idle(thread)) continue;
+        if (quiet) {
+            if (tick - thread->last_tick >= g_max_interval) {
+                lo_store_append(thread->tid, now_ns, 0, 0, tick - thread->last_tick, LO_SAMPLE_WAITING, NULL, 0);
+                thread->last_tick = tick;
+                thread->next_tick = tick + thread->interval;
+            }
+        } else if (tick >= thread->next_tick) {
+            lo_check(thread, pid, now_ns, tick);
+        }
     }
 }
 
@@ -343,6 +419,8 @@ void lo_threads_answer(const lo_slot *slot) {
         thread->pending = 0;
         thread->last_tick = g_current_tick;
         thread->has_stack = slot->depth > 0;
+        // What the thread used after this point is its own work, not the handler's.
+        if (slot->cpu_end > thread->base_cpu) thread->base_cpu = slot->cpu_end;
         cpu = thread->answer_cpu;
         thread->answer_cpu = 0;
         // Threads often name themselves just after they start: read the name again.
