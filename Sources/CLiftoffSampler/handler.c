@@ -57,11 +57,12 @@ static void lo_handler(int signal_number, siginfo_t *info, void *context) {
         }
         uint16_t flags = (uint16_t)((truncated ? LO_SAMPLE_TRUNCATED : 0) |
                                     (lo_interrupted_in_syscall(context) ? LO_SAMPLE_IN_SYSCALL : 0));
-        // The thread's CPU clock now: the sampler thread compares later readings with it, so the
-        // cost of this handler does not count as the thread running. An empty answer still tells
-        // the sampler thread that the signal was handled.
-        uint64_t cpu_end = lo_clock_ns(CLOCK_THREAD_CPUTIME_ID);
-        lo_ring_publish(lo_current_tid(), time_ns, task, cpu_end, frames, depth, flags);
+        // How long this handler ran (the thread was on a CPU all along): the sampler thread takes
+        // it off what the thread used, so being sampled does not count as running (a first unwind
+        // through new code can take hundreds of microseconds). An empty answer still tells the
+        // sampler thread that the signal was handled.
+        uint64_t handler_ns = lo_monotonic_ns() - time_ns;
+        lo_ring_publish(lo_current_tid(), time_ns, task, handler_ns, frames, depth, flags);
     }
     atomic_fetch_sub(&g_in_handler, 1);
     errno = saved_errno;

@@ -86,7 +86,7 @@ typedef struct lo_slot {
     _Atomic uint64_t seq;
     uint64_t time_ns;
     uint64_t task;
-    uint64_t cpu_end; // the thread's CPU clock as its handler finished
+    uint64_t handler_ns; // how long the handler ran: its cost is not the thread's own work
     int32_t tid;
     uint16_t depth;   // 0: the handler ran but captured nothing (failed or skipped)
     uint16_t flags;
@@ -98,7 +98,7 @@ void lo_ring_destroy(void);
 size_t lo_ring_bytes(void);
 int lo_ring_ready(void);
 // Handlers: writes one slot, or counts a drop when the ring is full.
-void lo_ring_publish(int32_t tid, uint64_t time_ns, uint64_t task, uint64_t cpu_end, const uintptr_t *frames,
+void lo_ring_publish(int32_t tid, uint64_t time_ns, uint64_t task, uint64_t handler_ns, const uintptr_t *frames,
                      int depth, uint16_t flags);
 // The consumer (sampler thread, or stop after joining it): visits every published slot.
 void lo_ring_drain(void (*visit)(const lo_slot *slot));

@@ -44,7 +44,7 @@ void lo_ring_destroy(void) {
 size_t lo_ring_bytes(void) { return g_ring_bytes; }
 int lo_ring_ready(void) { return g_ring != NULL; }
 
-void lo_ring_publish(int32_t tid, uint64_t time_ns, uint64_t task, uint64_t cpu_end, const uintptr_t *frames,
+void lo_ring_publish(int32_t tid, uint64_t time_ns, uint64_t task, uint64_t handler_ns, const uintptr_t *frames,
                      int depth, uint16_t flags) {
     uint64_t pos = atomic_load_explicit(&g_head, memory_order_relaxed);
     for (;;) {
@@ -56,7 +56,7 @@ void lo_ring_publish(int32_t tid, uint64_t time_ns, uint64_t task, uint64_t cpu_
                                                       memory_order_relaxed)) {
                 slot->time_ns = time_ns;
                 slot->task = task;
-                slot->cpu_end = cpu_end;
+                slot->handler_ns = handler_ns;
                 slot->tid = tid;
                 slot->depth = (uint16_t)depth;
                 slot->flags = flags;

@@ -1,9 +1,9 @@
 // The thread table: which threads are sampled, and whether each one ran since its last sample.
 //
 // Every tick the sampler thread reads the CPU clock of each thread due for a check. A thread
-// whose CPU time advanced by more than LO_IDLE_CPU_NS since its previous sample (whose handler
-// reads the thread's clock as it finishes, so the handler's own cost does not count) ran: it
-// gets SIGPROF and its handler records the stack. A thread that did not run
+// whose CPU time advanced by more than LO_IDLE_CPU_NS since its previous sample (less the time
+// its handler took, so being sampled does not count) ran: it gets SIGPROF and its handler
+// records the stack. A thread that did not run
 // still has the stack of its previous sample, so the sampler records a waiting sample without
 // signalling it. Threads idle for LO_IDLE_STREAK checks are checked less often, at least every
 // LO_IDLE_CHECK_NS; a waiting record then stands for every tick since the previous check. So
@@ -345,7 +345,7 @@ static int lo_is_idle(const lo_thread *thread) {
 // no more CPU than the threads just read (the busy ones, Liftoff's opted-out helpers) and the
 // sampler itself, within LO_IDLE_CPU_NS and a little per thread read, no idle thread ran, and
 // each idle thread's wait simply goes on: one waiting record every LO_IDLE_CHECK_NS stands for
-// the ticks since. Otherwise the idle threads are checked one by one, as they come due.
+// the ticks since. Otherwise every idle thread is checked now, to find the one that woke.
 
 void lo_threads_tick(pid_t pid, uint64_t now_ns, uint64_t tick) {
     g_current_tick = tick;
@@ -390,7 +390,9 @@ void lo_threads_tick(pid_t pid, uint64_t now_ns, uint64_t tick) {
     if (idle > 0 && !listed && g_group_tick + 1 == tick) {
         uint64_t used = process - g_group_process_cpu;
         uint64_t accounted = moved + (own - g_group_own_cpu);
-        quiet = used <= accounted + g_idle_cpu_ns + reads * 2000;
+        // Slack: a thread's wake-up, the skew between reads (2 µs each), and reading the process's
+        // clock, which walks every thread and is not all in the sampler's own clock (50 ns each).
+        quiet = used <= accounted + g_idle_cpu_ns + reads * 2000 + g_count * 50;
     }
     g_group_process_cpu = process;
     g_group_own_cpu = own;
@@ -405,7 +407,8 @@ void lo_threads_tick(pid_t pid, uint64_t now_ns, uint64_t tick) {
                 thread->last_tick = tick;
                 thread->next_tick = tick + thread->interval;
             }
-        } else if (tick >= thread->next_tick) {
+        } else {
+            // Some thread ran that the busy ones do not account for: find it now.
             lo_check(thread, pid, now_ns, tick);
         }
     }
@@ -419,8 +422,9 @@ void lo_threads_answer(const lo_slot *slot) {
         thread->pending = 0;
         thread->last_tick = g_current_tick;
         thread->has_stack = slot->depth > 0;
-        // What the thread used after this point is its own work, not the handler's.
-        if (slot->cpu_end > thread->base_cpu) thread->base_cpu = slot->cpu_end;
+        // The handler's time is not the thread's own work.
+        thread->base_cpu = thread->base_cpu + slot->handler_ns < thread->base_cpu ? UINT64_MAX
+                                                                                  : thread->base_cpu + slot->handler_ns;
         cpu = thread->answer_cpu;
         thread->answer_cpu = 0;
         // Threads often name themselves just after they start: read the name again.

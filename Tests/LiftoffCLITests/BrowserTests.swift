@@ -32,6 +32,14 @@ struct BrowserTests {
 
     static func count(_ needle: String, in text: String) -> Int { text.components(separatedBy: needle).count - 1 }
 
+    /// The opening tag of the element with `id` in a dumped DOM, or "" when there is none.
+    static func tag(withID id: String, in dom: String) -> String {
+        guard let found = dom.range(of: "id=\"\(id)\"") else { return "" }
+        let start = dom[..<found.lowerBound].range(of: "<", options: .backwards)?.lowerBound ?? found.lowerBound
+        let end = dom[found.upperBound...].firstIndex(of: ">") ?? dom.endIndex
+        return String(dom[start..<end])
+    }
+
     @Test("the demo's report runs its script without errors and draws the flame graph and flame charts")
     func demoReport() throws {
         let folder = temporaryFolder()
@@ -45,6 +53,35 @@ struct BrowserTests {
         #expect(dom.contains("class=\"flame-chart"))
         #expect(BrowserTests.count("class=\"fc-bar", in: dom) > 10, "the flame charts have bars")
         #expect(dom.contains("parse catalogue"), "the task table names the demo's tasks")
+    }
+
+    @Test("CPU shows where threads ran; wall clock adds their waits in grey, in the flame graph and the charts")
+    func wallClockSwitch() throws {
+        let folder = temporaryFolder()
+        let profileURL = folder.appendingPathComponent("profile.json")
+        try waitingBrowserProfile().write(to: profileURL)
+        let page = folder.appendingPathComponent("index.html")
+        let result = try BuiltTool.find().run(["report", profileURL.path, "-o", page.path])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+
+        let cpu = try BrowserTests.dumpDOM(page)
+        #expect(cpu.contains("data-ready=\"true\""))
+        #expect(!cpu.contains("id=\"report-error\""))
+        #expect(BrowserTests.tag(withID: "samples-cpu", in: cpu).contains("aria-pressed=\"true\""))
+        // A drawn element's class attribute ends with the class (the script's source has it in quotes).
+        #expect(BrowserTests.count(" fg-waiting\"", in: cpu) == 0, "CPU counts running samples only")
+        #expect(BrowserTests.count(" fc-waiting\"", in: cpu) == 0, "CPU draws no waits in the charts")
+        #expect(cpu.contains("compute"))
+        #expect(!cpu.contains(">ppoll<"), "a wait is not drawn as CPU")
+
+        var wallURL = URLComponents(url: page, resolvingAgainstBaseURL: false)!
+        wallURL.fragment = "wall"
+        let wall = try BrowserTests.dumpDOM(wallURL.url!)
+        #expect(wall.contains("data-ready=\"true\""))
+        #expect(!wall.contains("id=\"report-error\""))
+        #expect(BrowserTests.tag(withID: "samples-wall", in: wall).contains("aria-pressed=\"true\""))
+        #expect(BrowserTests.count(" fg-waiting\"", in: wall) >= 1, "the wait is in the flame graph, greyed")
+        #expect(BrowserTests.count(" fc-waiting\"", in: wall) >= 1, "the wait is in the thread's chart, greyed")
     }
 
     @Test("names from the profile show as text: nothing in them becomes markup or script")
@@ -63,6 +100,26 @@ struct BrowserTests {
         #expect(BrowserTests.count("<script", in: dom) == 2, "a name added a script element")
         #expect(dom.contains("&lt;img src=x onerror=alert(1)&gt;"), "the name shows as text")
     }
+}
+
+/// A main thread that computes for 40 ms, then waits in `ppoll` for 60 ms.
+func waitingBrowserProfile() -> Profile {
+    let running = 40
+    let waiting = 60
+    let count = running + waiting
+    return Profile(
+        metadata: testMetadata(["/bin/app"]),
+        timeOriginNs: 0,
+        phases: Profile.Phases(processStartNs: 0, preMainNs: 0, mainEntryNs: 100_000, endNs: 110_000_000, firstFrameNs: 50_000_000),
+        threads: [Profile.ThreadInfo(id: 1, name: "main", isMain: true)],
+        frames: [Profile.Frame(name: "main", object: "app"), Profile.Frame(name: "compute", object: "app"),
+                 Profile.Frame(name: "ppoll", object: "libc.so.6")],
+        stacks: Profile.StackTable(parent: [-1, 0, 0], frame: [0, 1, 2]),
+        samples: Profile.SampleTable(
+            thread: [Int](repeating: 1, count: count), timeNs: (0..<count).map { UInt64($0 + 1) * 1_000_000 },
+            stack: [Int](repeating: 1, count: running) + [Int](repeating: 2, count: waiting),
+            state: [Profile.SampleState](repeating: .running, count: running)
+                + [Profile.SampleState](repeating: .waiting, count: waiting)))
 }
 
 /// A profile whose every name tries to inject markup.
