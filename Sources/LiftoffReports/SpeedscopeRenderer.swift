@@ -3,12 +3,16 @@ import LiftoffProfile
 /// Renders a profile as a speedscope file (https://www.speedscope.app/file-format-schema.json):
 /// one sampled profile per thread, in time order with each sample weighted by the time until
 /// the thread's next sample, and one evented profile per thread of its tasks, spans and hangs.
+/// Waiting samples end in a frame named `[waiting]` under the function the thread waited in, so
+/// waits read as waits in every speedscope view.
 ///
 /// Times are milliseconds from the process start. Frame names are written as they are (JSON
 /// escapes them); the frame's object file is its `file`.
 public struct SpeedscopeRenderer: Sendable {
     /// The schema URL speedscope checks.
     public static let schemaURL = "https://www.speedscope.app/file-format-schema.json"
+    /// The leaf frame added to waiting samples.
+    public static let waitingFrameName = "[waiting]"
 
     /// Creates a renderer.
     public init() {}
@@ -23,6 +27,11 @@ public struct SpeedscopeRenderer: Sendable {
         for interval in intervals where intervalFrame[interval.category]?[interval.name] == nil {
             intervalFrame[interval.category, default: [:]][interval.name] = profile.frames.count + extraFrames.count
             extraFrames.append((interval.name, interval.category))
+        }
+        var waitingFrame: Int?
+        if profile.samples.state.contains(.waiting) {
+            waitingFrame = profile.frames.count + extraFrames.count
+            extraFrames.append((SpeedscopeRenderer.waitingFrameName, ""))
         }
 
         json.raw("{")
@@ -59,7 +68,7 @@ public struct SpeedscopeRenderer: Sendable {
             wroteProfile = true
             writeSampled(
                 &json, profile: profile, name: labels[thread] ?? "thread \(thread)", samples: samples,
-                nominalIntervalMs: interval, stackText: &stackText)
+                nominalIntervalMs: interval, waitingFrame: waitingFrame, stackText: &stackText)
         }
         let byThread = Dictionary(grouping: intervals, by: \.threadID)
         let order = profile.threads.map(\.id) + byThread.keys.filter { labels[$0] == nil }.sorted()
@@ -86,8 +95,9 @@ public struct SpeedscopeRenderer: Sendable {
 
     private func writeSampled(
         _ json: inout JSONWriter, profile: Profile, name: String, samples: [Int], nominalIntervalMs: Double,
-        stackText: inout [[UInt8]?]
+        waitingFrame: Int?, stackText: inout [[UInt8]?]
     ) {
+        let waitingSuffix = waitingFrame.map { Array(",\($0)]".utf8) } ?? []
         let times = profile.samples.timeNs
         let start = ReportTimeline.ms(times[samples[0]])
         var weights: [Double] = []
@@ -113,7 +123,13 @@ public struct SpeedscopeRenderer: Sendable {
         json.raw("[")
         for (position, sample) in samples.enumerated() {
             if position > 0 { json.raw(",") }
-            json.raw(bytes: text(ofStack: profile.samples.stack[sample], profile: profile, cache: &stackText))
+            let stack = text(ofStack: profile.samples.stack[sample], profile: profile, cache: &stackText)
+            if profile.samples.state[sample] == .waiting, !waitingSuffix.isEmpty {
+                json.raw(bytes: Array(stack.dropLast()))
+                json.raw(bytes: waitingSuffix)
+            } else {
+                json.raw(bytes: stack)
+            }
         }
         json.raw("]")
         json.nextKey("weights")

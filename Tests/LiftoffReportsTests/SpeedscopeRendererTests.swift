@@ -21,6 +21,27 @@ struct SpeedscopeRendererTests {
         #expect(result.status == 0, "jsonschema: \(result.output)")
     }
 
+    @Test("waiting samples end in a [waiting] frame under the function they waited in, and still validate")
+    func waitingFrame() throws {
+        var profile = launchProfile()
+        // main (1) samples [0,1], [0,1], [0,3], [0,3]: the two in draw wait.
+        let draw = try #require(profile.frames.firstIndex { $0.name == "draw" })
+        for sample in 0..<profile.samples.count where profile.stacks.frame[profile.samples.stack[sample]] == draw {
+            profile.samples.state[sample] = .waiting
+        }
+        let text = SpeedscopeRenderer().render(profile)
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        let frames = try #require((document["shared"] as? [String: Any])?["frames"] as? [[String: Any]])
+        let waiting = try #require(frames.firstIndex { $0["name"] as? String == "[waiting]" })
+        let profiles = try #require(document["profiles"] as? [[String: Any]])
+        let main = try #require(profiles.first { $0["name"] as? String == "main (1)" })
+        let samples = try #require(main["samples"] as? [[Int]])
+        #expect(samples == [[0, 1], [0, 1], [0, 3, waiting], [0, 3, waiting]])
+        let result = try SchemaCheck.validate(text)
+        #expect(result.status == 0, "jsonschema: \(result.output)")
+        #expect(!SpeedscopeRenderer().render(launchProfile()).contains("[waiting]"), "no wait, no extra frame")
+    }
+
     @Test("evented profiles open and close frames in nested order with non-decreasing times")
     func eventsNest() throws {
         var profile = launchProfile()
