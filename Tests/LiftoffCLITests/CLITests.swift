@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LiftoffProfile
+import LiftoffReports
 import Testing
 
 @testable import LiftoffCLI
@@ -171,8 +172,10 @@ struct CLIEndToEndTests {
             let text = try String(contentsOf: folder.appendingPathComponent(format.demoFileName), encoding: .utf8)
             #expect(text == format.render(profile, perThread: false), "\(format.demoFileName) renders profile.json")
         }
-        let perThread = try String(contentsOf: folder.appendingPathComponent("flame-per-thread.folded"), encoding: .utf8)
-        #expect(perThread.contains("main\u{A0}(\(main.id));"), "spaces in folded names are no-break spaces")
+        // Every thread has wall-clock samples (the main thread may have no running one).
+        let wall = try String(contentsOf: folder.appendingPathComponent("flame-wall.folded"), encoding: .utf8)
+        #expect(wall.contains("main\u{A0}(\(main.id));"), "spaces in folded names are no-break spaces")
+        #expect(wall == FoldedRenderer.render(profile, perThread: true, samples: .wall))
     }
 
     @Test("demo --plan both reaches the first frame sooner with the optimized plan, which has no violations")
