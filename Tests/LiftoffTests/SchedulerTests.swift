@@ -104,6 +104,11 @@ extension RuntimeTests {
                 try LaunchPlan([
                     LaunchTask("fetch", lane: .background(qos: .userInitiated)) {
                         gate.wait()
+                        // analytics signals from inside its body: give the main thread time to
+                        // record analytics' end before this moves the shared clock.
+                        // (A sampler started by a test beside this one can end a sleep early.)
+                        let until = DispatchTime.now().uptimeNanoseconds + 50_000_000
+                        while DispatchTime.now().uptimeNanoseconds < until { usleep(10_000) }
                         clock.advance(byMilliseconds: 100)
                     },
                     LaunchTask("analytics", lane: .main) {
