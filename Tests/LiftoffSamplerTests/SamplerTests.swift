@@ -244,7 +244,7 @@ struct SamplerTests {
                 for _ in 0..<200 {
                     batch.enter()
                     let child = Thread {
-                        busyWork(until: DispatchTime.now().uptimeNanoseconds + 200_000)
+                        busyWork(until: DispatchTime.now().uptimeNanoseconds + 50_000)
                         threadsRun.add(1, ordering: .relaxed)
                         batch.leave()
                     }
@@ -252,7 +252,8 @@ struct SamplerTests {
                     child.start()
                 }
                 batch.wait()
-                usleep(20_000)
+                let pause = DispatchTime.now().uptimeNanoseconds + 50_000_000
+                while DispatchTime.now().uptimeNanoseconds < pause { usleep(10_000) }
             }
             group.leave()
         }
@@ -264,6 +265,5 @@ struct SamplerTests {
         #expect(threadsRun.load(ordering: .relaxed) > 1000)
         #expect(recording.counts.threadsSeen > 200, "threads seen: \(recording.counts.threadsSeen)")
         #expect(recording.samples.count > 1000)
-        #expect(Sampler.registeredThreadCount == 0)
     }
 }
