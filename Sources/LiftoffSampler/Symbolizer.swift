@@ -99,12 +99,16 @@ public final class ELFSymbolizer: Symbolizer {
 
     private static func readTable(of object: LoadedObject) -> ELFSymbolTable? {
         if object.isVDSO {
-            // The vDSO has no file: its whole image is mapped from file offset 0, section headers included.
+            // The vDSO has no file: its whole image is mapped from file offset 0. Its section headers
+            // lie past the end of its loadable segment but inside the segment's last page, which is
+            // mapped: read up to that page's end.
+            let page = UInt(max(sysconf(Int32(_SC_PAGESIZE)), 4096))
             guard let start = object.segments.map(\.lowerBound).min(),
                 let end = object.segments.map(\.upperBound).max(),
                 let pointer = UnsafeRawPointer(bitPattern: start)
             else { return nil }
-            return ELFSymbolTable(image: Data(bytes: pointer, count: Int(end - start)))
+            let mappedEnd = (end + page - 1) / page * page
+            return ELFSymbolTable(image: Data(bytes: pointer, count: Int(mappedEnd - start)))
         }
         guard let data = try? Data(contentsOf: URL(fileURLWithPath: object.path), options: .alwaysMapped) else {
             return nil

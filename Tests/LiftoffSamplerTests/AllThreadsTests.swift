@@ -142,3 +142,37 @@ extension SamplerTests {
         #expect(named.count * 10 >= ofTask.count * 8, "asyncSpanWork in \(named.count) of the task's \(ofTask.count) samples")
     }
 }
+
+@inline(never)
+func readClockInALoop(until deadline: UInt64) {
+    var now = timespec()
+    var sum = 0
+    while DispatchTime.now().uptimeNanoseconds < deadline {
+        for _ in 0..<100 {
+            clock_gettime(CLOCK_MONOTONIC, &now)
+            sum &+= now.tv_nsec
+        }
+    }
+    workSink.wrappingAdd(UInt64(truncatingIfNeeded: sum), ordering: .relaxed)
+}
+
+extension SamplerTests {
+    @Test("samples that land in the vDSO are named: clock_gettime, not linux-vdso.so.1+0x…")
+    func vdsoFramesAreNamed() throws {
+        try Sampler.start(SamplerConfiguration(rateHz: 1000))
+        let tid = Mutex(0)
+        onNewThread(name: "clock-reader") {
+            tid.withLock { $0 = Sampler.currentThreadID }
+            readClockInALoop(until: deadline(afterMilliseconds: 300))
+        }
+        let recording = Sampler.stop()
+        let reader = tid.withLock { $0 }
+        let symbolizer = ELFSymbolizer()
+        let leaves = recording.samples.filter { $0.threadID == reader && $0.state == .running }
+            .compactMap { $0.addresses.first.map { symbolizer.symbolize($0) } }
+        let inVDSO = leaves.filter { $0.object.hasPrefix("linux-vdso") }
+        #expect(inVDSO.count >= 10, "\(inVDSO.count) of \(leaves.count) leaves in the vDSO")
+        #expect(inVDSO.allSatisfy { $0.isResolved && $0.name.contains("clock_gettime") },
+                "vDSO leaves: \(Set(inVDSO.map(\.name)))")
+    }
+}
