@@ -1,5 +1,6 @@
 # Liftoff: `make demo` records the bundled demo app; `make test` runs every test.
-# Both install what a fresh Debian machine lacks before building: libunwind-dev for the sampler;
+# Both install what a fresh Debian machine lacks before building: libunwind-dev for the sampler and
+# libc6-dbg, whose separate debug file names libc's internal functions;
 # `make test` also installs Chromium (to load the HTML report headless) and python3-jsonschema
 # (to check speedscope output against speedscope's schema).
 
@@ -12,10 +13,13 @@ DEMO_OUT ?= Reports/demo
 all: build
 
 deps:
-	@if ! pkg-config --exists libunwind 2>/dev/null; then \
-		echo "Installing libunwind-dev (needed by the sampler)..."; \
+	@missing=""; \
+	pkg-config --exists libunwind 2>/dev/null || missing="$$missing libunwind-dev pkg-config"; \
+	dpkg -s libc6-dbg >/dev/null 2>&1 || missing="$$missing libc6-dbg"; \
+	if [ -n "$$missing" ]; then \
+		echo "Installing$$missing (the sampler, and names for libc's internal functions)..."; \
 		$(SUDO) apt-get update -qq && \
-		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libunwind-dev pkg-config; \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
 
 test-deps: deps

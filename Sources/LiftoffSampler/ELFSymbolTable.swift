@@ -1,7 +1,8 @@
 import Foundation
 
 /// The function symbols of one ELF object, read from its `.symtab` and `.dynsym` sections
-/// and sorted by address, with the string tables they name kept for lookups.
+/// and sorted by address, with the string tables they name kept for lookups; and the object's
+/// build-id and `.gnu_debuglink`, which lead to a separate debug file with the full symbol table.
 struct ELFSymbolTable: Sendable {
     struct Symbol: Sendable {
         var start: UInt64
@@ -12,6 +13,18 @@ struct ELFSymbolTable: Sendable {
 
     private(set) var symbols: [Symbol] = []
     private var stringTables: [[UInt8]] = []
+    /// The GNU build-id note's bytes, empty when the object has none.
+    private(set) var buildID: [UInt8] = []
+    /// The file name in `.gnu_debuglink`, when the object has one.
+    private(set) var debugLink: String?
+
+    /// A lookup's answer: the symbol, and whether it covers the address or is only the nearest
+    /// one below it (the address lies past a sized symbol's end).
+    struct Match {
+        var name: String
+        var start: UInt64
+        var covers: Bool
+    }
 
     /// Number of function symbols.
     var count: Int { symbols.count }
@@ -26,6 +39,12 @@ struct ELFSymbolTable: Sendable {
 
     /// The symbol covering link-time address `address`, with its start.
     func lookup(_ address: UInt64) -> (name: String, start: UInt64)? {
+        guard let match = nearest(address), match.covers else { return nil }
+        return (match.name, match.start)
+    }
+
+    /// The symbol covering `address`, or else the nearest symbol below it.
+    func nearest(_ address: UInt64) -> Match? {
         var low = 0
         var high = symbols.count
         while low < high {
@@ -35,8 +54,27 @@ struct ELFSymbolTable: Sendable {
         guard low > 0 else { return nil }
         let symbol = symbols[low - 1]
         // A sized symbol covers [start, start + size); an unsized one reaches the next symbol.
-        guard symbol.size == 0 || address < symbol.start + symbol.size else { return nil }
-        return (name(of: symbol), symbol.start)
+        let (end, overflow) = symbol.start.addingReportingOverflow(symbol.size)
+        let covers = symbol.size == 0 || overflow || address < end
+        return Match(name: name(of: symbol), start: symbol.start, covers: covers)
+    }
+
+    /// This table with `other`'s symbols added (a debug file's full table over a stripped
+    /// object's): at an address both have, `other`'s symbol wins.
+    func merged(with other: ELFSymbolTable) -> ELFSymbolTable {
+        var result = other
+        let offset = UInt8(clamping: result.stringTables.count)
+        guard Int(offset) + stringTables.count <= Int(UInt8.max) else { return other }
+        result.stringTables += stringTables
+        let known = Set(other.symbols.map(\.start))
+        for var symbol in symbols where !known.contains(symbol.start) {
+            symbol.stringTable += offset
+            result.symbols.append(symbol)
+        }
+        result.symbols.sort { $0.start < $1.start }
+        result.buildID = buildID
+        result.debugLink = debugLink
+        return result
     }
 
     private func name(of symbol: Symbol) -> String {
@@ -59,10 +97,12 @@ struct ELFSymbolTable: Sendable {
             let sectionOffset = read(0x28, as: UInt64.self),
             let entrySize = read(0x3A, as: UInt16.self),
             let sectionCount = read(0x3C, as: UInt16.self),
-            entrySize >= 64
+            let namesIndex = read(0x3E, as: UInt16.self),
+            entrySize >= 64, sectionOffset < UInt64(bytes.count)
         else { return nil }
 
         struct Section {
+            var name: UInt32
             var type: UInt32
             var offset: Int
             var size: Int
@@ -71,15 +111,40 @@ struct ELFSymbolTable: Sendable {
         var sections: [Section] = []
         for index in 0..<Int(sectionCount) {
             let base = Int(sectionOffset) + index * Int(entrySize)
-            guard let type = read(base + 4, as: UInt32.self),
+            guard let name = read(base, as: UInt32.self),
+                let type = read(base + 4, as: UInt32.self),
                 let offset = read(base + 24, as: UInt64.self),
                 let size = read(base + 32, as: UInt64.self),
-                let link = read(base + 40, as: UInt32.self)
+                let link = read(base + 40, as: UInt32.self),
+                let offsetValue = Int(exactly: offset), let sizeValue = Int(exactly: size)
             else { return nil }
-            sections.append(Section(type: type, offset: Int(offset), size: Int(size), link: Int(link)))
+            sections.append(Section(name: name, type: type, offset: offsetValue, size: sizeValue, link: Int(link)))
+        }
+        func contents(_ section: Section) -> UnsafeRawBufferPointer? {
+            guard section.offset >= 0, section.size >= 0, section.offset <= bytes.count,
+                section.size <= bytes.count - section.offset
+            else { return nil }
+            return UnsafeRawBufferPointer(rebasing: bytes[section.offset..<section.offset + section.size])
+        }
+        func sectionName(_ section: Section) -> String {
+            guard Int(namesIndex) < sections.count, let names = contents(sections[Int(namesIndex)]),
+                Int(section.name) < names.count
+            else { return "" }
+            let tail = names[Int(section.name)...]
+            return String(decoding: tail.prefix { $0 != 0 }, as: UTF8.self)
         }
 
         var table = ELFSymbolTable()
+        let note: UInt32 = 7
+        let nobits: UInt32 = 8
+        for section in sections where section.type != nobits {
+            if section.type == note, table.buildID.isEmpty, let body = contents(section) {
+                table.buildID = buildIDNote(in: body) ?? []
+            } else if sectionName(section) == ".gnu_debuglink", let body = contents(section) {
+                let name = String(decoding: body.prefix { $0 != 0 }, as: UTF8.self)
+                if !name.isEmpty, !name.contains("/") { table.debugLink = name }
+            }
+        }
         var seen = Set<UInt64>()
         let symtab: UInt32 = 2
         let dynsym: UInt32 = 11
@@ -113,5 +178,27 @@ struct ELFSymbolTable: Sendable {
         }
         table.symbols.sort { $0.start < $1.start }
         return table
+    }
+
+    /// The descriptor of an `NT_GNU_BUILD_ID` note in a note section's bytes.
+    private static func buildIDNote(in body: UnsafeRawBufferPointer) -> [UInt8]? {
+        func word(_ offset: Int) -> Int? {
+            guard offset >= 0, offset + 4 <= body.count else { return nil }
+            return Int(UInt32(littleEndian: body.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
+        }
+        func aligned(_ value: Int) -> Int { (value + 3) & ~3 }
+        var offset = 0
+        while let nameSize = word(offset), let descriptorSize = word(offset + 4), let type = word(offset + 8) {
+            let nameStart = offset + 12
+            let descriptorStart = nameStart + aligned(nameSize)
+            guard nameSize <= body.count, descriptorSize <= body.count, descriptorStart + descriptorSize <= body.count
+            else { return nil }
+            let name = body[nameStart..<nameStart + nameSize]
+            if type == 3, nameSize == 4, Array(name) == Array("GNU\0".utf8), descriptorSize > 0 {
+                return Array(body[descriptorStart..<descriptorStart + descriptorSize])
+            }
+            offset = descriptorStart + aligned(descriptorSize)
+        }
+        return nil
     }
 }

@@ -4,7 +4,9 @@ import Synchronization
 
 /// A code address resolved to a function.
 public struct SymbolizedFrame: Hashable, Sendable {
-    /// Demangled function name, or `object+0xoffset` when no symbol covers the address.
+    /// Demangled function name. When no symbol covers the address: `name [after, in object]`
+    /// for the nearest symbol below it, or `[unknown in object]`, so unresolved addresses group
+    /// by object and nearest symbol instead of making one row each.
     public var name: String
     /// File name of the object holding the address (`?` when no object does).
     public var object: String
@@ -29,7 +31,9 @@ public protocol Symbolizer: Sendable {
 }
 
 /// A ``Symbolizer`` that reads the ELF symbol tables (`.symtab` and `.dynsym`) of every object
-/// loaded in this process and demangles Swift (and C++) names.
+/// loaded in this process, and of their separate debug files (found by build-id under
+/// `/usr/lib/debug/.build-id/` and by `.gnu_debuglink`, as gdb and perf find them), and demangles
+/// Swift (and C++) names. The vDSO's table is read from memory.
 ///
 /// SwiftPM executables export no Swift symbols, so `dladdr` cannot name their frames; the
 /// static `.symtab` can, in debug and release builds alike. Tables are read on first use of an
@@ -87,14 +91,21 @@ public final class ELFSymbolizer: Symbolizer {
             state.tables[object.path] = table
         }
         let linkAddress = UInt64(address &- object.base)
-        if let (mangled, start) = table?.lookup(linkAddress) {
+        guard let match = table?.nearest(linkAddress) else {
+            // No symbol below it: one name per object, so such addresses group together.
             return SymbolizedFrame(
-                name: demangler.demangle(mangled), object: object.displayName,
-                offset: UInt(linkAddress - start), isResolved: true)
+                name: "[unknown in \(object.displayName)]", object: object.displayName, offset: UInt(linkAddress),
+                isResolved: false)
         }
+        let name = demangler.demangle(match.name)
+        if match.covers {
+            return SymbolizedFrame(
+                name: name, object: object.displayName, offset: UInt(linkAddress - match.start), isResolved: true)
+        }
+        // Past the end of the nearest symbol below: grouped under that symbol, marked as a guess.
         return SymbolizedFrame(
-            name: "\(object.displayName)+0x\(String(linkAddress, radix: 16))", object: object.displayName,
-            offset: UInt(linkAddress), isResolved: false)
+            name: "\(name) [after, in \(object.displayName)]", object: object.displayName,
+            offset: UInt(linkAddress - match.start), isResolved: false)
     }
 
     private static func readTable(of object: LoadedObject) -> ELFSymbolTable? {
@@ -110,10 +121,43 @@ public final class ELFSymbolizer: Symbolizer {
             let mappedEnd = (end + page - 1) / page * page
             return ELFSymbolTable(image: Data(bytes: pointer, count: Int(mappedEnd - start)))
         }
-        guard let data = try? Data(contentsOf: URL(fileURLWithPath: object.path), options: .alwaysMapped) else {
-            return nil
+        guard let data = try? Data(contentsOf: URL(fileURLWithPath: object.path), options: .alwaysMapped),
+            let table = ELFSymbolTable(image: data)
+        else { return nil }
+        // A separate debug file, as gdb and perf find them, has the full symbol table (libc's
+        // internal functions, for one).
+        for path in debugFileCandidates(for: object.path, table: table) {
+            guard let debugData = try? Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped),
+                let debugTable = ELFSymbolTable(image: debugData), debugTable.count > 0
+            else { continue }
+            // A build-id match is certain; a debug link must carry the same build-id when it has one.
+            if !debugTable.buildID.isEmpty, !table.buildID.isEmpty, debugTable.buildID != table.buildID { continue }
+            return table.merged(with: debugTable)
         }
-        return ELFSymbolTable(image: data)
+        return table
+    }
+
+    /// Folders searched for separate debug files, in order (gdb's default `debug-file-directory`).
+    static let debugFileDirectories = ["/usr/lib/debug"]
+
+    /// Where the debug file of the object at `path` may be: by build-id under
+    /// `/usr/lib/debug/.build-id/ab/cdef….debug`, then by `.gnu_debuglink` next to the object,
+    /// in its `.debug/` folder, and under `/usr/lib/debug` plus the object's folder.
+    static func debugFileCandidates(for path: String, table: ELFSymbolTable) -> [String] {
+        var candidates: [String] = []
+        if table.buildID.count >= 2 {
+            let hex = table.buildID.map { String(format: "%02x", $0) }.joined()
+            for directory in debugFileDirectories {
+                candidates.append("\(directory)/.build-id/\(hex.prefix(2))/\(hex.dropFirst(2)).debug")
+            }
+        }
+        if let link = table.debugLink {
+            let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+            candidates.append("\(folder)/\(link)")
+            candidates.append("\(folder)/.debug/\(link)")
+            for directory in debugFileDirectories { candidates.append("\(directory)\(folder)/\(link)") }
+        }
+        return candidates.filter { $0 != path }
     }
 
     private static func loadedObjects() -> [LoadedObject] {

@@ -176,3 +176,33 @@ extension SamplerTests {
                 "vDSO leaves: \(Set(inVDSO.map(\.name)))")
     }
 }
+
+/// Whether separate debug files are installed (Debian's libc6-dbg puts libc's under here).
+let debugFilesInstalled = FileManager.default.fileExists(atPath: "/usr/lib/debug/.build-id")
+
+extension SamplerTests {
+    @Test(
+        "libc's internal functions are named from its separate debug file, found by build-id",
+        .enabled(if: debugFilesInstalled, "needs libc6-dbg (make test installs it)"))
+    func libcInternalsNamedFromDebugFile() throws {
+        let tid = Mutex(0)
+        let release = DispatchSemaphore(value: 0)
+        let started = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            tid.withLock { $0 = Sampler.currentThreadID }
+            started.signal()
+            release.wait()  // parked in a futex wait, inside libc
+        }
+        thread.start()
+        started.wait()
+        usleep(20_000)
+        let stack = try #require(Sampler.captureStack(ofThread: tid.withLock { $0 }))
+        release.signal()
+        let symbolizer = ELFSymbolizer()
+        let frames = stack.enumerated().map { index, address in symbolizer.symbolize(index == 0 ? address : address - 1) }
+        let libc = frames.filter { $0.object == "libc.so.6" }
+        #expect(!libc.isEmpty, "the wait is in libc: \(frames.map(\.name))")
+        #expect(libc.allSatisfy { $0.isResolved }, "libc frames: \(libc.map(\.name))")
+        #expect(libc.contains { $0.name.hasPrefix("__futex") || $0.name.contains("futex") }, "\(libc.map(\.name))")
+    }
+}
