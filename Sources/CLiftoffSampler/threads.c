@@ -34,7 +34,7 @@
 typedef struct lo_thread {
     pid_t tid;
     uint32_t generation;
-    uint8_t pending, has_stack, checked, gone, names_read;
+    uint8_t pending, has_stack, stack_waits, checked, gone, names_read;
     uint32_t interval, idle_streak;
     uint64_t sent_ns, base_cpu, answer_cpu, read_cpu, last_tick, next_tick;
     char name[LO_NAME_BYTES];
@@ -305,15 +305,19 @@ static uint64_t lo_check(lo_thread *thread, pid_t pid, uint64_t now_ns, uint64_t
     }
     uint64_t covered = tick > thread->last_tick ? tick - thread->last_tick : 1;
     uint64_t used = cpu > thread->base_cpu ? cpu - thread->base_cpu : 0;
-    if (thread->has_stack && used <= g_idle_cpu_ns) {
+    // A wait repeats the thread's last stack only when that stack was taken while it waited (in
+    // a system call); a thread caught running that then stopped is signalled once more, to learn
+    // where it waits.
+    if (thread->has_stack && thread->stack_waits && used <= g_idle_cpu_ns) {
         lo_store_append(thread->tid, now_ns, 0, 0, covered, LO_SAMPLE_WAITING, NULL, 0);
         thread->base_cpu = cpu;
         if (++thread->idle_streak >= LO_IDLE_STREAK && thread->interval < g_max_interval) {
             thread->interval = thread->interval * 2 < g_max_interval ? thread->interval * 2 : g_max_interval;
         }
     } else {
-        // It ran: ticks skipped while it was thought idle keep its previous stack.
-        if (thread->has_stack && covered > 1) {
+        // It ran: ticks skipped while it was thought idle keep its previous stack, when that
+        // stack was a wait.
+        if (thread->has_stack && thread->stack_waits && covered > 1) {
             lo_store_append(thread->tid, now_ns - g_period_ns, 0, 0, covered - 1, LO_SAMPLE_WAITING, NULL, 0);
         }
         if (syscall(SYS_tgkill, pid, thread->tid, SIGPROF) == 0) {
@@ -337,7 +341,7 @@ static uint64_t lo_check(lo_thread *thread, pid_t pid, uint64_t now_ns, uint64_t
 }
 
 static int lo_is_idle(const lo_thread *thread) {
-    return thread->idle_streak >= LO_IDLE_STREAK && !thread->pending && thread->has_stack;
+    return thread->idle_streak >= LO_IDLE_STREAK && !thread->pending && thread->has_stack && thread->stack_waits;
 }
 
 // The idle group check. Reading every idle thread's clock costs a system call each; instead,
@@ -422,6 +426,7 @@ void lo_threads_answer(const lo_slot *slot) {
         thread->pending = 0;
         thread->last_tick = g_current_tick;
         thread->has_stack = slot->depth > 0;
+        thread->stack_waits = (slot->flags & LO_SAMPLE_IN_SYSCALL) != 0;
         // The handler's time is not the thread's own work.
         thread->base_cpu = thread->base_cpu + slot->handler_ns < thread->base_cpu ? UINT64_MAX
                                                                                   : thread->base_cpu + slot->handler_ns;

@@ -233,7 +233,7 @@ struct DemoCommand: ParsableCommand {
                 var leaves: [String: Int] = [:]
                 for stack in hang.stacks {
                     // The innermost frame of the demo's own code in each sampled stack.
-                    let names = profile.frameIndices(ofStack: stack).map { profile.frames[$0].name }
+                    let names = profile.frameIndices(ofStack: stack).map { profile.frames[$0].displayName }
                     if let own = names.last(where: { $0.contains("LiftoffDemo.") }) ?? names.last { leaves[own, default: 0] += 1 }
                 }
                 let top = leaves.max { $0.value < $1.value }.map { "\($0.key) in \($0.value) of \(hang.stacks.count) stacks" } ?? "no stacks"

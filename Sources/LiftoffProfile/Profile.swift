@@ -170,16 +170,24 @@ extension Profile {
 
     /// A function in the frame table.
     public struct Frame: Codable, Sendable, Hashable {
-        /// Demangled function name, or `object+0xoffset` when no symbol covers the address.
+        /// The full demangled signature, e.g. `LiftoffDemo.StretchedHash.absorb(Swift.String) -> ()`,
+        /// or a placeholder naming the object when no symbol covers the address.
         public var name: String
         /// File name of the loaded object (executable or shared library) holding the code.
         public var object: String
+        /// A short name for people, e.g. `StretchedHash.absorb(_:)` (as `swift demangle
+        /// --simplified` writes it); absent when it would be the same as ``name``.
+        public var short: String?
 
         /// Creates a frame.
-        public init(name: String, object: String) {
+        public init(name: String, object: String, short: String? = nil) {
             self.name = name
             self.object = object
+            self.short = short == name ? nil : short
         }
+
+        /// The name reports show: ``short`` when there is one, else ``name``.
+        public var displayName: String { short ?? name }
     }
 
     /// The stack prefix tree, in two parallel columns.

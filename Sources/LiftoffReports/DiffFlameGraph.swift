@@ -45,7 +45,7 @@ public struct DiffFlameGraph: Sendable {
                     }
                     var node = stack >= 0 ? known[stack] : 0
                     for entry in path.reversed() {
-                        node = child(of: node, named: profile.frames[profile.stacks.frame[entry]].name, index: &index)
+                        node = child(of: node, named: profile.frames[profile.stacks.frame[entry]].displayName, index: &index)
                         known[entry] = node
                     }
                     // Add the sample to its leaf and every ancestor.

@@ -64,7 +64,7 @@ public struct FlameTree: Sendable, Equatable {
             if stack < 0 { return base }
             if known[stack] >= 0 { return known[stack] }
             let parent = node(forStack: profile.stacks.parent[stack], base: base, &known)
-            let result = child(of: parent, named: profile.frames[profile.stacks.frame[stack]].name)
+            let result = child(of: parent, named: profile.frames[profile.stacks.frame[stack]].displayName)
             known[stack] = result
             return result
         }

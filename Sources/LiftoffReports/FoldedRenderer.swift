@@ -25,7 +25,7 @@ public enum FoldedRenderer {
         var paths = [String?](repeating: nil, count: profile.stacks.count)
         func path(_ stack: Int) -> String {
             if let known = paths[stack] { return known }
-            let name = escape(profile.frames[profile.stacks.frame[stack]].name)
+            let name = escape(profile.frames[profile.stacks.frame[stack]].displayName)
             let parent = profile.stacks.parent[stack]
             let result = parent < 0 ? name : path(parent) + ";" + name
             paths[stack] = result

@@ -243,7 +243,7 @@ public struct HTMLReportRenderer: Sendable {
             json.nextKey("bars")
             json.raw("{")
             json.key("name")
-            json.intArray(bars.map { names.index(of: profile.frames[$0.frame].name) })
+            json.intArray(bars.map { names.index(of: profile.frames[$0.frame].displayName) })
             json.nextKey("depth")
             json.intArray(bars.map(\.depth))
             json.nextKey("waiting")
@@ -311,7 +311,7 @@ public struct HTMLReportRenderer: Sendable {
 
     private func stackNames(_ stack: Int?, _ profile: Profile) -> [String] {
         guard let stack, stack >= 0, stack < profile.stacks.count else { return [] }
-        return profile.frameIndices(ofStack: stack).reversed().map { profile.frames[$0].name }
+        return profile.frameIndices(ofStack: stack).reversed().map { profile.frames[$0].displayName }
     }
 
     private func writeViolations(_ json: inout JSONWriter, _ profile: Profile) {

@@ -17,7 +17,7 @@ struct HangDigest {
         for stack in hang.stacks where stack >= 0 && stack < profile.stacks.count {
             var seen = Set<String>()
             for (depth, frame) in profile.frameIndices(ofStack: stack).enumerated() {
-                let name = profile.frames[frame].name
+                let name = profile.frames[frame].displayName
                 guard seen.insert(name).inserted else { continue }
                 counts[name, default: (0, 0)].count += 1
                 counts[name, default: (0, 0)].depth += depth

@@ -66,10 +66,10 @@ public struct ProfileSummary: Sendable, Equatable {
             let frame = profile.frames[profile.stacks.frame[profile.samples.stack[index]]]
             if profile.samples.state[index] == .running {
                 runningPerThread[thread, default: 0] += 1
-                selfByName[frame.name, default: 0] += 1
+                selfByName[frame.displayName, default: 0] += 1
             } else {
                 waitingPerThread[thread, default: 0] += 1
-                waits[WaitKey(thread: thread, function: frame.name), default: 0] += 1
+                waits[WaitKey(thread: thread, function: frame.displayName), default: 0] += 1
             }
         }
         running = runningPerThread.values.reduce(0, +)

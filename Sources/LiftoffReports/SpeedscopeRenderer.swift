@@ -48,7 +48,7 @@ public struct SpeedscopeRenderer: Sendable {
         for frame in profile.frames {
             if !firstFrame { json.raw(",") }
             firstFrame = false
-            writeFrame(&json, name: frame.name, file: frame.object)
+            writeFrame(&json, name: frame.displayName, file: frame.object)
         }
         for frame in extraFrames {
             if !firstFrame { json.raw(",") }

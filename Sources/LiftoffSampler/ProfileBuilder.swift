@@ -8,6 +8,8 @@ public struct ProfileBuilder {
     private var stacks = Profile.StackTable()
     private var stackIndex: [StackKey: Int] = [:]
     private var addressFrame: [UInt: Int] = [:]
+    /// The mangled symbol of each frame that has one, for short names at build time.
+    private var frameSymbol: [Int: String] = [:]
     private var samples = Profile.SampleTable()
     private var threadIDs = Set<Int>()
     /// Each thread's last stack, so waiting samples (which repeat it) cost one comparison.
@@ -22,6 +24,9 @@ public struct ProfileBuilder {
 
     /// Name of the frame placed at the root of a stack cut at 128 frames.
     public static let truncatedFrameName = "[truncated]"
+
+    /// Whether `build` gives Swift frames short names (through the toolchain's `swift-demangle`).
+    public var simplifiesNames = true
 
     /// Creates a builder.
     /// - Parameters:
@@ -93,8 +98,16 @@ public struct ProfileBuilder {
                 id: id, name: threadNames[id] ?? (id == mainThreadID ? "main" : "thread \(id)"),
                 isMain: id == mainThreadID)
         }
+        // Short names for Swift frames, from one batch through the toolchain's simplifier.
+        var named = frames
+        if simplifiesNames {
+            let short = SwiftNameSimplifier.simplify(Array(frameSymbol.values))
+            for (index, mangled) in frameSymbol {
+                if let name = short[mangled], name != named[index].name { named[index].short = name }
+            }
+        }
         return Profile(
-            metadata: metadata, timeOriginNs: timeOriginNs, phases: phases, threads: threads, frames: frames,
+            metadata: metadata, timeOriginNs: timeOriginNs, phases: phases, threads: threads, frames: named,
             stacks: stacks, samples: samples, counts: counts)
     }
 
@@ -103,6 +116,7 @@ public struct ProfileBuilder {
         let symbol = symbolizer.symbolize(address)
         let index = frame(named: symbol.name, object: symbol.object)
         addressFrame[address] = index
+        if let mangled = symbol.symbol { frameSymbol[index] = mangled }
         return index
     }
 

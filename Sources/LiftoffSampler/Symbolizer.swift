@@ -14,13 +14,16 @@ public struct SymbolizedFrame: Hashable, Sendable {
     public var offset: UInt
     /// Whether a symbol was found.
     public var isResolved: Bool
+    /// The symbol as the object names it (mangled), when one was found.
+    public var symbol: String?
 
     /// Creates a resolved or unresolved frame.
-    public init(name: String, object: String, offset: UInt, isResolved: Bool) {
+    public init(name: String, object: String, offset: UInt, isResolved: Bool, symbol: String? = nil) {
         self.name = name
         self.object = object
         self.offset = offset
         self.isResolved = isResolved
+        self.symbol = symbol
     }
 }
 
@@ -100,7 +103,8 @@ public final class ELFSymbolizer: Symbolizer {
         let name = demangler.demangle(match.name)
         if match.covers {
             return SymbolizedFrame(
-                name: name, object: object.displayName, offset: UInt(linkAddress - match.start), isResolved: true)
+                name: name, object: object.displayName, offset: UInt(linkAddress - match.start), isResolved: true,
+                symbol: match.name)
         }
         // Past the end of the nearest symbol below: grouped under that symbol, marked as a guess.
         return SymbolizedFrame(

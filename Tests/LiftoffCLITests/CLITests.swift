@@ -132,6 +132,9 @@ struct CLIEndToEndTests {
         #expect(main.name == "main")
         #expect(profile.samples.thread.filter { $0 == main.id }.count > 20)
         #expect(profile.frames.contains { $0.name.hasPrefix("static LiftoffDemo.DemoWorkload.decodeCatalog(") })
+        // Reports show short names (as `swift demangle --simplified` writes them); the full one stays.
+        let decode = try #require(profile.frames.first { $0.name.hasPrefix("static LiftoffDemo.DemoWorkload.decodeCatalog(") })
+        #expect(decode.short == "static DemoWorkload.decodeCatalog(_:)")
         #expect(profile.phases.mainEntryNs > profile.phases.processStartNs)
         #expect(profile.phases.endNs > profile.phases.mainEntryNs)
         #expect(profile.metadata.samplingRateHz == 500)
@@ -165,9 +168,10 @@ struct CLIEndToEndTests {
         #expect(profile.tasks.first { $0.name == "build views" }?.threadID == main.id)
 
         let folded = try String(contentsOf: folder.appendingPathComponent("flame.folded"), encoding: .utf8)
-        #expect(folded.contains("LiftoffDemo.DemoWorkload.hashCatalog"))
+        #expect(folded.contains("static\u{A0}DemoWorkload.hashCatalog(_:workers:)"))
         let svg = try String(contentsOf: folder.appendingPathComponent("flame.svg"), encoding: .utf8)
-        #expect(svg.contains("LiftoffDemo.DemoWorkload.decodeCatalog"))
+        #expect(svg.contains("static DemoWorkload.decodeCatalog(_:)"))
+        #expect(!svg.contains("LiftoffDemo.DemoWorkload"), "the SVG shows short names")
         for format in ReportFormat.allCases {
             let text = try String(contentsOf: folder.appendingPathComponent(format.demoFileName), encoding: .utf8)
             #expect(text == format.render(profile, perThread: false), "\(format.demoFileName) renders profile.json")

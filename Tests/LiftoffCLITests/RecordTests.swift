@@ -160,7 +160,7 @@ struct RecordTests {
         #expect(improved.stdout.hasPrefix("Launch time improved"), "\(improved.stdout)")
         // The slowed function is drawn red: it exists only in head.
         let svg = try String(contentsOf: diffFolder.appendingPathComponent("diff-flame.svg"), encoding: .utf8)
-        let line = try #require(svg.split(separator: "\n").first { $0.contains("<title>static LiftoffDemo.DemoWorkload.extraWork") })
+        let line = try #require(svg.split(separator: "\n").first { $0.contains("<title>static DemoWorkload.extraWork(nanoseconds:)") })
         #expect(line.contains("(new)"))
         #expect(line.contains("fill=\"rgb(255,55,55)\""))
         #expect(FileManager.default.fileExists(atPath: diffFolder.appendingPathComponent("diff-flame.html").path))

@@ -206,3 +206,36 @@ extension SamplerTests {
         #expect(libc.contains { $0.name.hasPrefix("__futex") || $0.name.contains("futex") }, "\(libc.map(\.name))")
     }
 }
+
+extension SamplerTests {
+    @Test("a thread that computes and then blocks is recorded waiting where it blocked, not where it last ran")
+    func waitsCarryTheBlockedStack() throws {
+        try Sampler.start(SamplerConfiguration(rateHz: 1000))
+        let tid = Mutex(0)
+        let release = DispatchSemaphore(value: 0)
+        // From computing straight into the wait, so the step costs the thread only microseconds.
+        let thread = Thread {
+            tid.withLock { $0 = Sampler.currentThreadID }
+            workerSpin2(until: deadline(afterMilliseconds: 150))
+            release.wait()
+        }
+        thread.start()
+        let end = deadline(afterMilliseconds: 450)
+        while DispatchTime.now().uptimeNanoseconds < end { usleep(10_000) }
+        let recording = Sampler.stop()
+        release.signal()
+
+        let symbolizer = ELFSymbolizer()
+        let samples = recording.samples.filter { $0.threadID == tid.withLock { $0 } }
+        let running = samples.filter { $0.state == .running }
+        let waiting = samples.filter { $0.state == .waiting }
+        #expect(running.count >= 50, "it computed for 150 ms: \(running.count) running samples")
+        #expect(waiting.count >= 150, "it waited for 300 ms: \(waiting.count) waiting samples")
+        let stale = waiting.filter { sample in
+            sample.addresses.enumerated().contains { index, address in
+                symbolizer.symbolize(index == 0 ? address : address - 1).name.contains("workerSpin2")
+            }
+        }
+        #expect(stale.isEmpty, "\(stale.count) of \(waiting.count) waits carry the stack of the work before the wait")
+    }
+}
