@@ -660,6 +660,8 @@ enum HTMLReportAssets {
           phases: records(d.phases).filter(function (p) { return isNum(p.startMs) && isNum(p.endMs); }),
           markers: records(d.markers).filter(function (m) { return isNum(m.timeMs); }),
           names: list(d.names).map(oneLine),
+          // Full signatures behind short names, by index in `names`.
+          fullNames: list(d.fullNames).map(function (name) { return typeof name === 'string' ? oneLine(name) : null; }),
           flame: {
             merged: flame.merged || {}, perThread: flame.perThread || {},
             mergedWall: flame.mergedWall || flame.merged || {}, perThreadWall: flame.perThreadWall || flame.perThread || {}
@@ -741,9 +743,17 @@ enum HTMLReportAssets {
 
       var lowerCaseNames = new WeakMap();
 
-      /** Per entry of the names table: 1 when the name contains `query` (case-insensitive). */
-      function matchNames(names, query) {
-        if (!lowerCaseNames.has(names)) lowerCaseNames.set(names, names.map(function (name) { return name.toLowerCase(); }));
+      /**
+       * Per entry of the names table: 1 when the name, or the full signature behind a short name,
+       * contains `query` (case-insensitive).
+       */
+      function matchNames(names, query, fullNames) {
+        if (!lowerCaseNames.has(names)) {
+          lowerCaseNames.set(names, names.map(function (name, index) {
+            var full = fullNames && fullNames[index];
+            return (full ? name + '\n' + full : name).toLowerCase();
+          }));
+        }
         var lower = lowerCaseNames.get(names);
         var needle = query.toLowerCase();
         var matches = new Uint8Array(names.length);
@@ -1037,6 +1047,7 @@ enum HTMLReportAssets {
           var zoom = state.zoom;
           var inZoom = node >= zoom && node < tree.end[zoom];
           showTooltip(event, treeLabel(tree, node), [
+            data.fullNames[tree.name[node]] || null,
             plural(tree.total[node], 'sample') + (tree.self[node] ? ' (' + fmtInt(tree.self[node]) + ' self)' : ''),
             tree.waiting[node] ? (tree.waiting[node] === tree.total[node] ? 'all waiting'
               : fmtInt(tree.waiting[node]) + ' waiting') : null,
@@ -1061,7 +1072,7 @@ enum HTMLReportAssets {
           clearTimeout(searchTimer);
           searchTimer = setTimeout(function () {
             var query = search.value.trim();
-            state.matches = query ? matchNames(data.names, query) : null;
+            state.matches = query ? matchNames(data.names, query, data.fullNames) : null;
             updateMatchInfo();
             render();
             shared.setMatches(state.matches);
@@ -1592,7 +1603,7 @@ enum HTMLReportAssets {
           }
           var index = event.target.getAttribute('data-i');
           var item = index === null ? null : chart.items[+index];
-          if (item) showTimelineTooltip(event, item, chart.thread, tl.data.names);
+          if (item) showTimelineTooltip(event, item, chart.thread, tl.data.names, tl.data.fullNames);
           else hideTooltip();
         });
         function endDrag() {
@@ -1604,10 +1615,11 @@ enum HTMLReportAssets {
         svg.addEventListener('mouseleave', hideTooltip);
       }
 
-      function showTimelineTooltip(event, item, thread, names) {
+      function showTimelineTooltip(event, item, thread, names, fullNames) {
         if (item.kind === 'bar') {
           var start = thread.start[item.bar];
           showTooltip(event, frameName(names, thread.name[item.bar]), [
+            fullNames[thread.name[item.bar]] || null,
             (thread.waiting[item.bar] ? 'waiting · ' : '') +
               'start ' + fmtMs(start) + ' · duration ' + fmtMs(thread.end[item.bar] - start),
             'depth ' + item.depth + ' · ' + thread.label

@@ -103,6 +103,17 @@ public struct HTMLReportRenderer: Sendable {
 
         json.nextKey("names")
         json.stringArray(names.names)
+        // The full signature behind each short name (null where the name is already full), for
+        // tooltips and search.
+        var full = [String: String]()
+        for frame in profile.frames where frame.short != nil { full[frame.displayName] = frame.name }
+        json.nextKey("fullNames")
+        json.raw("[")
+        for (index, name) in names.names.enumerated() {
+            if index > 0 { json.raw(",") }
+            if let signature = full[name] { json.string(signature) } else { json.raw("null") }
+        }
+        json.raw("]")
         json.nextKey("flame")
         json.raw(bytes: flame.bytes)
         json.nextKey("threads")

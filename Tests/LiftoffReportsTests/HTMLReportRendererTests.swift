@@ -26,6 +26,22 @@ struct HTMLReportRendererTests {
         }
     }
 
+    @Test("frames show their short names; the full signature rides along for tooltips and search")
+    func shortNames() throws {
+        var profile = launchProfile()
+        let full = "LiftoffDemo.Parser.parse(Swift.String) -> Swift.Int"
+        let parse = try #require(profile.frames.firstIndex { $0.name == "parse" })
+        profile.frames[parse] = Profile.Frame(name: full, object: "app", short: "Parser.parse(_:)")
+        let data = try data(profile)
+        let names = try #require(data["names"] as? [String])
+        let fullNames = try #require(data["fullNames"] as? [Any])
+        #expect(names.count == fullNames.count)
+        let index = try #require(names.firstIndex(of: "Parser.parse(_:)"))
+        #expect(fullNames[index] as? String == full)
+        #expect(!names.contains(full), "the page draws the short name")
+        #expect(fullNames.filter { $0 is String }.count == 1, "names that are already full carry nothing")
+    }
+
     @Test("the embedded data has the header, phases, trees, bars, tasks and violations of the profile")
     func dataContents() throws {
         let data = try data(launchProfile())
