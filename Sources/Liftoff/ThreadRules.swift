@@ -1,4 +1,5 @@
 import Foundation
+import LiftoffProfile
 import LiftoffSampler
 import Synchronization
 
@@ -44,11 +45,15 @@ public struct ThreadViolation: Sendable, Equatable {
         }
     }
 
-    /// The message followed by the symbolized stack, one frame a line.
+    /// The message followed by the symbolized stack, one frame a line, from the first frame
+    /// outside Liftoff (Liftoff's own frames above it are counted in one line).
     public func report(symbolizer: any Symbolizer = ThreadRules.symbolizer) -> String {
         var lines = ["Thread rule '\(rule)' violated: \(message)"]
-        for (index, address) in stack.enumerated() {
-            let frame = symbolizer.symbolize(address &- 1)
+        let frames = stack.map { symbolizer.symbolize($0 &- 1) }
+        let own = frames.prefix { Profile.Frame.isLiftoff($0.name) }.count
+        let shown = own < frames.count ? own : 0
+        if shown > 0 { lines.append("  (\(shown) Liftoff frame\(shown == 1 ? "" : "s") above)") }
+        for (index, frame) in frames.enumerated().dropFirst(shown) {
             lines.append("  \(index): \(frame.name) (\(frame.object))")
         }
         return lines.joined(separator: "\n")

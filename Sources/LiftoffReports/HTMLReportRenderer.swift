@@ -320,9 +320,14 @@ public struct HTMLReportRenderer: Sendable {
         json.raw("]")
     }
 
+    /// A stack's names, leaf first, from the first frame outside Liftoff (its own frames above
+    /// the user's code are folded into one line saying how many).
     private func stackNames(_ stack: Int?, _ profile: Profile) -> [String] {
         guard let stack, stack >= 0, stack < profile.stacks.count else { return [] }
-        return profile.frameIndices(ofStack: stack).reversed().map { profile.frames[$0].displayName }
+        let frames = profile.frameIndices(ofStack: stack).reversed().map { profile.frames[$0] }
+        let own = frames.prefix { $0.isLiftoff }.count
+        guard own > 0, own < frames.count else { return frames.map(\.displayName) }
+        return ["(\(own) Liftoff frame\(own == 1 ? "" : "s"))"] + frames.dropFirst(own).map(\.displayName)
     }
 
     private func writeViolations(_ json: inout JSONWriter, _ profile: Profile) {

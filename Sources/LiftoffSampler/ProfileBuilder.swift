@@ -103,7 +103,11 @@ public struct ProfileBuilder {
         if simplifiesNames {
             let short = SwiftNameSimplifier.simplify(Array(frameSymbol.values))
             for (index, mangled) in frameSymbol {
-                if let name = short[mangled], name != named[index].name { named[index].short = name }
+                guard let name = short[mangled] else { continue }
+                // A frame past its symbol's end keeps its marker after the short name.
+                let marker = ELFSymbolizer.afterMarker(named[index].object)
+                let shortName = named[index].name.hasSuffix(marker) ? name + marker : name
+                if shortName != named[index].name { named[index].short = shortName }
             }
         }
         return Profile(

@@ -108,8 +108,8 @@ public final class ELFSymbolizer: Symbolizer {
         }
         // Past the end of the nearest symbol below: grouped under that symbol, marked as a guess.
         return SymbolizedFrame(
-            name: "\(name) [after, in \(object.displayName)]", object: object.displayName,
-            offset: UInt(linkAddress - match.start), isResolved: false)
+            name: "\(name)\(Self.afterMarker(object.displayName))", object: object.displayName,
+            offset: UInt(linkAddress - match.start), isResolved: false, symbol: match.name)
     }
 
     private static func readTable(of object: LoadedObject) -> ELFSymbolTable? {
@@ -140,6 +140,9 @@ public final class ELFSymbolizer: Symbolizer {
         }
         return table
     }
+
+    /// What follows the nearest symbol's name for an address past its end.
+    static func afterMarker(_ object: String) -> String { " [after, in \(object)]" }
 
     /// Folders searched for separate debug files, in order (gdb's default `debug-file-directory`).
     static let debugFileDirectories = ["/usr/lib/debug"]

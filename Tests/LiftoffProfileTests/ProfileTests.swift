@@ -218,4 +218,19 @@ struct AtomicFileTests {
         try AtomicFile.write("two", to: file, durable: false)
         #expect(try String(contentsOf: file, encoding: .utf8) == "two")
     }
+
+    @Test(
+        "Liftoff's own frames are told by their qualified name, not by the types of their parameters",
+        arguments: [
+            ("Liftoff.View.setNeedsDisplay() -> ()", true),
+            ("closure #1 in static Liftoff.ThreadRules.record(rule: Swift.String) -> ()", true),
+            ("static LiftoffSampler.Sampler.captureCurrentStack(maxFrames: Swift.Int) -> Swift.Array<Swift.UInt>", true),
+            ("lo_capture_current_stack", true),
+            ("LiftoffTests.uiWorkFromDetachedTask(Liftoff.View) -> ()", false),
+            ("LiftoffDemo.DemoWorkload.hashCatalog(_: Swift.Array<Liftoff.Item>) -> Swift.UInt64", false),
+            ("main", false),
+        ])
+    func liftoffFrames(name: String, isLiftoff: Bool) {
+        #expect(Profile.Frame(name: name, object: "app").isLiftoff == isLiftoff)
+    }
 }

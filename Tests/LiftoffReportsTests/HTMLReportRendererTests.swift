@@ -26,6 +26,30 @@ struct HTMLReportRendererTests {
         }
     }
 
+    @Test("a violation's stack starts at the first frame outside Liftoff, its own frames counted in one line")
+    func violationStacksStartAtUserCode() throws {
+        var profile = launchProfile()
+        let first = profile.frames.count
+        profile.frames += [
+            Profile.Frame(name: "App.main() -> ()", object: "app"),
+            Profile.Frame(name: "App.show(Liftoff.Label) -> ()", object: "app"),
+            Profile.Frame(name: "Liftoff.Label.text.setter : Swift.String", object: "app"),
+            Profile.Frame(name: "static Liftoff.ThreadRules.record(rule: Swift.String) -> ()", object: "app"),
+        ]
+        var parent = -1
+        for offset in 0..<4 {
+            profile.stacks.parent.append(parent)
+            profile.stacks.frame.append(first + offset)
+            parent = profile.stacks.count - 1
+        }
+        profile.violations = [
+            Profile.Violation(rule: "ui-on-main", message: "m", threadID: 1, threadName: "main", timeNs: 0, stack: parent, count: 1)
+        ]
+        let violations = try #require(try data(profile)["violations"] as? [[String: Any]])
+        let stack = try #require(violations.first?["stack"] as? [String])
+        #expect(stack == ["(2 Liftoff frames)", "App.show(Liftoff.Label) -> ()", "App.main() -> ()"])
+    }
+
     @Test("frames show their short names; the full signature rides along for tooltips and search")
     func shortNames() throws {
         var profile = launchProfile()
