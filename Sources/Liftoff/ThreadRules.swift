@@ -52,9 +52,10 @@ public struct ThreadViolation: Sendable, Equatable {
         let frames = stack.map { symbolizer.symbolize($0 &- 1) }
         let own = frames.prefix { Profile.Frame.isLiftoff($0.name) }.count
         let shown = own < frames.count ? own : 0
+        let short = SwiftNameSimplifier.shortNames(of: Array(frames.dropFirst(shown)))
         if shown > 0 { lines.append("  (\(shown) Liftoff frame\(shown == 1 ? "" : "s") above)") }
-        for (index, frame) in frames.enumerated().dropFirst(shown) {
-            lines.append("  \(index): \(frame.name) (\(frame.object))")
+        for (position, frame) in frames.dropFirst(shown).enumerated() {
+            lines.append("  \(shown + position): \(short[position] ?? frame.name) (\(frame.object))")
         }
         return lines.joined(separator: "\n")
     }

@@ -1,6 +1,7 @@
 import LiftoffProfile
 
-/// The functions a hang's sampled stacks have in common, the most telling first.
+/// The functions a hang's sampled stacks have in common, the most telling first; Liftoff's own
+/// frames (its run loop, the watcher) are left out.
 struct HangDigest {
     /// A function and the number of the hang's stacks it appears in.
     struct Entry: Equatable {
@@ -17,6 +18,8 @@ struct HangDigest {
         for stack in hang.stacks where stack >= 0 && stack < profile.stacks.count {
             var seen = Set<String>()
             for (depth, frame) in profile.frameIndices(ofStack: stack).enumerated() {
+                // Liftoff's run loop is in every hang's stacks: what the hang stayed in is the user's.
+                guard !profile.frames[frame].isLiftoff else { continue }
                 let name = profile.frames[frame].displayName
                 guard seen.insert(name).inserted else { continue }
                 counts[name, default: (0, 0)].count += 1

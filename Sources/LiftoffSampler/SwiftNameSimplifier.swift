@@ -6,7 +6,7 @@ import Foundation
 /// The Swift runtime's demangler only writes full signatures, so this runs the toolchain's
 /// `swift-demangle` once over a batch of mangled names. Without it (a machine with no Swift
 /// toolchain), or if it fails, there are no short names and reports show the full ones.
-enum SwiftNameSimplifier {
+package enum SwiftNameSimplifier {
     /// `swift-demangle` on the `PATH`, or next to the `swift` found there.
     static let tool: String? = {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
@@ -20,6 +20,16 @@ enum SwiftNameSimplifier {
     /// Whether a symbol is a mangled Swift name.
     static func isSwift(_ mangled: String) -> Bool {
         mangled.hasPrefix("$s") || mangled.hasPrefix("_$s") || mangled.hasPrefix("$S") || mangled.hasPrefix("_T0")
+    }
+
+    /// The short name of each frame that has a Swift symbol (nil for the others), from one batch.
+    package static func shortNames(of frames: [SymbolizedFrame]) -> [String?] {
+        let short = simplify(frames.compactMap(\.symbol))
+        return frames.map { frame in
+            guard let symbol = frame.symbol, let name = short[symbol] else { return nil }
+            let marker = ELFSymbolizer.afterMarker(frame.object)
+            return frame.name.hasSuffix(marker) ? name + marker : name
+        }
     }
 
     /// The simplified name of each mangled Swift symbol, or an empty dictionary.
