@@ -80,24 +80,15 @@ extension SamplerTests {
 
     @Test("a thread blocked in a futex is recorded waiting, with its stack, without further signals")
     func blockedThreadWaitsWithoutSignals() throws {
-        let tid = Mutex(0)
-        let release = DispatchSemaphore(value: 0)
-        let started = DispatchSemaphore(value: 0)
-        let thread = Thread {
-            tid.withLock { $0 = Sampler.currentThreadID }
-            started.signal()
-            release.wait()  // a futex wait
-        }
-        thread.start()
-        started.wait()
+        let parked = ParkedThread()
         try Sampler.start(SamplerConfiguration(rateHz: 1000))
         // A signal ends a sleep early: sleep to a deadline.
         let end = deadline(afterMilliseconds: 500)
         while DispatchTime.now().uptimeNanoseconds < end { usleep(10_000) }
         let recording = Sampler.stop()
-        release.signal()
+        parked.release()
 
-        let blocked = tid.withLock { $0 }
+        let blocked = parked.threadID
         let samples = recording.samples.filter { $0.threadID == blocked }
         let running = samples.filter { $0.state == .running }
         let waiting = samples.filter { $0.state == .waiting }
@@ -185,19 +176,10 @@ extension SamplerTests {
         "libc's internal functions are named from its separate debug file, found by build-id",
         .enabled(if: debugFilesInstalled, "needs libc6-dbg (make test installs it)"))
     func libcInternalsNamedFromDebugFile() throws {
-        let tid = Mutex(0)
-        let release = DispatchSemaphore(value: 0)
-        let started = DispatchSemaphore(value: 0)
-        let thread = Thread {
-            tid.withLock { $0 = Sampler.currentThreadID }
-            started.signal()
-            release.wait()  // parked in a futex wait, inside libc
-        }
-        thread.start()
-        started.wait()
+        let parked = ParkedThread()
         usleep(20_000)
-        let stack = try #require(Sampler.captureStack(ofThread: tid.withLock { $0 }))
-        release.signal()
+        let stack = try #require(Sampler.captureStack(ofThread: parked.threadID))
+        parked.release()
         let symbolizer = ELFSymbolizer()
         let frames = stack.enumerated().map { index, address in symbolizer.symbolize(index == 0 ? address : address - 1) }
         let libc = frames.filter { $0.object == "libc.so.6" }

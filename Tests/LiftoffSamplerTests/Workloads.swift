@@ -2,6 +2,8 @@ import Dispatch
 import Foundation
 import Synchronization
 
+@testable import LiftoffSampler
+
 // Functions with names the tests look for in symbolized stacks. They must not be inlined,
 // so each keeps its own frame.
 
@@ -74,4 +76,28 @@ func processThreadNames() -> [String] {
         (try? String(contentsOfFile: "/proc/self/task/\(tid)/comm", encoding: .utf8))?
             .trimmingCharacters(in: .whitespacesAndNewlines)
     }
+}
+
+/// A thread parked in a futex wait (inside libc) until released.
+final class ParkedThread: Sendable {
+    private let id = Mutex(0)
+    private let gate = DispatchSemaphore(value: 0)
+
+    /// Starts the thread and returns once it is about to wait.
+    init() {
+        let started = DispatchSemaphore(value: 0)
+        let thread = Thread { [self] in
+            id.withLock { $0 = Sampler.currentThreadID }
+            started.signal()
+            gate.wait()
+        }
+        thread.start()
+        started.wait()
+    }
+
+    /// Its kernel thread id.
+    var threadID: Int { id.withLock { $0 } }
+
+    /// Lets it end.
+    func release() { gate.signal() }
 }
