@@ -8,7 +8,7 @@ SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_OUT ?= Reports/demo
 
-.PHONY: all deps test-deps build demo test examples bench bench-spread clean
+.PHONY: all deps test-deps build demo test examples bench bench-spread perf-agreement clean
 
 all: build
 
@@ -70,6 +70,10 @@ bench-spread: deps
 			--path ../Reports/benchmarks/spread/raw-$$run --no-progress) || exit 1; \
 	done
 	python3 Benchmarks/report.py --spread Reports/benchmarks $(foreach run,$(SPREAD_RUNS),Reports/benchmarks/spread/raw-$(run))
+
+# One demo launch recorded by perf and by Liftoff at once; their leaf-function distributions compared.
+perf-agreement: build
+	python3 scripts/perf_agreement.py .build/debug/liftoff Reports/benchmarks/perf-agreement.md --slowdown 1000%
 
 clean:
 	rm -rf .build Benchmarks/.build $(addsuffix .build,$(EXAMPLES))

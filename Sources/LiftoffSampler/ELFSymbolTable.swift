@@ -53,7 +53,8 @@ struct ELFSymbolTable: Sendable {
         }
         guard low > 0 else { return nil }
         let symbol = symbols[low - 1]
-        // A sized symbol covers [start, start + size); an unsized one reaches the next symbol.
+        // A sized symbol covers [start, start + size) (an unsized one was given the rest of its
+        // section); one whose size is still unknown reaches the next symbol.
         let (end, overflow) = symbol.start.addingReportingOverflow(symbol.size)
         let covers = symbol.size == 0 || overflow || address < end
         return Match(name: name(of: symbol), start: symbol.start, covers: covers)
@@ -104,6 +105,7 @@ struct ELFSymbolTable: Sendable {
         struct Section {
             var name: UInt32
             var type: UInt32
+            var address: UInt64
             var offset: Int
             var size: Int
             var link: Int
@@ -113,12 +115,14 @@ struct ELFSymbolTable: Sendable {
             let base = Int(sectionOffset) + index * Int(entrySize)
             guard let name = read(base, as: UInt32.self),
                 let type = read(base + 4, as: UInt32.self),
+                let address = read(base + 16, as: UInt64.self),
                 let offset = read(base + 24, as: UInt64.self),
                 let size = read(base + 32, as: UInt64.self),
                 let link = read(base + 40, as: UInt32.self),
                 let offsetValue = Int(exactly: offset), let sizeValue = Int(exactly: size)
             else { return nil }
-            sections.append(Section(name: name, type: type, offset: offsetValue, size: sizeValue, link: Int(link)))
+            sections.append(
+                Section(name: name, type: type, address: address, offset: offsetValue, size: sizeValue, link: Int(link)))
         }
         func contents(_ section: Section) -> UnsafeRawBufferPointer? {
             guard section.offset >= 0, section.size >= 0, section.offset <= bytes.count,
@@ -172,8 +176,26 @@ struct ELFSymbolTable: Sendable {
                     // STT_FUNC or STT_GNU_IFUNC, defined in some section.
                     guard type == 2 || type == 10, sectionIndex != 0, value != 0, nameOffset != 0 else { continue }
                     guard seen.insert(value).inserted else { continue }
-                    table.symbols.append(Symbol(start: value, size: size, nameOffset: nameOffset, stringTable: tableIndex))
+                    // An unsized symbol (`_init`, hand-written assembly) reaches at most the end of its
+                    // section: the PLT after `.init` is not `_init`.
+                    var extent = size
+                    if extent == 0, Int(sectionIndex) < sections.count {
+                        let home = sections[Int(sectionIndex)]
+                        let (end, overflow) = home.address.addingReportingOverflow(UInt64(home.size))
+                        if !overflow, home.address <= value, value < end { extent = end - value }
+                    }
+                    table.symbols.append(Symbol(start: value, size: extent, nameOffset: nameOffset, stringTable: tableIndex))
                 }
+            }
+        }
+        // PLT stubs have no symbols: name each PLT section as a whole.
+        let plt = sections.filter { [".plt", ".plt.sec", ".plt.got"].contains(sectionName($0)) && $0.address != 0 }
+        if !plt.isEmpty, table.stringTables.count < Int(UInt8.max) {
+            let tableIndex = UInt8(table.stringTables.count)
+            table.stringTables.append(Array("\0[plt]\0".utf8))
+            for section in plt where seen.insert(section.address).inserted {
+                table.symbols.append(
+                    Symbol(start: section.address, size: UInt64(section.size), nameOffset: 1, stringTable: tableIndex))
             }
         }
         table.symbols.sort { $0.start < $1.start }
