@@ -1,13 +1,13 @@
 // The thread table: which threads are sampled, and whether each one ran since its last sample.
 //
-// Every tick the sampler thread reads the CPU clock of each thread due for a check. A thread
-// whose CPU time advanced by more than LO_IDLE_CPU_NS since its previous sample (less the time
-// its handler took, so being sampled does not count) ran: it gets SIGPROF and its handler
-// records the stack. A thread that did not run
-// still has the stack of its previous sample, so the sampler records a waiting sample without
-// signalling it. Threads idle for LO_IDLE_STREAK checks are checked less often, at least every
-// LO_IDLE_CHECK_NS; a waiting record then stands for every tick since the previous check. So
-// the cost follows the threads that run, not the threads that exist.
+// Every tick the sampler thread reads the CPU clock of each busy thread. A thread whose CPU time
+// advanced by more than LO_IDLE_CPU_NS since its previous sample (less the time its handler took,
+// so being sampled does not count) ran: it gets SIGPROF and its handler records the stack. A
+// thread that did not run still has the stack of its previous sample, so the sampler records a
+// waiting sample without signalling it. Threads idle for LO_IDLE_STREAK checks join the idle
+// group, checked together through the process's CPU clock, with one waiting record every
+// LO_IDLE_CHECK_NS standing for the ticks since. So the cost follows the threads that run, not
+// the threads that exist.
 //
 // When every thread is sampled, the list comes from /proc/self/task, read again whenever a
 // thread was created through pthread_create (which Liftoff wraps to learn of it) and at least
@@ -35,8 +35,8 @@ typedef struct lo_thread {
     pid_t tid;
     uint32_t generation;
     uint8_t pending, has_stack, stack_waits, checked, gone, names_read;
-    uint32_t interval, idle_streak;
-    uint64_t sent_ns, base_cpu, answer_cpu, read_cpu, last_tick, next_tick;
+    uint32_t idle_streak;
+    uint64_t sent_ns, base_cpu, answer_cpu, read_cpu, last_tick;
     char name[LO_NAME_BYTES];
 } lo_thread;
 
@@ -52,7 +52,7 @@ static size_t g_index_size;
 
 static int g_all;
 static uint64_t g_period_ns, g_idle_cpu_ns, g_next_list_ns, g_current_tick;
-static uint32_t g_max_interval, g_generation;
+static uint32_t g_idle_record_ticks, g_generation;
 static pid_t g_sampler_tid;
 static int g_task_fd = -1;
 static _Atomic int g_changed;
@@ -190,8 +190,6 @@ static void lo_see(pid_t tid) {
     }
     lo_thread *thread = &g_table[found];
     thread->generation = g_generation;
-    thread->interval = 1;
-    thread->next_tick = g_current_tick;
     lo_read_name(thread);
     LO_COUNT(threads_seen, 1);
 }
@@ -270,8 +268,8 @@ void lo_threads_begin(int all_threads, uint32_t rate_hz, pid_t sampler_tid) {
     g_all = all_threads;
     g_period_ns = 1000000000ull / rate_hz;
     g_idle_cpu_ns = LO_IDLE_CPU_NS < g_period_ns / 4 ? LO_IDLE_CPU_NS : g_period_ns / 4;
-    g_max_interval = (uint32_t)(LO_IDLE_CHECK_NS / g_period_ns);
-    if (g_max_interval < 1) g_max_interval = 1;
+    g_idle_record_ticks = (uint32_t)(LO_IDLE_CHECK_NS / g_period_ns);
+    if (g_idle_record_ticks < 1) g_idle_record_ticks = 1;
     g_sampler_tid = sampler_tid;
     g_generation = 0;
     g_current_tick = 0;
@@ -311,12 +309,10 @@ static uint64_t lo_check(lo_thread *thread, pid_t pid, uint64_t now_ns, uint64_t
     if (thread->has_stack && thread->stack_waits && used <= g_idle_cpu_ns) {
         lo_store_append(thread->tid, now_ns, 0, 0, covered, LO_SAMPLE_WAITING, NULL, 0);
         thread->base_cpu = cpu;
-        if (++thread->idle_streak >= LO_IDLE_STREAK && thread->interval < g_max_interval) {
-            thread->interval = thread->interval * 2 < g_max_interval ? thread->interval * 2 : g_max_interval;
-        }
+        if (thread->idle_streak < LO_IDLE_STREAK) thread->idle_streak++;
     } else {
-        // It ran: ticks skipped while it was thought idle keep its previous stack, when that
-        // stack was a wait.
+        // It ran: ticks since the previous check (an idle thread's last record) keep its previous
+        // stack, when that stack was a wait.
         if (thread->has_stack && thread->stack_waits && covered > 1) {
             lo_store_append(thread->tid, now_ns - g_period_ns, 0, 0, covered - 1, LO_SAMPLE_WAITING, NULL, 0);
         }
@@ -333,10 +329,8 @@ static uint64_t lo_check(lo_thread *thread, pid_t pid, uint64_t now_ns, uint64_t
         thread->base_cpu = cpu;
         thread->checked = 1;
         thread->idle_streak = 0;
-        thread->interval = 1;
     }
     thread->last_tick = tick;
-    thread->next_tick = tick + thread->interval;
     return moved;
 }
 
@@ -370,17 +364,7 @@ void lo_threads_tick(pid_t pid, uint64_t now_ns, uint64_t tick) {
             idle++;
             continue;
         }
-        // Busy threads are read every tick, for the group check, even between their checks.
-        if (tick < thread->next_tick && !thread->pending) {
-            uint64_t cpu;
-            LO_COUNT(cpu_reads, 1);
-            if (lo_thread_cpu_ns_of(thread->tid, &cpu) == 0) {
-                moved += cpu > thread->read_cpu ? cpu - thread->read_cpu : 0;
-                thread->read_cpu = cpu;
-            }
-        } else {
-            moved += lo_check(thread, pid, now_ns, tick);
-        }
+        moved += lo_check(thread, pid, now_ns, tick);
         reads++;
     }
     for (int i = 0; i < g_skip_count; i++) {
@@ -406,10 +390,9 @@ void lo_threads_tick(pid_t pid, uint64_t now_ns, uint64_t tick) {
         lo_thread *thread = &g_table[i];
         if (thread->gone || !lo_is_idle(thread)) continue;
         if (quiet) {
-            if (tick - thread->last_tick >= g_max_interval) {
+            if (tick - thread->last_tick >= g_idle_record_ticks) {
                 lo_store_append(thread->tid, now_ns, 0, 0, tick - thread->last_tick, LO_SAMPLE_WAITING, NULL, 0);
                 thread->last_tick = tick;
-                thread->next_tick = tick + thread->interval;
             }
         } else {
             // Some thread ran that the busy ones do not account for: find it now.
