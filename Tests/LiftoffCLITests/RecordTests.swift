@@ -141,7 +141,9 @@ struct RecordTests {
 
         // A slower build (head) against the normal one (base), interleaved.
         let slow = try tool.run([
-            "record", "--runs", "8", "--warmup", "1", "--out", folder.appendingPathComponent("slow").path,
+            // Twelve a side: a launch or two slowed by the suites running beside this one must not
+            // leave the verdict inconclusive.
+            "record", "--runs", "12", "--warmup", "1", "--out", folder.appendingPathComponent("slow").path,
             "--baseline", demo, "--",
         ] + (try ShellWords.split(demo)) + ["--slowdown", "200%"])
         #expect(slow.status == 0, "stderr: \(slow.stderr)")
