@@ -28,14 +28,29 @@ let folders: (base: String, head: String) = {
 /// The launch being recorded: a program that takes about 10 ms.
 let launch = ["/bin/sleep", "0.01"]
 
-/// Runs `launch` bare: posix_spawn and waitpid, nothing else.
-func runBare() {
+/// Spawns `arguments` (program first) with posix_spawn and waits for it: its wait status, or nil
+/// when it could not start. With `silencingOutput`, its standard output goes to /dev/null.
+@discardableResult
+func spawnAndWait(_ arguments: [String], silencingOutput: Bool = false) -> Int32? {
     var pid: pid_t = 0
-    let argv = launch.map { strdup($0) } + [nil]
+    let argv = arguments.map { strdup($0) } + [nil]
     defer { argv.forEach { free($0) } }
-    guard posix_spawn(&pid, launch[0], nil, nil, argv, environ) == 0 else { return }
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    if silencingOutput { posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0) }
+    let started = silencingOutput
+        ? posix_spawn(&pid, arguments[0], &actions, nil, argv, environ)
+        : posix_spawn(&pid, arguments[0], nil, nil, argv, environ)
+    guard started == 0 else { return nil }
     var status: Int32 = 0
     waitpid(pid, &status, 0)
+    return status
+}
+
+/// Runs `launch` bare: posix_spawn and waitpid, nothing else.
+func runBare() {
+    spawnAndWait(launch)
 }
 
 /// The release `liftoff` binary (`make bench` builds it): `$LIFTOFF_BINARY`, else the root package's build.
@@ -48,17 +63,7 @@ let liftoffBinary: String? = {
 func demoTimeToFirstFrame(rate: Int, binary: String) -> UInt64? {
     let out = FileManager.default.temporaryDirectory.appendingPathComponent("liftoff-ttff-bench-\(getpid())")
     let arguments = [binary, "demo", "--quiet", "--linger", "0", "--rate", "\(rate)", "--out", out.path]
-    var pid: pid_t = 0
-    let argv = arguments.map { strdup($0) } + [nil]
-    defer { argv.forEach { free($0) } }
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-    guard posix_spawn(&pid, binary, &actions, nil, argv, environ) == 0 else { return nil }
-    var status: Int32 = 0
-    waitpid(pid, &status, 0)
-    guard status == 0, let profile = try? Profile.load(from: out.appendingPathComponent("profile.json")) else { return nil }
+    guard spawnAndWait(arguments, silencingOutput: true) == 0, let profile = try? Profile.load(from: out.appendingPathComponent("profile.json")) else { return nil }
     return profile.timeToFirstFrameNs
 }
 
