@@ -1,6 +1,7 @@
 # Liftoff: `make demo` records the bundled demo app; `make test` runs every test.
-# Both install what a fresh Debian machine lacks before building: libunwind-dev for the sampler and
-# libc6-dbg, whose separate debug file names libc's internal functions;
+# Both install what a fresh Debian machine lacks before building: libunwind-dev for the sampler,
+# libdw-dev (elfutils) for source lines and inlined frames, and libc6-dbg, whose separate debug
+# file names libc's internal functions;
 # `make test` also installs Chromium (to load the HTML report headless) and python3-jsonschema
 # (to check speedscope output against speedscope's schema).
 
@@ -15,9 +16,10 @@ all: build
 deps:
 	@missing=""; \
 	pkg-config --exists libunwind 2>/dev/null || missing="$$missing libunwind-dev pkg-config"; \
+	[ -f /usr/include/elfutils/libdw.h ] || missing="$$missing libdw-dev"; \
 	dpkg -s libc6-dbg >/dev/null 2>&1 || missing="$$missing libc6-dbg"; \
 	if [ -n "$$missing" ]; then \
-		echo "Installing$$missing (the sampler, and names for libc's internal functions)..."; \
+		echo "Installing$$missing (the sampler, source lines, and names for libc's internal functions)..."; \
 		$(SUDO) apt-get update -qq && \
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi

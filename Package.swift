@@ -23,8 +23,10 @@ let package = Package(
             cSettings: [.define("UNW_LOCAL_ONLY"), .define("_GNU_SOURCE")],
             linkerSettings: [.linkedLibrary("unwind"), .linkedLibrary("dl")]
         ),
+        // Source lines and inlined frames from DWARF, through elfutils' libdw (Debian `libdw-dev`).
+        .target(name: "CLiftoffDWARF", linkerSettings: [.linkedLibrary("dw")]),
         .target(name: "LiftoffProfile"),
-        .target(name: "LiftoffSampler", dependencies: ["CLiftoffSampler", "LiftoffProfile"]),
+        .target(name: "LiftoffSampler", dependencies: ["CLiftoffSampler", "CLiftoffDWARF", "LiftoffProfile"]),
         .target(name: "LiftoffReports", dependencies: ["LiftoffProfile"]),
         .target(name: "Liftoff", dependencies: ["LiftoffProfile", "LiftoffSampler"]),
         .target(name: "LiftoffTesting", dependencies: ["Liftoff"]),
@@ -41,7 +43,11 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "liftoff", dependencies: ["LiftoffCLI"]),
-        .testTarget(name: "LiftoffSamplerTests", dependencies: ["LiftoffSampler", "CLiftoffSampler", "LiftoffProfile", "Liftoff"]),
+        // C code of a known shape (an always-inlined function) for the symbolizer's tests.
+        .target(name: "CLiftoffTestSupport", path: "Tests/CLiftoffTestSupport"),
+        .testTarget(
+            name: "LiftoffSamplerTests",
+            dependencies: ["LiftoffSampler", "CLiftoffSampler", "CLiftoffTestSupport", "LiftoffProfile", "Liftoff"]),
         .testTarget(name: "LiftoffProfileTests", dependencies: ["LiftoffProfile"]),
         .testTarget(
             name: "LiftoffTests",

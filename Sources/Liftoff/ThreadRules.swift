@@ -45,19 +45,28 @@ public struct ThreadViolation: Sendable, Equatable {
         }
     }
 
-    /// The message followed by the symbolized stack, one frame a line, from the first frame
-    /// outside Liftoff (Liftoff's own frames above it are counted in one line).
+    /// The message followed by the symbolized stack, one frame a line with its `File.swift:42`,
+    /// from the first frame outside Liftoff (Liftoff's own frames above it are counted in one
+    /// line). Functions the compiler inlined are frames of their own, marked `inlined`.
     public func report(symbolizer: any Symbolizer = ThreadRules.symbolizer) -> String {
         var lines = ["Thread rule '\(rule)' violated: \(message)"]
-        let frames = stack.map { symbolizer.symbolize($0 &- 1) }
+        let frames = stack.flatMap { symbolizer.frames(at: $0 &- 1) }
         let own = frames.prefix { Profile.Frame.isLiftoff($0.name) }.count
         let shown = own < frames.count ? own : 0
         let short = SwiftNameSimplifier.shortNames(of: Array(frames.dropFirst(shown)))
         if shown > 0 { lines.append("  (\(shown) Liftoff frame\(shown == 1 ? "" : "s") above)") }
         for (position, frame) in frames.dropFirst(shown).enumerated() {
-            lines.append("  \(shown + position): \(short[position] ?? frame.name) (\(frame.object))")
+            let place = [frame.isInlined ? "inlined" : nil, frame.location ?? frame.object].compactMap { $0 }
+            lines.append("  \(shown + position): \(short[position] ?? frame.name) (\(place.joined(separator: ", ")))")
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// The first frame of the stack outside Liftoff that has a source line, as `File.swift:42`:
+    /// where the user's code broke the rule.
+    public func location(symbolizer: any Symbolizer = ThreadRules.symbolizer) -> String? {
+        stack.lazy.flatMap { symbolizer.frames(at: $0 &- 1) }
+            .first { !Profile.Frame.isLiftoff($0.name) && $0.location != nil }?.location
     }
 }
 

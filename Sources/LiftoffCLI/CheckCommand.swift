@@ -54,6 +54,7 @@ struct CheckCommand: ParsableCommand {
         let metrics = Dictionary(runs.metrics([.phases, .tasks]).map { ($0.name, $0.values) }, uniquingKeysWith: { a, _ in a })
         var breaches: [String] = []
         var passes: [String] = []
+        var details: [String] = []
         func checkTime(_ name: String, limit: Double) {
             guard let values = metrics[name], !values.isEmpty else {
                 breaches.append("No run recorded '\(name)', so its budget of \(fmt(limit)) ms cannot be checked.")
@@ -83,11 +84,18 @@ struct CheckCommand: ParsableCommand {
         }
         if let maxViolations {
             // Each record stands for every time its call site broke the rule.
-            checkCount("thread violation", { $0.violations.reduce(0) { $0 + max($1.count, 1) } }, limit: maxViolations)
+            let count = { (profile: Profile) in profile.violations.reduce(0) { $0 &+ max($1.count, 1) } }
+            checkCount("thread violation", count, limit: maxViolations)
+            // Where the worst run's code broke the rules, so the breach can be fixed from the log.
+            if let worst = runs.profiles.max(by: { count($0) < count($1) }), count(worst) > maxViolations {
+                for violation in worst.violations.prefix(5) { details.append("  \(worst.sentence(for: violation))") }
+                if worst.violations.count > 5 { details.append("  … and \(worst.violations.count - 5) more call sites.") }
+            }
         }
         if let maxHangs { checkCount("hang", { $0.hangs.count }, limit: maxHangs) }
         for line in passes { print("ok: \(line)") }
         for line in breaches { print("over budget: \(line)") }
+        for line in details { print(line) }
         if !breaches.isEmpty { throw ExitCode(2) }
     }
 

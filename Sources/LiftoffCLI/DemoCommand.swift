@@ -158,7 +158,7 @@ struct DemoCommand: ParsableCommand {
         lines.append(String(format: "The optimized plan reaches its first frame %.2f× sooner (naive / optimized).", naive / optimized))
         if let profile = last[.naive] {
             lines.append("The naive plan's violations:")
-            for violation in profile.violations.prefix(8) { lines.append("  \(violation.message)") }
+            for violation in profile.violations.prefix(8) { lines.append("  \(profile.sentence(for: violation))") }
         }
         if let profile = last[.naive] {
             let deferrable = profile.tasks.filter(\.couldDefer).map(\.name)
@@ -242,7 +242,7 @@ struct DemoCommand: ParsableCommand {
         }
         if !profile.violations.isEmpty {
             lines.append("Thread violations: \(profile.violations.count)")
-            for violation in profile.violations.prefix(5) { lines.append("  \(violation.message)") }
+            for violation in profile.violations.prefix(5) { lines.append("  \(profile.sentence(for: violation))") }
         }
         lines.append(
             "Recorded \(summary.samples) samples (\(summary.running) running, \(summary.waiting) waiting) at "

@@ -264,3 +264,13 @@ extension Profile {
         phases.firstFrameNs.map { $0 >= phases.processStartNs ? $0 - phases.processStartNs : 0 }
     }
 }
+
+extension Profile {
+    /// A violation's message and where the user's code broke the rule, from its stack:
+    /// `Label.text ran on … (at DemoApp.swift:42 in DemoAppDelegate.refresh())`.
+    public func sentence(for violation: Violation) -> String {
+        guard let stack = violation.stack, let frame = userFrame(ofStack: stack) else { return violation.message }
+        let message = violation.message.hasSuffix(".") ? String(violation.message.dropLast()) : violation.message
+        return "\(message) (at \(frame.placeDescription))."
+    }
+}

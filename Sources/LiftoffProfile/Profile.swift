@@ -178,16 +178,73 @@ extension Profile {
         /// A short name for people, e.g. `StretchedHash.absorb(_:)` (as `swift demangle
         /// --simplified` writes it); absent when it would be the same as ``name``.
         public var short: String?
+        /// The source file (as the compiler saw it, usually an absolute path), when the debug
+        /// information gives one. In sampled stacks it is the file declaring the function, so one
+        /// function is one frame; in an event's stack (a violation, a termination) it is the file
+        /// of the line being executed.
+        public var file: String?
+        /// The line in ``file``: the function's declaration in sampled stacks, the line being
+        /// executed (or the call of an inlined function) in an event's stack.
+        public var line: Int?
+        /// Whether the compiler inlined this function into its caller (the frame below it in the
+        /// stack): it ran as part of that function's code, with no call of its own.
+        public var isInlined: Bool
 
         /// Creates a frame.
-        public init(name: String, object: String, short: String? = nil) {
+        public init(
+            name: String, object: String, short: String? = nil, file: String? = nil, line: Int? = nil,
+            isInlined: Bool = false
+        ) {
             self.name = name
             self.object = object
             self.short = short == name ? nil : short
+            self.file = file
+            self.line = line
+            self.isInlined = isInlined
+        }
+
+        private enum CodingKeys: String, CodingKey {
+            case name, object, short, file, line, inlined
+        }
+
+        /// Decodes a frame; `inlined` defaults to false (files of `liftoff.profile/1` have none).
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            name = try container.decode(String.self, forKey: .name)
+            object = try container.decode(String.self, forKey: .object)
+            short = try container.decodeIfPresent(String.self, forKey: .short)
+            file = try container.decodeIfPresent(String.self, forKey: .file)
+            line = try container.decodeIfPresent(Int.self, forKey: .line)
+            isInlined = try container.decodeIfPresent(Bool.self, forKey: .inlined) ?? false
+        }
+
+        /// Encodes a frame, leaving out what it does not have.
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(name, forKey: .name)
+            try container.encode(object, forKey: .object)
+            try container.encodeIfPresent(short, forKey: .short)
+            try container.encodeIfPresent(file, forKey: .file)
+            try container.encodeIfPresent(line, forKey: .line)
+            if isInlined { try container.encode(true, forKey: .inlined) }
+        }
+
+        /// `File.swift:42 in StretchedHash.absorb(_:)`, or the function and its object when the
+        /// frame has no source line: where a violation's or a hang's code is.
+        public var placeDescription: String {
+            if let location { return "\(location) in \(displayName)" }
+            return "\(displayName) (\(object))"
         }
 
         /// The name reports show: ``short`` when there is one, else ``name``.
         public var displayName: String { short ?? name }
+
+        /// `File.swift:42` (the file's last path component), when the frame has a file and line.
+        public var location: String? {
+            guard let file, let line else { return nil }
+            let name = file.split(separator: "/").last.map(String.init) ?? file
+            return "\(name):\(line)"
+        }
 
         /// Whether this is a frame of Liftoff itself (its Swift modules or its C sampler), which
         /// reports fold away from the top of a violation's or hang's stack.
@@ -416,6 +473,15 @@ extension Profile {
 }
 
 extension Profile {
+    /// Where the user's code is in stack `index`: from the leaf, the first frame outside Liftoff
+    /// that has a source line, else the first frame outside Liftoff; nil when every frame is
+    /// Liftoff's or the index is out of range.
+    public func userFrame(ofStack index: Int) -> Frame? {
+        guard index >= 0, index < stacks.count else { return nil }
+        let outside = frameIndices(ofStack: index).reversed().map { frames[$0] }.filter { !$0.isLiftoff }
+        return outside.first { $0.location != nil } ?? outside.first
+    }
+
     /// The frames of stack `index`, root first.
     public func frameIndices(ofStack index: Int) -> [Int] {
         var result: [Int] = []

@@ -25,7 +25,9 @@ public enum FoldedRenderer {
         var paths = [String?](repeating: nil, count: profile.stacks.count)
         func path(_ stack: Int) -> String {
             if let known = paths[stack] { return known }
-            let name = escape(profile.frames[profile.stacks.frame[stack]].displayName)
+            // Inlined functions end in `_[i]`, as perf's stackcollapse marks them (flamegraph.pl colours them).
+            let frame = profile.frames[profile.stacks.frame[stack]]
+            let name = escape(frame.displayName) + (frame.isInlined ? "_[i]" : "")
             let parent = profile.stacks.parent[stack]
             let result = parent < 0 ? name : path(parent) + ";" + name
             paths[stack] = result

@@ -662,6 +662,8 @@ enum HTMLReportAssets {
           names: list(d.names).map(oneLine),
           // Full signatures behind short names, by index in `names`.
           fullNames: list(d.fullNames).map(function (name) { return typeof name === 'string' ? oneLine(name) : null; }),
+          // Where each name's function is (`File.swift:42`, `inlined · …`), by index in `names`.
+          locations: list(d.locations).map(function (place) { return typeof place === 'string' ? oneLine(place) : null; }),
           flame: {
             merged: flame.merged || {}, perThread: flame.perThread || {},
             mergedWall: flame.mergedWall || flame.merged || {}, perThreadWall: flame.perThreadWall || flame.perThread || {}
@@ -744,14 +746,15 @@ enum HTMLReportAssets {
       var lowerCaseNames = new WeakMap();
 
       /**
-       * Per entry of the names table: 1 when the name, or the full signature behind a short name,
-       * contains `query` (case-insensitive).
+       * Per entry of the names table: 1 when the name, the full signature behind a short name or
+       * the function's file and line contains `query` (case-insensitive).
        */
-      function matchNames(names, query, fullNames) {
+      function matchNames(names, query, fullNames, locations) {
         if (!lowerCaseNames.has(names)) {
           lowerCaseNames.set(names, names.map(function (name, index) {
             var full = fullNames && fullNames[index];
-            return (full ? name + '\n' + full : name).toLowerCase();
+            var place = locations && locations[index];
+            return [name, full, place].filter(Boolean).join('\n').toLowerCase();
           }));
         }
         var lower = lowerCaseNames.get(names);
@@ -1048,6 +1051,7 @@ enum HTMLReportAssets {
           var inZoom = node >= zoom && node < tree.end[zoom];
           showTooltip(event, treeLabel(tree, node), [
             data.fullNames[tree.name[node]] || null,
+            data.locations[tree.name[node]] || null,
             plural(tree.total[node], 'sample') + (tree.self[node] ? ' (' + fmtInt(tree.self[node]) + ' self)' : ''),
             tree.waiting[node] ? (tree.waiting[node] === tree.total[node] ? 'all waiting'
               : fmtInt(tree.waiting[node]) + ' waiting') : null,
@@ -1072,7 +1076,7 @@ enum HTMLReportAssets {
           clearTimeout(searchTimer);
           searchTimer = setTimeout(function () {
             var query = search.value.trim();
-            state.matches = query ? matchNames(data.names, query, data.fullNames) : null;
+            state.matches = query ? matchNames(data.names, query, data.fullNames, data.locations) : null;
             updateMatchInfo();
             render();
             shared.setMatches(state.matches);
@@ -1603,7 +1607,7 @@ enum HTMLReportAssets {
           }
           var index = event.target.getAttribute('data-i');
           var item = index === null ? null : chart.items[+index];
-          if (item) showTimelineTooltip(event, item, chart.thread, tl.data.names, tl.data.fullNames);
+          if (item) showTimelineTooltip(event, item, chart.thread, tl.data.names, tl.data.fullNames, tl.data.locations);
           else hideTooltip();
         });
         function endDrag() {
@@ -1615,11 +1619,12 @@ enum HTMLReportAssets {
         svg.addEventListener('mouseleave', hideTooltip);
       }
 
-      function showTimelineTooltip(event, item, thread, names, fullNames) {
+      function showTimelineTooltip(event, item, thread, names, fullNames, locations) {
         if (item.kind === 'bar') {
           var start = thread.start[item.bar];
           showTooltip(event, frameName(names, thread.name[item.bar]), [
             fullNames[thread.name[item.bar]] || null,
+            (locations && locations[thread.name[item.bar]]) || null,
             (thread.waiting[item.bar] ? 'waiting · ' : '') +
               'start ' + fmtMs(start) + ' · duration ' + fmtMs(thread.end[item.bar] - start),
             'depth ' + item.depth + ' · ' + thread.label
@@ -1860,7 +1865,8 @@ enum HTMLReportAssets {
               cell(oneLine(hang.running) || '—'),
               cell(fmtInt(hang.stacks), true),
               cell(top.length ? h('ol', { class: 'top-frames' }, top.map(function (frame) {
-                return h('li', null, oneLine(frame && frame.name) + ' ×' + fmtInt(frame && frame.count));
+                var place = frame && typeof frame.location === 'string' ? ' (' + oneLine(frame.location) + ')' : '';
+                return h('li', null, oneLine(frame && frame.name) + place + ' ×' + fmtInt(frame && frame.count));
               })) : '—')
             ]);
           })

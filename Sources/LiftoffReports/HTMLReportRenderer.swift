@@ -103,17 +103,25 @@ public struct HTMLReportRenderer: Sendable {
 
         json.nextKey("names")
         json.stringArray(names.names)
-        // The full signature behind each short name (null where the name is already full), for
-        // tooltips and search.
+        // Per entry of `names` (null where there is nothing to add), for tooltips and search: the
+        // full signature behind each short name, and where each function is and whether it was inlined.
         var full = [String: String]()
-        for frame in profile.frames where frame.short != nil { full[frame.displayName] = frame.name }
-        json.nextKey("fullNames")
-        json.raw("[")
-        for (index, name) in names.names.enumerated() {
-            if index > 0 { json.raw(",") }
-            if let signature = full[name] { json.string(signature) } else { json.raw("null") }
+        var place = [String: String]()
+        for frame in profile.frames {
+            if frame.short != nil { full[frame.displayName] = frame.name }
+            if place[frame.displayName] == nil, let description = Self.placeDescription(frame) {
+                place[frame.displayName] = description
+            }
         }
-        json.raw("]")
+        for (key, values) in [("fullNames", full), ("locations", place)] as [(StaticString, [String: String])] {
+            json.nextKey(key)
+            json.raw("[")
+            for (index, name) in names.names.enumerated() {
+                if index > 0 { json.raw(",") }
+                if let value = values[name] { json.string(value) } else { json.raw("null") }
+            }
+            json.raw("]")
+        }
         json.nextKey("flame")
         json.raw(bytes: flame.bytes)
         json.nextKey("threads")
@@ -320,14 +328,23 @@ public struct HTMLReportRenderer: Sendable {
         json.raw("]")
     }
 
-    /// A stack's names, leaf first, from the first frame outside Liftoff (its own frames above
-    /// the user's code are folded into one line saying how many).
+    /// `inlined · File.swift:42`, `File.swift:42` or `inlined`: where a frame's code is.
+    static func placeDescription(_ frame: Profile.Frame) -> String? {
+        let parts = [frame.isInlined ? "inlined" : nil, frame.location].compactMap { $0 }
+        return parts.isEmpty ? nil : parts.joined(separator: " · ")
+    }
+
+    /// A stack's names, leaf first, each with its file and line, from the first frame outside
+    /// Liftoff (its own frames above the user's code are folded into one line saying how many).
     private func stackNames(_ stack: Int?, _ profile: Profile) -> [String] {
         guard let stack, stack >= 0, stack < profile.stacks.count else { return [] }
         let frames = profile.frameIndices(ofStack: stack).reversed().map { profile.frames[$0] }
         let own = frames.prefix { $0.isLiftoff }.count
-        guard own > 0, own < frames.count else { return frames.map(\.displayName) }
-        return ["(\(own) Liftoff frame\(own == 1 ? "" : "s"))"] + frames.dropFirst(own).map(\.displayName)
+        let described = frames.map { frame in
+            Self.placeDescription(frame).map { "\(frame.displayName) — \($0)" } ?? frame.displayName
+        }
+        guard own > 0, own < frames.count else { return described }
+        return ["(\(own) Liftoff frame\(own == 1 ? "" : "s"))"] + described.dropFirst(own)
     }
 
     private func writeViolations(_ json: inout JSONWriter, _ profile: Profile) {
@@ -368,6 +385,7 @@ public struct HTMLReportRenderer: Sendable {
                 json.key("name")
                 json.string(entry.name)
                 json.field("count", entry.count)
+                json.field("location", entry.location)
                 json.raw("}")
             }
             json.raw("]}")

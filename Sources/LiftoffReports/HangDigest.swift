@@ -7,6 +7,8 @@ struct HangDigest {
     struct Entry: Equatable {
         var name: String
         var count: Int
+        /// The function's `File.swift:42`, when the profile has it.
+        var location: String? = nil
     }
 
     /// Functions by the number of stacks containing them, most first; among equals, the one
@@ -15,6 +17,7 @@ struct HangDigest {
 
     init(_ hang: Profile.HangRecord, in profile: Profile, limit: Int = 5) {
         var counts: [String: (count: Int, depth: Int)] = [:]
+        var locations: [String: String] = [:]
         for stack in hang.stacks where stack >= 0 && stack < profile.stacks.count {
             var seen = Set<String>()
             for (depth, frame) in profile.frameIndices(ofStack: stack).enumerated() {
@@ -22,6 +25,7 @@ struct HangDigest {
                 guard !profile.frames[frame].isLiftoff else { continue }
                 let name = profile.frames[frame].displayName
                 guard seen.insert(name).inserted else { continue }
+                if locations[name] == nil, let location = profile.frames[frame].location { locations[name] = location }
                 counts[name, default: (0, 0)].count += 1
                 counts[name, default: (0, 0)].depth += depth
             }
@@ -32,7 +36,7 @@ struct HangDigest {
             return (left.value.count, leftDepth, right.key) > (right.value.count, rightDepth, left.key)
         }
         .prefix(limit)
-        .map { Entry(name: $0.key, count: $0.value.count) }
+        .map { Entry(name: $0.key, count: $0.value.count, location: locations[$0.key]) }
     }
 }
 

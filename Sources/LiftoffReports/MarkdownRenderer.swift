@@ -129,11 +129,13 @@ public struct MarkdownRenderer: Sendable {
     private func violationTable(_ profile: Profile) -> [String] {
         var lines = ["### Thread violations: \(profile.violations.count)", ""]
         guard !profile.violations.isEmpty else { return lines + ["None recorded.", ""] }
-        lines += ["| Rule | Thread | Time | Count | Message |", "|---|---|---:|---:|---|"]
+        lines += ["| Rule | Thread | Time | Count | Message | Where |", "|---|---|---:|---:|---|---|"]
         for violation in profile.violations.prefix(rowsPerTable) {
+            let place = violation.stack.flatMap { profile.userFrame(ofStack: $0) }.map(\.placeDescription) ?? "–"
             lines.append(
                 "| \(MarkdownRenderer.cell(violation.rule)) | \(MarkdownRenderer.cell(violation.threadName)) | "
-                    + "\(ReportText.ms(violation.timeNs)) | \(violation.count) | \(MarkdownRenderer.cell(violation.message)) |")
+                    + "\(ReportText.ms(violation.timeNs)) | \(violation.count) | \(MarkdownRenderer.cell(violation.message)) | "
+                    + "\(MarkdownRenderer.cell(place)) |")
         }
         if profile.violations.count > rowsPerTable {
             lines += ["", "\(profile.violations.count - rowsPerTable) more violations are in the HTML report."]
@@ -148,7 +150,11 @@ public struct MarkdownRenderer: Sendable {
         lines += ["| Start | Duration | Running | Most sampled function |", "|---:|---:|---|---|"]
         for hang in profile.hangs.prefix(rowsPerTable) {
             let top = HangDigest(hang, in: profile).topFrames.first
-            let topText = top.map { "\(MarkdownRenderer.cell($0.name)) (\($0.count) of \(hang.stacks.count) stacks)" } ?? "–"
+            let topText =
+                top.map { entry in
+                    let place = entry.location.map { ", \($0)" } ?? ""
+                    return "\(MarkdownRenderer.cell(entry.name)) (\(entry.count) of \(hang.stacks.count) stacks\(place))"
+                } ?? "–"
             lines.append(
                 "| \(ReportText.ms(hang.startNs)) | \(ReportText.ms(hang.durationNs)) | \(MarkdownRenderer.cell(hang.running)) | \(topText) |")
         }

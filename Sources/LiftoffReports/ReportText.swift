@@ -2,6 +2,7 @@ import LiftoffProfile
 
 /// Small pieces of text several reports share.
 enum ReportText {
+
     /// The last path component of the recorded program, if the profile names one.
     static func programName(_ profile: Profile) -> String? {
         profile.metadata.commandLine.first.map { $0.split(separator: "/").last.map(String.init) ?? $0 }

@@ -48,7 +48,8 @@ public struct SpeedscopeRenderer: Sendable {
         for frame in profile.frames {
             if !firstFrame { json.raw(",") }
             firstFrame = false
-            writeFrame(&json, name: frame.displayName, file: frame.object)
+            // The source file and line where the debug information gives them, else the object.
+            writeFrame(&json, name: frame.displayName, file: frame.file ?? frame.object, line: frame.line)
         }
         for frame in extraFrames {
             if !firstFrame { json.raw(",") }
@@ -83,12 +84,15 @@ public struct SpeedscopeRenderer: Sendable {
         return json.text
     }
 
-    private func writeFrame(_ json: inout JSONWriter, name: String, file: String) {
+    private func writeFrame(_ json: inout JSONWriter, name: String, file: String, line: Int? = nil) {
         json.raw("{")
         json.key("name")
         json.string(name)
         if !file.isEmpty {
             json.field("file", file)
+        }
+        if let line, line > 0 {
+            json.field("line", line)
         }
         json.raw("}")
     }

@@ -7,7 +7,10 @@ public struct ProfileBuilder {
     private var frameIndex: [Profile.Frame: Int] = [:]
     private var stacks = Profile.StackTable()
     private var stackIndex: [StackKey: Int] = [:]
-    private var addressFrame: [UInt: Int] = [:]
+    /// The frames each looked-up address resolved to, innermost (an inlined callee) first.
+    private var addressFrames: [UInt: [Int]] = [:]
+    /// The same for event stacks, whose frames carry the line being executed.
+    private var exactAddressFrames: [UInt: [Int]] = [:]
     /// The mangled symbol of each frame that has one, for short names at build time.
     private var frameSymbol: [Int: String] = [:]
     private var samples = Profile.SampleTable()
@@ -56,7 +59,7 @@ public struct ProfileBuilder {
         for position in stride(from: last, through: 0, by: -1) {
             let address = sample.addresses[position]
             let lookup = position == 0 ? address : address &- 1
-            parent = stack(parent: parent, frame: frame(at: lookup))
+            for frame in frames(at: lookup, exactLines: false).reversed() { parent = stack(parent: parent, frame: frame) }
         }
         samples.append(
             thread: sample.threadID, timeNs: time, stack: parent, state: sample.state, task: UInt64(sample.task),
@@ -66,6 +69,7 @@ public struct ProfileBuilder {
     }
 
     /// Adds a captured stack (leaf first) and returns its index, for events that carry a stack.
+    /// Its frames carry the line being executed (sampled frames carry their function's).
     /// - Parameter leafIsExact: whether the first address is an exact program counter (a stack
     ///   captured from another thread with ``Sampler/captureStack(ofThread:timeoutMilliseconds:)``)
     ///   rather than a return address (``Sampler/captureCurrentStack(maxFrames:)``).
@@ -74,7 +78,8 @@ public struct ProfileBuilder {
         var parent = -1
         for position in stride(from: addresses.count - 1, through: 0, by: -1) {
             let address = addresses[position]
-            parent = stack(parent: parent, frame: frame(at: position == 0 && leafIsExact ? address : address &- 1))
+            let lookup = position == 0 && leafIsExact ? address : address &- 1
+            for frame in frames(at: lookup, exactLines: true).reversed() { parent = stack(parent: parent, frame: frame) }
         }
         return parent
     }
@@ -115,17 +120,28 @@ public struct ProfileBuilder {
             stacks: stacks, samples: samples, counts: counts)
     }
 
-    private mutating func frame(at address: UInt) -> Int {
-        if let known = addressFrame[address] { return known }
-        let symbol = symbolizer.symbolize(address)
-        let index = frame(named: symbol.name, object: symbol.object)
-        addressFrame[address] = index
-        if let mangled = symbol.symbol { frameSymbol[index] = mangled }
-        return index
+    /// The frames of one address, innermost first. Sampled stacks give each function one frame
+    /// (its declaration's file and line); event stacks give the line being executed.
+    private mutating func frames(at address: UInt, exactLines: Bool) -> [Int] {
+        if let known = exactLines ? exactAddressFrames[address] : addressFrames[address] { return known }
+        let indices = symbolizer.frames(at: address).map { symbolized in
+            let index = frame(
+                Profile.Frame(
+                    name: symbolized.name, object: symbolized.object,
+                    file: exactLines ? symbolized.file : symbolized.declarationFile,
+                    line: exactLines ? symbolized.line : symbolized.declarationLine, isInlined: symbolized.isInlined))
+            if let mangled = symbolized.symbol { frameSymbol[index] = mangled }
+            return index
+        }
+        if exactLines { exactAddressFrames[address] = indices } else { addressFrames[address] = indices }
+        return indices
     }
 
     private mutating func frame(named name: String, object: String) -> Int {
-        let frame = Profile.Frame(name: name, object: object)
+        frame(Profile.Frame(name: name, object: object))
+    }
+
+    private mutating func frame(_ frame: Profile.Frame) -> Int {
         if let known = frameIndex[frame] { return known }
         frames.append(frame)
         frameIndex[frame] = frames.count - 1

@@ -1,3 +1,4 @@
+import CLiftoffDWARF
 import CLiftoffSampler
 import Foundation
 import Synchronization
@@ -16,27 +17,64 @@ public struct SymbolizedFrame: Hashable, Sendable {
     public var isResolved: Bool
     /// The symbol as the object names it (mangled), when one was found.
     public var symbol: String?
+    /// The source file of ``line``, as the compiler saw it (usually an absolute path).
+    public var file: String?
+    /// The line being executed: the address's own line in the innermost frame, the line that
+    /// called the inlined function in a frame that inlined one. Nil when the debug information
+    /// has none (code the compiler generated, or an object without DWARF).
+    public var line: Int?
+    /// The file that declares the function.
+    public var declarationFile: String?
+    /// The line that declares the function.
+    public var declarationLine: Int?
+    /// Whether the compiler inlined this function into the frame after it (its caller): it ran
+    /// as part of that function's code, with no call of its own.
+    public var isInlined: Bool
 
     /// Creates a resolved or unresolved frame.
-    public init(name: String, object: String, offset: UInt, isResolved: Bool, symbol: String? = nil) {
+    public init(
+        name: String, object: String, offset: UInt, isResolved: Bool, symbol: String? = nil, file: String? = nil,
+        line: Int? = nil, declarationFile: String? = nil, declarationLine: Int? = nil, isInlined: Bool = false
+    ) {
         self.name = name
         self.object = object
         self.offset = offset
         self.isResolved = isResolved
         self.symbol = symbol
+        self.file = file
+        self.line = line
+        self.declarationFile = declarationFile
+        self.declarationLine = declarationLine
+        self.isInlined = isInlined
+    }
+
+    /// `File.swift:42` for the line being executed, when it is known.
+    public var location: String? {
+        guard let file, let line else { return nil }
+        return "\((file as NSString).lastPathComponent):\(line)"
     }
 }
 
 /// Turns code addresses into function names. One protocol, so renderers and tests can use a fake.
 public protocol Symbolizer: Sendable {
-    /// Resolves one address of this process.
+    /// Resolves one address of this process to the function that holds it.
     func symbolize(_ address: UInt) -> SymbolizedFrame
+    /// Resolves one address to what ran there, innermost first: the functions inlined at the
+    /// address (each marked ``SymbolizedFrame/isInlined``), then the function that holds it.
+    func frames(at address: UInt) -> [SymbolizedFrame]
+}
+
+extension Symbolizer {
+    /// One frame, the function holding the address, for symbolizers without inlining information.
+    public func frames(at address: UInt) -> [SymbolizedFrame] { [symbolize(address)] }
 }
 
 /// A ``Symbolizer`` that reads the ELF symbol tables (`.symtab` and `.dynsym`) of every object
 /// loaded in this process, and of their separate debug files (found by build-id under
 /// `/usr/lib/debug/.build-id/` and by `.gnu_debuglink`, as gdb and perf find them), and demangles
-/// Swift (and C++) names. The vDSO's table is read from memory.
+/// Swift (and C++) names. The vDSO's table is read from memory. Where an object (or its debug
+/// file) has DWARF, frames also get their source file and line and the functions inlined at the
+/// address, read with elfutils' libdw.
 ///
 /// SwiftPM executables export no Swift symbols, so `dladdr` cannot name their frames; the
 /// static `.symtab` can, in debug and release builds alike. Tables are read on first use of an
@@ -50,10 +88,16 @@ public final class ELFSymbolizer: Symbolizer {
         var isVDSO: Bool
     }
 
+    /// What was read from one object: its symbols, and its DWARF when it has some.
+    private struct ObjectInfo {
+        var table: ELFSymbolTable?
+        var dwarf: DWARFReader?
+    }
+
     private struct State {
         var objects: [LoadedObject] = []
-        var tables: [String: ELFSymbolTable?] = [:]
-        var cache: [UInt: SymbolizedFrame] = [:]
+        var infos: [String: ObjectInfo] = [:]
+        var cache: [UInt: [SymbolizedFrame]] = [:]
         var refreshed = false
     }
 
@@ -68,15 +112,20 @@ public final class ELFSymbolizer: Symbolizer {
     }
 
     public func symbolize(_ address: UInt) -> SymbolizedFrame {
+        // frames(at:) always returns at least the function holding the address, last.
+        frames(at: address).last ?? SymbolizedFrame(name: "0x" + String(address, radix: 16), object: "?", offset: address, isResolved: false)
+    }
+
+    public func frames(at address: UInt) -> [SymbolizedFrame] {
         state.withLock { state in
             if let cached = state.cache[address] { return cached }
-            let frame = resolve(address, &state)
-            state.cache[address] = frame
-            return frame
+            let frames = resolve(address, &state)
+            state.cache[address] = frames
+            return frames
         }
     }
 
-    private func resolve(_ address: UInt, _ state: inout State) -> SymbolizedFrame {
+    private func resolve(_ address: UInt, _ state: inout State) -> [SymbolizedFrame] {
         var object = state.objects.first { object in object.segments.contains { $0.contains(address) } }
         if object == nil, !state.refreshed {
             state.objects = Self.loadedObjects()
@@ -84,16 +133,23 @@ public final class ELFSymbolizer: Symbolizer {
             object = state.objects.first { object in object.segments.contains { $0.contains(address) } }
         }
         guard let object else {
-            return SymbolizedFrame(name: "0x" + String(address, radix: 16), object: "?", offset: UInt(address), isResolved: false)
+            return [SymbolizedFrame(name: "0x" + String(address, radix: 16), object: "?", offset: UInt(address), isResolved: false)]
         }
-        let table: ELFSymbolTable?
-        if let known = state.tables[object.path] {
-            table = known
+        let info: ObjectInfo
+        if let known = state.infos[object.path] {
+            info = known
         } else {
-            table = Self.readTable(of: object)
-            state.tables[object.path] = table
+            info = Self.read(object)
+            state.infos[object.path] = info
         }
         let linkAddress = UInt64(address &- object.base)
+        let function = symbol(at: linkAddress, in: info.table, object: object)
+        guard let dwarf = info.dwarf else { return [function] }
+        return dwarf.frames(at: linkAddress, function: function, demangler: demangler)
+    }
+
+    /// The function holding `linkAddress`, from the object's symbol table.
+    private func symbol(at linkAddress: UInt64, in table: ELFSymbolTable?, object: LoadedObject) -> SymbolizedFrame {
         guard let match = table?.nearest(linkAddress) else {
             // No symbol below it: one name per object, so such addresses group together.
             return SymbolizedFrame(
@@ -112,7 +168,16 @@ public final class ELFSymbolizer: Symbolizer {
             offset: UInt(linkAddress - match.start), isResolved: false, symbol: match.name)
     }
 
-    private static func readTable(of object: LoadedObject) -> ELFSymbolTable? {
+    private static func read(_ object: LoadedObject) -> ObjectInfo {
+        if object.isVDSO { return ObjectInfo(table: readTable(of: object).table) }
+        let (table, debugFile) = readTable(of: object)
+        // DWARF from the debug file when there is one, else from the object itself.
+        let dwarf = debugFile.flatMap { DWARFReader(path: $0) } ?? (table == nil ? nil : DWARFReader(path: object.path))
+        return ObjectInfo(table: table, dwarf: dwarf)
+    }
+
+    /// The object's symbol table, merged with its debug file's, and the debug file's path.
+    private static func readTable(of object: LoadedObject) -> (table: ELFSymbolTable?, debugFile: String?) {
         if object.isVDSO {
             // The vDSO has no file: its whole image is mapped from file offset 0. Its section headers
             // lie past the end of its loadable segment but inside the segment's last page, which is
@@ -121,13 +186,13 @@ public final class ELFSymbolizer: Symbolizer {
             guard let start = object.segments.map(\.lowerBound).min(),
                 let end = object.segments.map(\.upperBound).max(),
                 let pointer = UnsafeRawPointer(bitPattern: start)
-            else { return nil }
+            else { return (nil, nil) }
             let mappedEnd = (end + page - 1) / page * page
-            return ELFSymbolTable(image: Data(bytes: pointer, count: Int(mappedEnd - start)))
+            return (ELFSymbolTable(image: Data(bytes: pointer, count: Int(mappedEnd - start))), nil)
         }
         guard let data = try? Data(contentsOf: URL(fileURLWithPath: object.path), options: .alwaysMapped),
             let table = ELFSymbolTable(image: data)
-        else { return nil }
+        else { return (nil, nil) }
         // A separate debug file, as gdb and perf find them, has the full symbol table (libc's
         // internal functions, for one).
         for path in debugFileCandidates(for: object.path, table: table) {
@@ -136,9 +201,9 @@ public final class ELFSymbolizer: Symbolizer {
             else { continue }
             // A build-id match is certain; a debug link must carry the same build-id when it has one.
             if !debugTable.buildID.isEmpty, !table.buildID.isEmpty, debugTable.buildID != table.buildID { continue }
-            return table.merged(with: debugTable)
+            return (table.merged(with: debugTable), path)
         }
-        return table
+        return (table, nil)
     }
 
     /// What follows the nearest symbol's name for an address past its end.

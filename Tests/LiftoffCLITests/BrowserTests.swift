@@ -99,6 +99,7 @@ struct BrowserTests {
         #expect(!dom.contains("<b>"), "a name became an element")
         #expect(BrowserTests.count("<script", in: dom) == 2, "a name added a script element")
         #expect(dom.contains("&lt;img src=x onerror=alert(1)&gt;"), "the name shows as text")
+        #expect(dom.contains("inlined · &lt;img src=x onerror=alert(1)&gt;.swift:7"), "the source file shows as text")
     }
 }
 
@@ -130,7 +131,8 @@ func hostileBrowserProfile() -> Profile {
         timeOriginNs: 0,
         phases: Profile.Phases(processStartNs: 0, preMainNs: 0, mainEntryNs: 100_000, endNs: 5_000_000, firstFrameNs: 3_000_000),
         threads: [Profile.ThreadInfo(id: 1, name: evil[1], isMain: true)],
-        frames: evil.map { Profile.Frame(name: $0, object: "app") },
+        // Source files too: a violation's stack and the hang's frames show them.
+        frames: evil.map { Profile.Frame(name: $0, object: "app", file: "/src/\($0).swift", line: 7, isInlined: true) },
         stacks: Profile.StackTable(parent: [-1, 0, 1], frame: [0, 1, 2]),
         samples: Profile.SampleTable(
             thread: [1, 1, 1, 1], timeNs: [1_000_000, 2_000_000, 3_000_000, 4_000_000], stack: [2, 2, 1, 0]))

@@ -134,9 +134,9 @@ struct MarkdownRendererTests {
 
             ### Thread violations: 1
 
-            | Rule | Thread | Time | Count | Message |
-            |---|---|---:|---:|---|
-            | no-blocking-on-main-during-launch | main | 3.1 ms | 1 | prefetch blocked the main thread. |
+            | Rule | Thread | Time | Count | Message | Where |
+            |---|---|---:|---:|---|---|
+            | no-blocking-on-main-during-launch | main | 3.1 ms | 1 | prefetch blocked the main thread. | Parse.swift:12 in parse |
 
             ### Hangs: 0
 

@@ -87,6 +87,9 @@ func launchProfile() -> Profile {
             name: "prefetch", lane: "main", status: "completed", threadID: 1, threadName: "main",
             readyNs: 3_000_000, startNs: 3_000_000, endNs: 4_000_000, slackNs: 500_000, couldDefer: true),
     ]
+    // The violation's stack (main → launch → parse) points at its source line.
+    profile.frames[2].file = "/src/App/Parse.swift"
+    profile.frames[2].line = 12
     profile.violations = [
         Profile.Violation(
             rule: "no-blocking-on-main-during-launch", message: "prefetch blocked the main thread.", threadID: 1,

@@ -16,6 +16,15 @@ struct FoldedRendererTests {
             """)
     }
 
+    @Test("an inlined function ends in _[i], as perf's stackcollapse marks it")
+    func inlinedMarked() {
+        var profile = launchProfile()
+        profile.frames[2].isInlined = true
+        let lines = FoldedRenderer.render(profile).split(separator: "\n")
+        #expect(lines.contains("main;launch;parse_[i] 2"))
+        #expect(lines.contains("main;launch 2"))
+    }
+
     @Test("per-thread output puts each thread's stacks under an escaped thread frame")
     func perThread() {
         #expect(FoldedRenderer.render(hostileProfile(), perThread: true) == """

@@ -93,7 +93,8 @@ struct HTMLReportRendererTests {
         #expect(tasks.map { $0["couldDefer"] as? Bool } == [false, false, true])
         #expect(tasks[1]["dependencies"] as? [String] == ["read"])
         let violations = try #require(data["violations"] as? [[String: Any]])
-        #expect(violations.first?["stack"] as? [String] == ["parse", "launch", "main"])
+        #expect(violations.first?["stack"] as? [String] == ["parse — Parse.swift:12", "launch", "main"])
+        #expect((data["locations"] as? [Any])?.compactMap { $0 as? String }.contains("Parse.swift:12") == true)
         let markers = try #require(data["markers"] as? [[String: Any]])
         #expect(markers.map { $0["kind"] as? String } == ["state", "state", "firstFrame"])
     }
