@@ -58,6 +58,7 @@ bench: deps
 	rm -rf Reports/benchmarks/raw && mkdir -p Reports/benchmarks/raw
 	cd Benchmarks && LIFTOFF_BINARY=../.build/release/liftoff $(SWIFT) package --allow-writing-to-package-directory \
 		benchmark --format histogramSamples --path ../Reports/benchmarks/raw --no-progress
+	python3 scripts/perf_agreement.py .build/release/liftoff Reports/benchmarks/perf-agreement.md --slowdown 1000% || { rm -f Reports/benchmarks/perf-agreement.md; echo "perf is unavailable: sampler.md has no agreement section"; }
 	python3 Benchmarks/report.py Reports/benchmarks/raw Reports/benchmarks
 
 # The sampler, scheduler and launch targets three times in a row: the spread between runs.

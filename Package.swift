@@ -23,8 +23,9 @@ let package = Package(
             cSettings: [.define("UNW_LOCAL_ONLY"), .define("_GNU_SOURCE")],
             linkerSettings: [.linkedLibrary("unwind"), .linkedLibrary("dl")]
         ),
-        // Source lines and inlined frames from DWARF, through elfutils' libdw (Debian `libdw-dev`).
-        .target(name: "CLiftoffDWARF", linkerSettings: [.linkedLibrary("dw")]),
+        // Source lines and inlined frames from DWARF, through elfutils' libdw: its header (Debian
+        // `libdw-dev`) at build time; `libdw.so.1` is loaded when a profile is symbolized, not linked.
+        .target(name: "CLiftoffDWARF", cSettings: [.define("_GNU_SOURCE")], linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "LiftoffProfile"),
         .target(name: "LiftoffSampler", dependencies: ["CLiftoffSampler", "CLiftoffDWARF", "LiftoffProfile"]),
         .target(name: "LiftoffReports", dependencies: ["LiftoffProfile"]),

@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
-"""Records one `liftoff demo` launch under `perf record -e cpu-clock -g` while Liftoff samples it
-too, and compares the two on-CPU leaf-function distributions of each busy thread (total-variation
+"""Records `liftoff demo` launches under `perf record -e cpu-clock -g` while Liftoff samples them
+too, and compares the two on-CPU leaf-function distributions of the main thread (total-variation
 distance: half the sum of the absolute differences of the shares; 0 is identical, 1 disjoint).
 
-usage: perf_agreement.py LIFTOFF_BINARY OUT.md [DEMO ARGS...]
+usage: [LAUNCHES=3] perf_agreement.py LIFTOFF_BINARY OUT.md|OUT.json [DEMO ARGS...]
+Writes a Markdown table, or with a .json name {"launches": [ROW...], "pooled": ROW}, each ROW
+{"liftoff", "perf", "distance", "noise"}: the main thread's sample counts, their distance, and the
+distance sampling alone gives.
 Exit status 0; 2 when perf is unavailable or recorded nothing.
 """
 import collections
@@ -35,16 +38,22 @@ def key(name):
     return name.split("(")[0].strip()
 
 
-def perf_leaves(data):
-    """{tid: Counter(leaf symbol)} of the user-space leaf of each perf sample."""
-    script = subprocess.run(["perf", "script", "-F", "tid,ip,sym", "-i", data], capture_output=True, text=True).stdout
+def perf_leaves(data, window):
+    """{tid: Counter(leaf symbol)} of the user-space leaf of each perf sample taken in `window`
+    (CLOCK_MONOTONIC nanoseconds: the process keeps running after Liftoff stops recording, to
+    write its reports, and perf sees that too)."""
+    script = subprocess.run(["perf", "script", "-F", "tid,time,ip,sym", "--ns", "-i", data], capture_output=True,
+                            text=True).stdout
     leaves = collections.defaultdict(collections.Counter)
     tid, found = None, True
     for line in script.splitlines():
         if not line.strip():
             continue
-        if not line.startswith("\t"):  # a sample's header: its tid (padded with spaces)
-            tid, found = int(line.split()[0]), False
+        if not line.startswith("\t"):  # a sample's header: its tid (padded with spaces) and time
+            fields = line.split()
+            seconds, _, fraction = fields[1].rstrip(":").partition(".")
+            time = int(seconds) * 1_000_000_000 + int(fraction.ljust(9, "0")[:9])
+            tid, found = int(fields[0]), not (window[0] <= time <= window[1])
             continue
         if found:
             continue
@@ -63,13 +72,29 @@ def perf_leaves(data):
 
 
 def liftoff_leaves(profile):
+    """{tid: Counter(leaf function)} of Liftoff's running samples. perf names the function whose
+    symbol holds the address, so functions inlined into it are looked through to it."""
     leaves = collections.defaultdict(collections.Counter)
-    samples = profile["samples"]
+    samples, stacks, frames = profile["samples"], profile["stacks"], profile["frames"]
     for thread, stack, state in zip(samples["thread"], samples["stack"], samples["state"]):
         if state == 0:
-            frame = profile["frames"][profile["stacks"]["frame"][stack]]
+            while frames[stacks["frame"][stack]].get("inlined") and stacks["parent"][stack] >= 0:
+                stack = stacks["parent"][stack]
+            frame = frames[stacks["frame"][stack]]
             leaves[thread][key(frame.get("short") or frame["name"])] += 1
     return leaves
+
+
+def noise(a, b, rounds=300, seed=1):
+    """The mean distance between two samples of these sizes drawn from one distribution (both
+    tools' samples pooled): what sampling alone gives, the floor under any real disagreement."""
+    import random
+    rng = random.Random(seed)
+    pooled = a + b
+    names, weights = list(pooled), list(pooled.values())
+    total_a, total_b = sum(a.values()), sum(b.values())
+    return sum(distance(collections.Counter(rng.choices(names, weights, k=total_a)),
+                        collections.Counter(rng.choices(names, weights, k=total_b))) for _ in range(rounds)) / rounds
 
 
 def distance(a, b):
@@ -77,41 +102,73 @@ def distance(a, b):
     return 0.5 * sum(abs(a[k] / total_a - b[k] / total_b) for k in set(a) | set(b))
 
 
+def record(binary, extra):
+    """One launch under perf: the main thread's leaf counts from Liftoff and from perf, or None."""
+    with tempfile.TemporaryDirectory() as folder:
+        data = os.path.join(folder, "perf.data")
+        command = ["perf", "record", "-e", "cpu-clock", "-F", "999", "-g", "-k", "CLOCK_MONOTONIC", "-o", data, "--",
+                   binary, "demo", "--quiet", "--linger", "0", "--plan", "naive", "--rate", "999",
+                   "--out", os.path.join(folder, "out")] + extra
+        # The demo's own settings only: a launcher's LIFTOFF_* variables would redirect its profile.
+        environment = {name: value for name, value in os.environ.items() if not name.startswith("LIFTOFF_")}
+        subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=environment)
+        profile_path = os.path.join(folder, "out", "profile.json")
+        if not os.path.exists(data) or not os.path.exists(profile_path):
+            return None
+        with open(profile_path) as handle:
+            profile = json.load(handle)
+        main_thread = next((thread["id"] for thread in profile["threads"] if thread.get("isMain")), None)
+        origin, phases = profile["timeOriginNs"], profile["phases"]
+        theirs = perf_leaves(data, (origin + phases["mainEntryNs"], origin + phases["endNs"]))
+        ours = liftoff_leaves(profile)
+    names = demangle(list(theirs.get(main_thread, {})))
+    perf = collections.Counter()
+    for name, count in theirs.get(main_thread, {}).items():
+        perf[key(names.get(name.removesuffix("@plt"), name))] += count
+    return ours.get(main_thread, collections.Counter()), perf
+
+
 def main():
     if len(sys.argv) < 3:
         raise SystemExit(__doc__)
     binary, out_path, extra = sys.argv[1], sys.argv[2], sys.argv[3:]
+    launches = int(os.environ.get("LAUNCHES", "3"))
     if not shutil.which("perf"):
         print("perf_agreement: perf is not installed.", file=sys.stderr)
         return 2
-    with tempfile.TemporaryDirectory() as folder:
-        data = os.path.join(folder, "perf.data")
-        command = ["perf", "record", "-e", "cpu-clock", "-F", "999", "-g", "-o", data, "--", binary, "demo", "--quiet",
-                   "--linger", "0", "--plan", "optimized", "--rate", "999", "--out", os.path.join(folder, "out")] + extra
-        subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        profile_path = os.path.join(folder, "out", "profile.json")
-        if not os.path.exists(data) or not os.path.exists(profile_path):
+    rows = []
+    pooled_ours, pooled_perf = collections.Counter(), collections.Counter()
+    for _ in range(max(launches, 1)):
+        result = record(binary, extra)
+        if result is None or not result[0] or not result[1]:
             print("perf_agreement: perf or the demo recorded nothing.", file=sys.stderr)
             return 2
-        ours = liftoff_leaves(json.load(open(profile_path)))
-        theirs = perf_leaves(data)
-    names = demangle([n for counter in theirs.values() for n in counter])
-    theirs = {tid: collections.Counter() + sum((collections.Counter({key(names.get(k.removesuffix("@plt"), k)): v})
-                                                for k, v in c.items()), collections.Counter())
-              for tid, c in theirs.items()}
-    rows = []
-    for tid in sorted(ours, key=lambda t: -sum(ours[t].values())):
-        if tid in theirs and sum(ours[tid].values()) >= 50 and sum(theirs[tid].values()) >= 50:
-            rows.append((tid, sum(ours[tid].values()), sum(theirs[tid].values()), distance(ours[tid], theirs[tid])))
+        ours, perf = result
+        pooled_ours += ours
+        pooled_perf += perf
+        rows.append((sum(ours.values()), sum(perf.values()), distance(ours, perf), noise(ours, perf)))
+    pooled = (sum(pooled_ours.values()), sum(pooled_perf.values()), distance(pooled_ours, pooled_perf),
+              noise(pooled_ours, pooled_perf))
+    if out_path.endswith(".json"):
+        fields = ("liftoff", "perf", "distance", "noise")
+        with open(out_path, "w") as handle:
+            json.dump({"launches": [dict(zip(fields, row)) for row in rows], "pooled": dict(zip(fields, pooled))}, handle)
+        return 0
     lines = ["# Liftoff's sampler beside perf", "",
-             "One `liftoff demo` launch (" + " ".join(extra or ["no extra arguments"]) + ") recorded by `perf record -e "
-             "cpu-clock -F 999` while Liftoff samples it at 999 Hz. For each thread with 50 or more on-CPU samples in both, "
-             "the distributions of the leaf function (perf's user-space leaf; Liftoff's running samples; both spelled as short "
-             "names without parameters) are compared by "
-             "total-variation distance (0 identical, 1 disjoint). Written by `scripts/perf_agreement.py`.", "",
-             "| thread | Liftoff running samples | perf samples | distance |", "|---|---:|---:|---:|"]
-    for tid, a, b, d in rows:
-        lines.append(f"| {tid} | {a} | {b} | {d:.3f} |")
+             f"{len(rows)} launches of `liftoff demo --plan naive` (everything on the main thread; "
+             + " ".join(extra or ["no extra arguments"]) + "), each recorded by `perf record -e cpu-clock -F 999 -k "
+             "CLOCK_MONOTONIC` while Liftoff samples it at 999 Hz. perf's samples count from `main` to the end of "
+             "Liftoff's recording (after it, the process writes its reports). On the main thread, the distributions of "
+             "the leaf function (perf's user-space leaf; Liftoff's running samples; both spelled as short names without "
+             "parameters; functions inlined into the leaf are looked through, as perf's symbols do) are compared by "
+             "total-variation distance (0 identical, 1 disjoint). Sampling noise is the mean distance between two samples "
+             "of the same sizes drawn from one distribution (the two tools' samples pooled): the floor under any real "
+             "disagreement. Written by `scripts/perf_agreement.py`.", "",
+             "| launch | Liftoff running samples | perf samples | distance | sampling noise |", "|---|---:|---:|---:|---:|"]
+    for index, (a, b, d, n) in enumerate(rows, 1):
+        lines.append(f"| {index} | {a} | {b} | {d:.3f} | {n:.3f} |")
+    a, b, d, n = pooled
+    lines.append(f"| all {len(rows)} pooled | {a} | {b} | **{d:.3f}** | {n:.3f} |")
     lines.append("")
     with open(out_path, "w") as handle:
         handle.write("\n".join(lines))

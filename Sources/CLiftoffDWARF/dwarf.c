@@ -3,15 +3,53 @@
 // libdw looks compile units up through `.debug_aranges`, which Swift objects do not have, so
 // `dwarf_addrdie` finds nothing for Swift code. This file indexes the units' own address
 // ranges instead, then, per unit on first use, the address ranges of its functions; a lookup
-// is two binary searches and a walk down one function's inlined scopes.
+// is two binary searches and a scan of one function's inlined scopes.
+//
+// libdw is loaded with dlopen on first use rather than linked: linking it (and the libraries it
+// needs) would cost every launch of a program using Liftoff about 0.3 ms in the loader, for
+// something only wanted once the profile is written. Without libdw there are no source lines.
 
 #include "lo_dwarf.h"
 
+#include <dlfcn.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
+
+// Every libdw function used here, called through a pointer of the header's own type.
+#define LO_DW_FUNCTIONS(X) \
+    X(dwarf_begin) X(dwarf_end) X(dwarf_get_units) X(dwarf_tag) X(dwarf_dieoffset) X(dwarf_ranges) \
+    X(dwarf_child) X(dwarf_siblingof) X(dwarf_haschildren) X(dwarf_offdie) X(dwarf_attr) \
+    X(dwarf_attr_integrate) X(dwarf_formstring) X(dwarf_formudata) X(dwarf_decl_file) X(dwarf_decl_line) \
+    X(dwarf_getsrc_die) X(dwarf_lineno) X(dwarf_linecol) X(dwarf_linesrc) X(dwarf_getsrcfiles) X(dwarf_filesrc)
+
+static struct {
+#define LO_DW_POINTER(name) __typeof__(name) *name;
+    LO_DW_FUNCTIONS(LO_DW_POINTER)
+#undef LO_DW_POINTER
+} dw;
+static int dw_loaded;
+static pthread_once_t dw_once = PTHREAD_ONCE_INIT;
+
+static void load_libdw(void) {
+    void *library = dlopen("libdw.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!library) return;
+    int complete = 1;
+#define LO_DW_LOOKUP(name) \
+    dw.name = (__typeof__(name) *)dlsym(library, #name); \
+    if (!dw.name) complete = 0;
+    LO_DW_FUNCTIONS(LO_DW_LOOKUP)
+#undef LO_DW_LOOKUP
+    dw_loaded = complete;
+}
+
+int lo_dwarf_available(void) {
+    pthread_once(&dw_once, load_libdw);
+    return dw_loaded;
+}
 
 typedef struct {
     Dwarf_Addr low, high;
@@ -76,16 +114,17 @@ static int compare_function_ranges(const void *lhs, const void *rhs) {
 }
 
 lo_dwarf *lo_dwarf_open(const char *path) {
+    if (!lo_dwarf_available()) return NULL;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return NULL;
-    Dwarf *dwarf = dwarf_begin(fd, DWARF_C_READ);
+    Dwarf *dwarf = dw.dwarf_begin(fd, DWARF_C_READ);
     if (!dwarf) {
         close(fd);
         return NULL;
     }
     lo_dwarf *result = calloc(1, sizeof *result);
     if (!result) {
-        dwarf_end(dwarf);
+        dw.dwarf_end(dwarf);
         close(fd);
         return NULL;
     }
@@ -95,15 +134,15 @@ lo_dwarf *lo_dwarf_open(const char *path) {
     Dwarf_CU *cu = NULL;
     Dwarf_Die cudie;
     uint8_t unit_type;
-    while (dwarf_get_units(dwarf, cu, &cu, NULL, &unit_type, &cudie, NULL) == 0) {
-        int tag = dwarf_tag(&cudie);
+    while (dw.dwarf_get_units(dwarf, cu, &cu, NULL, &unit_type, &cudie, NULL) == 0) {
+        int tag = dw.dwarf_tag(&cudie);
         if (tag != DW_TAG_compile_unit && tag != DW_TAG_partial_unit) continue;
-        lo_unit unit = {.die = dwarf_dieoffset(&cudie)};
+        lo_unit unit = {.die = dw.dwarf_dieoffset(&cudie)};
         size_t index = result->unit_count;
         int added = 0;
         Dwarf_Addr base, low, high;
         ptrdiff_t offset = 0;
-        while ((offset = dwarf_ranges(&cudie, offset, &base, &low, &high)) > 0) {
+        while ((offset = dw.dwarf_ranges(&cudie, offset, &base, &low, &high)) > 0) {
             if (high <= low) continue;
             lo_unit_range range = {.low = low, .high = high, .unit = index};
             if (append((void **)&result->ranges, &result->range_count, &range_capacity, sizeof range, &range) != 0)
@@ -129,7 +168,7 @@ void lo_dwarf_close(lo_dwarf *dwarf) {
     }
     free(dwarf->units);
     free(dwarf->ranges);
-    dwarf_end(dwarf->dwarf);
+    dw.dwarf_end(dwarf->dwarf);
     close(dwarf->fd);
     free(dwarf);
 }
@@ -144,21 +183,21 @@ typedef struct {
 static void index_functions(Dwarf_Die *parent, lo_function_list *list, int depth) {
     if (depth > 64) return;
     Dwarf_Die child;
-    if (dwarf_child(parent, &child) != 0) return;
+    if (dw.dwarf_child(parent, &child) != 0) return;
     do {
-        int tag = dwarf_tag(&child);
+        int tag = dw.dwarf_tag(&child);
         if (tag == DW_TAG_subprogram) {
             Dwarf_Addr base, low, high;
             ptrdiff_t offset = 0;
-            while ((offset = dwarf_ranges(&child, offset, &base, &low, &high)) > 0) {
+            while ((offset = dw.dwarf_ranges(&child, offset, &base, &low, &high)) > 0) {
                 if (high <= low) continue;
-                lo_function_range range = {.low = low, .high = high, .die = dwarf_dieoffset(&child)};
+                lo_function_range range = {.low = low, .high = high, .die = dw.dwarf_dieoffset(&child)};
                 if (append((void **)&list->items, &list->count, &list->capacity, sizeof range, &range) != 0) return;
             }
-        } else if (dwarf_haschildren(&child)) {
+        } else if (dw.dwarf_haschildren(&child)) {
             index_functions(&child, list, depth + 1);
         }
-    } while (dwarf_siblingof(&child, &child) == 0);
+    } while (dw.dwarf_siblingof(&child, &child) == 0);
 }
 
 static lo_unit *unit_for(lo_dwarf *dwarf, Dwarf_Addr address) {
@@ -180,7 +219,7 @@ static lo_function_range *function_for(lo_dwarf *dwarf, lo_unit *unit, Dwarf_Add
     if (!unit->indexed) {
         unit->indexed = 1;
         Dwarf_Die cudie;
-        if (dwarf_offdie(dwarf->dwarf, unit->die, &cudie)) {
+        if (dw.dwarf_offdie(dwarf->dwarf, unit->die, &cudie)) {
             lo_function_list list = {0};
             index_functions(&cudie, &list, 0);
             if (list.count) qsort(list.items, list.count, sizeof *list.items, compare_function_ranges);
@@ -203,10 +242,10 @@ static lo_function_range *function_for(lo_dwarf *dwarf, lo_unit *unit, Dwarf_Add
 
 static const char *function_name(Dwarf_Die *die) {
     Dwarf_Attribute attribute;
-    if (dwarf_attr_integrate(die, DW_AT_linkage_name, &attribute)
-        || dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attribute)
-        || dwarf_attr_integrate(die, DW_AT_name, &attribute))
-        return dwarf_formstring(&attribute);
+    if (dw.dwarf_attr_integrate(die, DW_AT_linkage_name, &attribute)
+        || dw.dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attribute)
+        || dw.dwarf_attr_integrate(die, DW_AT_name, &attribute))
+        return dw.dwarf_formstring(&attribute);
     return NULL;
 }
 
@@ -214,9 +253,9 @@ static uint32_t clamp_line(int line) { return line > 0 ? (uint32_t)line : 0; }
 
 static void describe_function(Dwarf_Die *die, lo_source_frame *frame) {
     frame->function = function_name(die);
-    frame->decl_file = dwarf_decl_file(die);
+    frame->decl_file = dw.dwarf_decl_file(die);
     int line = 0;
-    frame->decl_line = dwarf_decl_line(die, &line) == 0 ? clamp_line(line) : 0;
+    frame->decl_line = dw.dwarf_decl_line(die, &line) == 0 ? clamp_line(line) : 0;
 }
 
 typedef struct {
@@ -228,23 +267,23 @@ typedef struct {
 static void list_inlined(Dwarf_Die *scope, uint32_t depth, lo_inlined_list *list, int level) {
     if (level > 256) return;
     Dwarf_Die child;
-    if (dwarf_child(scope, &child) != 0) return;
+    if (dw.dwarf_child(scope, &child) != 0) return;
     do {
-        int tag = dwarf_tag(&child);
+        int tag = dw.dwarf_tag(&child);
         if (tag == DW_TAG_inlined_subroutine) {
             Dwarf_Addr base, low, high;
             ptrdiff_t offset = 0;
-            while ((offset = dwarf_ranges(&child, offset, &base, &low, &high)) > 0) {
+            while ((offset = dw.dwarf_ranges(&child, offset, &base, &low, &high)) > 0) {
                 if (high <= low) continue;
-                lo_inlined_range range = {.low = low, .high = high, .die = dwarf_dieoffset(&child), .depth = depth};
+                lo_inlined_range range = {.low = low, .high = high, .die = dw.dwarf_dieoffset(&child), .depth = depth};
                 if (append((void **)&list->items, &list->count, &list->capacity, sizeof range, &range) != 0) return;
             }
-            if (dwarf_haschildren(&child)) list_inlined(&child, depth + 1, list, level + 1);
+            if (dw.dwarf_haschildren(&child)) list_inlined(&child, depth + 1, list, level + 1);
         } else if (tag == DW_TAG_lexical_block || tag == DW_TAG_try_block || tag == DW_TAG_catch_block
             || tag == DW_TAG_with_stmt) {
-            if (dwarf_haschildren(&child)) list_inlined(&child, depth, list, level + 1);
+            if (dw.dwarf_haschildren(&child)) list_inlined(&child, depth, list, level + 1);
         }
-    } while (dwarf_siblingof(&child, &child) == 0);
+    } while (dw.dwarf_siblingof(&child, &child) == 0);
 }
 
 // Fills chain[1...] with the functions inlined at `address`, outermost first; returns the
@@ -262,7 +301,7 @@ static int inlined_chain(lo_dwarf *dwarf, lo_function_range *function, Dwarf_Add
         lo_inlined_range *range = &function->inlined[index];
         // Scopes nest and are listed parent first, so holding scopes come in depth order.
         if (address < range->low || address >= range->high || range->depth != (uint32_t)length) continue;
-        if (length >= capacity || !dwarf_offdie(dwarf->dwarf, range->die, &chain[length])) break;
+        if (length >= capacity || !dw.dwarf_offdie(dwarf->dwarf, range->die, &chain[length])) break;
         length += 1;
     }
     return length;
@@ -273,23 +312,23 @@ int lo_dwarf_lookup(lo_dwarf *dwarf, uint64_t address, lo_source_frame *frames, 
     lo_unit *unit = unit_for(dwarf, address);
     if (!unit) return 0;
     Dwarf_Die cudie;
-    if (!dwarf_offdie(dwarf->dwarf, unit->die, &cudie)) return 0;
+    if (!dw.dwarf_offdie(dwarf->dwarf, unit->die, &cudie)) return 0;
 
     const char *file = NULL;
     uint32_t line = 0, column = 0;
-    Dwarf_Line *source = dwarf_getsrc_die(&cudie, address);
+    Dwarf_Line *source = dw.dwarf_getsrc_die(&cudie, address);
     if (source) {
         int number = 0, col = 0;
-        dwarf_lineno(source, &number);
-        dwarf_linecol(source, &col);
+        dw.dwarf_lineno(source, &number);
+        dw.dwarf_linecol(source, &col);
         line = clamp_line(number);
         column = clamp_line(col);
-        if (line) file = dwarf_linesrc(source, NULL, NULL);
+        if (line) file = dw.dwarf_linesrc(source, NULL, NULL);
     }
 
     lo_function_range *range = function_for(dwarf, unit, address);
     Dwarf_Die function;
-    if (!range || !dwarf_offdie(dwarf->dwarf, range->die, &function)) {
+    if (!range || !dw.dwarf_offdie(dwarf->dwarf, range->die, &function)) {
         if (!line) return 0;
         frames[0] = (lo_source_frame){.file = file, .line = line, .column = column};
         return 1;
@@ -302,7 +341,7 @@ int lo_dwarf_lookup(lo_dwarf *dwarf, uint64_t address, lo_source_frame *frames, 
 
     Dwarf_Files *files = NULL;
     size_t file_count = 0;
-    if (depth > 1 && dwarf_getsrcfiles(&cudie, &files, &file_count) != 0) files = NULL;
+    if (depth > 1 && dw.dwarf_getsrcfiles(&cudie, &files, &file_count) != 0) files = NULL;
 
     int written = 0;
     for (int level = depth - 1; level >= 0 && written < capacity; level--) {
@@ -318,13 +357,13 @@ int lo_dwarf_lookup(lo_dwarf *dwarf, uint64_t address, lo_source_frame *frames, 
             Dwarf_Attribute attribute;
             Dwarf_Word value;
             Dwarf_Die *callee = &chain[level + 1];
-            if (dwarf_attr(callee, DW_AT_call_line, &attribute) && dwarf_formudata(&attribute, &value) == 0)
+            if (dw.dwarf_attr(callee, DW_AT_call_line, &attribute) && dw.dwarf_formudata(&attribute, &value) == 0)
                 frame->line = value > UINT32_MAX ? 0 : (uint32_t)value;
-            if (dwarf_attr(callee, DW_AT_call_column, &attribute) && dwarf_formudata(&attribute, &value) == 0)
+            if (dw.dwarf_attr(callee, DW_AT_call_column, &attribute) && dw.dwarf_formudata(&attribute, &value) == 0)
                 frame->column = value > UINT32_MAX ? 0 : (uint32_t)value;
-            if (files && dwarf_attr(callee, DW_AT_call_file, &attribute) && dwarf_formudata(&attribute, &value) == 0
+            if (files && dw.dwarf_attr(callee, DW_AT_call_file, &attribute) && dw.dwarf_formudata(&attribute, &value) == 0
                 && value < file_count)
-                frame->file = dwarf_filesrc(files, value, NULL, NULL);
+                frame->file = dw.dwarf_filesrc(files, value, NULL, NULL);
             if (!frame->line) frame->file = NULL;
         }
     }

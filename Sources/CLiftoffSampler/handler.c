@@ -36,19 +36,25 @@ static void lo_handler(int signal_number, siginfo_t *info, void *context) {
     uint64_t request = atomic_load(&g_request_seq);
     int truncated = 0;
     uintptr_t frames[LO_MAX_FRAMES];
+    int for_request = atomic_load(&g_request_tid) == lo_current_tid() && atomic_load(&g_request_done) != request;
+    int sampling = atomic_load(&g_active) && lo_ring_ready();
     if (t_warming) {
         // The warm-up signal interrupts Liftoff's own code, which holds no loader lock.
         lo_unwind_warm_in_handler();
-    } else if (atomic_load(&g_request_tid) == lo_current_tid() && atomic_load(&g_request_done) != request) {
+    } else if (for_request || sampling) {
+        uint64_t task = sampling ? lo_handler_current_task() : 0;
         int depth = lo_unwind_interrupted(context, frames, &truncated);
-        if (depth < 0) depth = 0;
-        int slot = (int)(request & 1);
-        memcpy(g_request_frames[slot], frames, (size_t)depth * sizeof(uintptr_t));
-        g_request_count[slot] = depth;
-        atomic_store(&g_request_done, request);
-    } else if (atomic_load(&g_active) && lo_ring_ready()) {
-        uint64_t task = lo_handler_current_task();
-        int depth = lo_unwind_interrupted(context, frames, &truncated);
+        if (for_request) {
+            int slot = (int)(request & 1);
+            int count = depth < 0 ? 0 : depth;
+            memcpy(g_request_frames[slot], frames, (size_t)count * sizeof(uintptr_t));
+            g_request_count[slot] = count;
+            atomic_store(&g_request_done, request);
+        }
+        // A request's signal may also stand for the sampler's (standard signals merge while
+        // pending): the ring gets the stack too, marked, and the sampler thread keeps it only
+        // when it was waiting for an answer from this thread.
+        if (!sampling) goto done;
         if (depth < 0) {
             LO_COUNT(skipped, 1);
             depth = 0;
@@ -56,7 +62,8 @@ static void lo_handler(int signal_number, siginfo_t *info, void *context) {
             LO_COUNT(failed, 1);
         }
         uint16_t flags = (uint16_t)((truncated ? LO_SAMPLE_TRUNCATED : 0) |
-                                    (lo_interrupted_in_syscall(context) ? LO_SAMPLE_IN_SYSCALL : 0));
+                                    (lo_interrupted_in_syscall(context) ? LO_SAMPLE_IN_SYSCALL : 0) |
+                                    (for_request ? LO_SLOT_REQUEST : 0));
         // How long this handler ran (the thread was on a CPU all along): the sampler thread takes
         // it off what the thread used, so being sampled does not count as running (a first unwind
         // through new code can take hundreds of microseconds). An empty answer still tells the
@@ -64,6 +71,7 @@ static void lo_handler(int signal_number, siginfo_t *info, void *context) {
         uint64_t handler_ns = lo_monotonic_ns() - time_ns;
         lo_ring_publish(lo_current_tid(), time_ns, task, handler_ns, frames, depth, flags);
     }
+done:
     atomic_fetch_sub(&g_in_handler, 1);
     errno = saved_errno;
 }

@@ -61,6 +61,10 @@ void lo_snapshot_refresh(void);   // sampler thread, start, or a stack request
 void lo_snapshot_drop(void);      // once no handler runs
 size_t lo_snapshot_bytes(void);
 
+// A ring slot's flag (never stored): the handler also answered a stack request. A SIGPROF sent
+// while another is pending merges into it, so a request's signal may carry the sampler's too.
+#define LO_SLOT_REQUEST 0x100u
+
 // ---- unwind.c --------------------------------------------------------------------------
 
 // Unwinds in handlers wait at most 1 ms for an unwind outside a handler; 0 when they gave up.

@@ -295,7 +295,7 @@ static uint64_t lo_check(lo_thread *thread, pid_t pid, uint64_t now_ns, uint64_t
     uint64_t moved = cpu > thread->read_cpu ? cpu - thread->read_cpu : 0;
     thread->read_cpu = cpu;
     if (thread->pending) {
-        if (now_ns - thread->sent_ns < LO_PENDING_TIMEOUT_NS) return moved;
+        if (now_ns < thread->sent_ns || now_ns - thread->sent_ns < LO_PENDING_TIMEOUT_NS) return moved;
         // Signals blocked, or the answer was dropped: try again.
         thread->pending = 0;
         thread->has_stack = 0;
@@ -316,10 +316,13 @@ static uint64_t lo_check(lo_thread *thread, pid_t pid, uint64_t now_ns, uint64_t
         if (thread->has_stack && thread->stack_waits && covered > 1) {
             lo_store_append(thread->tid, now_ns - g_period_ns, 0, 0, covered - 1, LO_SAMPLE_WAITING, NULL, 0);
         }
+        // Read the clock right before sending: a stack request's handler that starts after this
+        // may carry this signal too (lo_threads_answer), and `now_ns` may be long past on a busy machine.
+        uint64_t sending_ns = lo_monotonic_ns();
         if (syscall(SYS_tgkill, pid, thread->tid, SIGPROF) == 0) {
             LO_COUNT(signals_sent, 1);
             thread->pending = 1;
-            thread->sent_ns = now_ns;
+            thread->sent_ns = sending_ns;
             thread->answer_cpu = thread->checked ? used : 0;
         } else if (errno == ESRCH) {
             thread->gone = 1;
@@ -404,12 +407,18 @@ void lo_threads_tick(pid_t pid, uint64_t now_ns, uint64_t tick) {
 void lo_threads_answer(const lo_slot *slot) {
     long found = lo_find(slot->tid);
     uint64_t cpu = 0;
+    if (slot->flags & LO_SLOT_REQUEST) {
+        // A stack request's signal: it answers the sampler only when the sampler's own signal was
+        // outstanding when the handler ran (and so merged into it); otherwise it is no sample.
+        if (found < 0 || !g_table[found].pending || slot->time_ns < g_table[found].sent_ns) return;
+    }
+    uint16_t flags = (uint16_t)(slot->flags & ~LO_SLOT_REQUEST);
     if (found >= 0) {
         lo_thread *thread = &g_table[found];
         thread->pending = 0;
         thread->last_tick = g_current_tick;
         thread->has_stack = slot->depth > 0;
-        thread->stack_waits = (slot->flags & LO_SAMPLE_IN_SYSCALL) != 0;
+        thread->stack_waits = (flags & LO_SAMPLE_IN_SYSCALL) != 0;
         // The handler's time is not the thread's own work.
         thread->base_cpu = thread->base_cpu + slot->handler_ns < thread->base_cpu ? UINT64_MAX
                                                                                   : thread->base_cpu + slot->handler_ns;
@@ -419,7 +428,7 @@ void lo_threads_answer(const lo_slot *slot) {
         if (thread->names_read < 3) lo_read_name(thread);
     }
     if (slot->depth > 0) {
-        lo_store_append(slot->tid, slot->time_ns, slot->task, cpu, 1, slot->flags, slot->frames, slot->depth);
+        lo_store_append(slot->tid, slot->time_ns, slot->task, cpu, 1, flags, slot->frames, slot->depth);
     }
 }
 

@@ -27,8 +27,10 @@ struct Demangler: @unchecked Sendable {
         cxxDemangle = cxx.map { unsafeBitCast($0, to: CxxDemangle.self) }
     }
 
-    /// The demangled form of `name`, or `name` itself when it is not mangled.
+    /// The demangled form of `name`, or `name` itself when it is not mangled. A PLT stub's
+    /// `name@plt` keeps its suffix after the demangled name.
     func demangle(_ name: String) -> String {
+        if name.hasSuffix("@plt"), name.count > 4 { return demangle(String(name.dropLast(4))) + "@plt" }
         if Demangler.isSwift(name), let swiftDemangle {
             let result = name.withCString { swiftDemangle($0, strlen($0), nil, nil, 0) }
             if let result {

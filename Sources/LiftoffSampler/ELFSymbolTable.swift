@@ -78,7 +78,7 @@ struct ELFSymbolTable: Sendable {
         return result
     }
 
-    private func name(of symbol: Symbol) -> String {
+    func name(of symbol: Symbol) -> String {
         let table = stringTables[Int(symbol.stringTable)]
         let start = Int(symbol.nameOffset)
         guard start < table.count else { return "" }
@@ -149,7 +149,9 @@ struct ELFSymbolTable: Sendable {
                 if !name.isEmpty, !name.contains("/") { table.debugLink = name }
             }
         }
-        var seen = Set<UInt64>()
+        // One symbol per address: where several name it (aliases such as `malloc`,
+        // `__libc_malloc` and `__GI___libc_malloc`), the one perf would pick.
+        var best: [UInt64: (symbol: Symbol, rank: Rank)] = [:]
         let symtab: UInt32 = 2
         let dynsym: UInt32 = 11
         // .symtab first: it is the complete table when present; .dynsym fills in the rest.
@@ -175,7 +177,11 @@ struct ELFSymbolTable: Sendable {
                     let type = info & 0xF
                     // STT_FUNC or STT_GNU_IFUNC, defined in some section.
                     guard type == 2 || type == 10, sectionIndex != 0, value != 0, nameOffset != 0 else { continue }
-                    guard seen.insert(value).inserted else { continue }
+                    let rank = Rank(
+                        sized: size != 0, binding: info >> 4,
+                        name: UnsafeRawBufferPointer(rebasing: bytes[strings.offset..<strings.offset + strings.size]),
+                        offset: Int(nameOffset))
+                    if let known = best[value], !(rank > known.rank) { continue }
                     // An unsized symbol (`_init`, hand-written assembly) reaches at most the end of its
                     // section: the PLT after `.init` is not `_init`.
                     var extent = size
@@ -184,22 +190,134 @@ struct ELFSymbolTable: Sendable {
                         let (end, overflow) = home.address.addingReportingOverflow(UInt64(home.size))
                         if !overflow, home.address <= value, value < end { extent = end - value }
                     }
-                    table.symbols.append(Symbol(start: value, size: extent, nameOffset: nameOffset, stringTable: tableIndex))
+                    best[value] = (Symbol(start: value, size: extent, nameOffset: nameOffset, stringTable: tableIndex), rank)
                 }
             }
         }
-        // PLT stubs have no symbols: name each PLT section as a whole.
+        table.symbols = best.values.map(\.symbol)
+        var seen = Set(best.keys)
+        // PLT stubs have no symbols. Each is named after the function it jumps to, `name@plt` as perf
+        // names them: its `jmp *slot(%rip)` reads a GOT slot that a relocation ties to that function.
+        // What is left (the resolver stub at a PLT's start) is named `[plt]`.
         let plt = sections.filter { [".plt", ".plt.sec", ".plt.got"].contains(sectionName($0)) && $0.address != 0 }
-        if !plt.isEmpty, table.stringTables.count < Int(UInt8.max) {
+        if !plt.isEmpty, table.stringTables.count + 1 < Int(UInt8.max) {
+            var stubs: [(address: UInt64, size: UInt64, slot: UInt64)] = []
+            for section in plt {
+                guard let body = contents(section) else { continue }
+                let stride = sectionName(section) == ".plt.got" ? 8 : 16
+                var start = 0
+                while start + stride <= body.count {
+                    defer { start += stride }
+                    let stubAddress = section.address &+ UInt64(start)
+                    if let slot = jumpSlot(in: body, at: start, length: stride, address: stubAddress) {
+                        stubs.append((stubAddress, UInt64(stride), slot))
+                    }
+                }
+            }
+            let slots = relocatedSlots(
+                Set(stubs.map(\.slot)), sections.map { ($0.type, $0.offset, $0.size, $0.link) }, bytes)
+            var names: [UInt8] = [0]
             let tableIndex = UInt8(table.stringTables.count)
-            table.stringTables.append(Array("\0[plt]\0".utf8))
+            for stub in stubs {
+                guard let name = slots[stub.slot], names.count < Int(UInt32.max) - name.count - 6,
+                    seen.insert(stub.address).inserted
+                else { continue }
+                table.symbols.append(
+                    Symbol(start: stub.address, size: stub.size, nameOffset: UInt32(names.count), stringTable: tableIndex))
+                names += name + Array("@plt".utf8) + [0]
+            }
+            let placeholder = UInt32(names.count)
+            names += Array("[plt]\0".utf8)
+            table.stringTables.append(names)
             for section in plt where seen.insert(section.address).inserted {
                 table.symbols.append(
-                    Symbol(start: section.address, size: UInt64(section.size), nameOffset: 1, stringTable: tableIndex))
+                    Symbol(start: section.address, size: UInt64(section.size), nameOffset: placeholder, stringTable: tableIndex))
             }
         }
         table.symbols.sort { $0.start < $1.start }
         return table
+    }
+
+    /// How good a name is among several for one address, in perf's order of preference: a sized
+    /// symbol, then a global one over a weak one over a local one, then fewer leading underscores,
+    /// then the longer name.
+    struct Rank: Comparable {
+        var sized: Bool
+        var bindingScore: Int
+        var underscores: Int
+        var length: Int
+
+        init(sized: Bool, binding: UInt8, name table: UnsafeRawBufferPointer, offset: Int) {
+            self.sized = sized
+            // STB_GLOBAL 1, STB_WEAK 2, STB_LOCAL 0 (and anything else) last.
+            bindingScore = binding == 1 ? 2 : binding == 2 ? 1 : 0
+            var index = offset
+            while index < table.count, table[index] == UInt8(ascii: "_") { index += 1 }
+            underscores = index - offset
+            while index < table.count, table[index] != 0 { index += 1 }
+            length = index - offset
+        }
+
+        static func < (lhs: Rank, rhs: Rank) -> Bool {
+            if lhs.sized != rhs.sized { return !lhs.sized }
+            if lhs.bindingScore != rhs.bindingScore { return lhs.bindingScore < rhs.bindingScore }
+            if lhs.underscores != rhs.underscores { return lhs.underscores > rhs.underscores }
+            return lhs.length < rhs.length
+        }
+    }
+
+    /// The GOT slot a PLT stub jumps through: the address that its `jmp *disp32(%rip)` (`ff 25`,
+    /// possibly after `endbr64` and a `bnd` prefix) reads.
+    private static func jumpSlot(in body: UnsafeRawBufferPointer, at start: Int, length: Int, address: UInt64) -> UInt64? {
+        var index = start
+        while index + 6 <= start + length {
+            if body[index] == 0xFF, body[index + 1] == 0x25 {
+                let displacement = Int32(littleEndian: body.loadUnaligned(fromByteOffset: index + 2, as: Int32.self))
+                let next = address &+ UInt64(index - start + 6)
+                return next &+ UInt64(bitPattern: Int64(displacement))
+            }
+            index += 1
+        }
+        return nil
+    }
+
+    /// Name of the symbol each of the `wanted` relocated addresses (GOT slots) is bound to, from
+    /// every `SHT_RELA` section that names symbols: `.rela.plt`'s jump slots and `.rela.dyn`'s GOT entries.
+    private static func relocatedSlots(
+        _ wanted: Set<UInt64>, _ sections: [(type: UInt32, offset: Int, size: Int, link: Int)], _ bytes: UnsafeRawBufferPointer
+    ) -> [UInt64: [UInt8]] {
+        func read<T: FixedWidthInteger>(_ offset: Int, as type: T.Type) -> T? {
+            guard offset >= 0, offset <= bytes.count - MemoryLayout<T>.size else { return nil }
+            return T(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: T.self))
+        }
+        func inside(_ offset: Int, _ size: Int) -> Bool { offset >= 0 && size >= 0 && offset <= bytes.count - size }
+        var slots: [UInt64: [UInt8]] = [:]
+        guard !wanted.isEmpty else { return slots }
+        let rela: UInt32 = 4
+        for section in sections where section.type == rela && section.link < sections.count {
+            let symbols = sections[section.link]
+            guard inside(section.offset, section.size), inside(symbols.offset, symbols.size),
+                symbols.link < sections.count
+            else { continue }
+            let strings = sections[symbols.link]
+            guard inside(strings.offset, strings.size) else { continue }
+            var entry = section.offset
+            while entry + 24 <= section.offset + section.size {
+                defer { entry += 24 }
+                guard let slot = read(entry, as: UInt64.self), let info = read(entry + 8, as: UInt64.self) else { break }
+                guard wanted.contains(slot), slots[slot] == nil else { continue }
+                let symbolIndex = Int(truncatingIfNeeded: info >> 32)
+                let symbolEntry = symbols.offset + symbolIndex * 24
+                guard symbolIndex > 0, symbolIndex < symbols.size / 24,
+                    let nameOffset = read(symbolEntry, as: UInt32.self), Int(nameOffset) < strings.size
+                else { continue }
+                var end = strings.offset + Int(nameOffset)
+                let nameStart = end
+                while end < strings.offset + strings.size, bytes[end] != 0 { end += 1 }
+                if end > nameStart { slots[slot] = Array(bytes[nameStart..<end]) }
+            }
+        }
+        return slots
     }
 
     /// The descriptor of an `NT_GNU_BUILD_ID` note in a note section's bytes.

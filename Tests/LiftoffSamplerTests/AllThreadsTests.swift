@@ -221,3 +221,37 @@ extension SamplerTests {
         #expect(stale.isEmpty, "\(stale.count) of \(waiting.count) waits carry the stack of the work before the wait")
     }
 }
+
+extension SamplerTests {
+    @Test("stack requests to a sampled thread (the hang watcher's) do not swallow the sampler's signals")
+    func stackRequestsKeepSamples() throws {
+        try Sampler.start(SamplerConfiguration(rateHz: 1000))
+        let tid = Mutex(0)
+        let done = Atomic<Bool>(false)
+        let thread = Thread {
+            tid.withLock { $0 = Sampler.currentThreadID }
+            workerSpin0(until: deadline(afterMilliseconds: 800))
+            done.store(true, ordering: .releasing)
+        }
+        thread.start()
+        while tid.withLock({ $0 }) == 0 { usleep(100) }
+        let busy = tid.withLock { $0 }
+        // As the hang watcher does during a hang: the busy thread's stack every 2 ms.
+        var answered = 0
+        while !done.load(ordering: .acquiring) {
+            if Sampler.captureStack(ofThread: busy, timeoutMilliseconds: 50) != nil { answered += 1 }
+            usleep(2_000)
+        }
+        let recording = Sampler.stop()
+        let times = recording.samples.filter { $0.threadID == busy && $0.state == .running }.map(\.timeNs).sorted()
+        #expect(answered > 50, "\(answered) stack requests answered")
+        try #require(times.count > 1)
+        // A sampler signal merged into a request's signal was lost until a 100 ms timeout: gaps of
+        // 100 ms in a thread that computed all along.
+        let gaps = zip(times, times.dropFirst()).map { $1 - $0 }
+        let longest = gaps.max() ?? 0
+        #expect(longest < 60_000_000, "longest gap \(longest / 1_000_000) ms in \(times.count) running samples")
+        // A request's signal counts as a sample only when it stood for the sampler's: no extra samples.
+        #expect(times.count <= 900, "\(times.count) running samples in 800 ms at 1 kHz")
+    }
+}

@@ -43,6 +43,29 @@ struct SymbolizerTests {
         #expect(frame.offset == 1)
     }
 
+    @Test("PLT stubs are named after the function they jump to, as perf names them")
+    func pltStubsNamed() throws {
+        let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        let data = try Data(contentsOf: URL(fileURLWithPath: executable), options: .alwaysMapped)
+        let table = try #require(ELFSymbolTable(image: data))
+        let stubs = table.symbols.filter { table.name(of: $0).hasSuffix("@plt") }
+        // The test binary calls the Swift runtime and libc through its PLT.
+        #expect(stubs.count > 50, "\(stubs.count) named stubs")
+        let names = Set(stubs.map { table.name(of: $0) })
+        #expect(names.contains("swift_retain@plt"), "\(names.sorted().prefix(20))")
+        let retain = try #require(stubs.first { table.name(of: $0) == "swift_retain@plt" })
+        // Any byte of the stub resolves to it.
+        #expect(table.lookup(retain.start + 5)?.name == "swift_retain@plt")
+        #expect(Demangler().demangle("$sSS5countSivg@plt") == "Swift.String.count.getter : Swift.Int@plt")
+    }
+
+    @Test("among aliases at one address the global name wins, as perf picks it: malloc, not __GI___libc_malloc")
+    func aliasChoice() throws {
+        let address = try #require(dlsym(dlopen(nil, RTLD_NOW), "malloc"))
+        let frame = ELFSymbolizer().symbolize(UInt(bitPattern: address) + 4)
+        #expect(frame.name == "malloc")
+    }
+
     @Test("an address outside every object becomes a hexadecimal name")
     func unknownAddress() {
         let frame = ELFSymbolizer().symbolize(0x10)

@@ -25,7 +25,11 @@ typedef struct {
     int inlined;
 } lo_source_frame;
 
-/// Opens the DWARF of the ELF file at `path`; NULL when it has none or it cannot be read.
+/// Whether libdw (`libdw.so.1`, elfutils) could be loaded; it is loaded on the first call.
+int lo_dwarf_available(void);
+
+/// Opens the DWARF of the ELF file at `path`; NULL when it has none, it cannot be read, or
+/// libdw is not installed.
 lo_dwarf *lo_dwarf_open(const char *path);
 
 /// Frees everything `lo_dwarf_open` returned, including the strings of earlier lookups.
