@@ -1,4 +1,4 @@
-import CLiftoffDWARF
+internal import CLiftoffDWARF
 
 /// The DWARF of one ELF file, read through elfutils' libdw: the source line of an address and
 /// the functions inlined there.

@@ -108,7 +108,8 @@ public struct ProfileBuilder {
         if simplifiesNames {
             let short = SwiftNameSimplifier.simplify(Array(frameSymbol.values))
             for (index, mangled) in frameSymbol {
-                guard let name = short[mangled] else { continue }
+                guard let simplified = short[mangled] else { continue }
+                let name = SwiftNameSimplifier.completed(simplified, full: named[index].name)
                 // A frame past its symbol's end keeps its marker after the short name.
                 let marker = ELFSymbolizer.afterMarker(named[index].object)
                 let shortName = named[index].name.hasSuffix(marker) ? name + marker : name

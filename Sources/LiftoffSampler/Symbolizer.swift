@@ -1,4 +1,3 @@
-import CLiftoffDWARF
 import CLiftoffSampler
 import Foundation
 import Synchronization

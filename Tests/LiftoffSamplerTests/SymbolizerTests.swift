@@ -106,3 +106,14 @@ struct SymbolizerTests {
         #expect(throws: Never.self) { try profile.validate() }
     }
 }
+
+extension SymbolizerTests {
+    @Test("a closure in top-level code keeps its module in its short name")
+    func topLevelClosureShortName() {
+        #expect(SwiftNameSimplifier.completed("closure #2 in ", full: "closure #2 () -> () in LinesCLI") == "closure #2 in LinesCLI")
+        #expect(
+            SwiftNameSimplifier.completed("closure #1 in ", full: "closure #1 () -> Swift.Int in App [after, in app]")
+                == "closure #1 in App")
+        #expect(SwiftNameSimplifier.completed("Parser.parse()", full: "App.Parser.parse() -> ()") == "Parser.parse()")
+    }
+}

@@ -83,7 +83,8 @@ final class ParkedThread: Sendable {
     private let id = Mutex(0)
     private let gate = DispatchSemaphore(value: 0)
 
-    /// Starts the thread and returns once it is about to wait.
+    /// Starts the thread and returns once it waits (the kernel shows it sleeping), so a sampler
+    /// started next never catches it on its way into the wait.
     init() {
         let started = DispatchSemaphore(value: 0)
         let thread = Thread { [self] in
@@ -93,6 +94,17 @@ final class ParkedThread: Sendable {
         }
         thread.start()
         started.wait()
+        let stat = "/proc/self/task/\(threadID)/stat"
+        let giveUp = deadline(afterMilliseconds: 2_000)
+        while DispatchTime.now().uptimeNanoseconds < giveUp {
+            // The state follows the parenthesized name: `S` is an interruptible sleep (the futex wait).
+            if let text = try? String(contentsOfFile: stat, encoding: .utf8), let close = text.lastIndex(of: ")"),
+                text[text.index(after: close)...].trimmingCharacters(in: .whitespaces).hasPrefix("S")
+            {
+                return
+            }
+            usleep(200)
+        }
     }
 
     /// Its kernel thread id.

@@ -1,4 +1,5 @@
 import AsyncCLICore
+import Foundation
 import Liftoff
 import LiftoffProfile
 import Testing
@@ -25,5 +26,19 @@ struct StartupTests {
                 }
         }
         #expect(named.count * 2 >= samples, "checksumRows leads the span's samples: \(named.count) of \(samples)")
+
+        // The frame says where the function is: its file and the line that declares it.
+        let frame = try #require(profile.frames.first { $0.name.contains("checksumRows") })
+        #expect(frame.location == "Startup.swift:\(try declarationLine(of: "func checksumRows"))")
+        #expect(frame.short?.hasPrefix("checksumRows(") == true, "short name \(frame.short ?? "none")")
     }
+}
+
+/// The first line of `Sources/AsyncCLICore/Startup.swift` that contains `text`.
+func declarationLine(of prefix: String) throws -> Int {
+    let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Sources/AsyncCLICore/Startup.swift")
+    let lines = try String(contentsOf: source, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+    let index = lines.firstIndex { line in line.range(of: prefix) != nil }
+    return try #require(index, "no line contains \(prefix)") + 1
 }
