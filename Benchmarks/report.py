@@ -207,14 +207,30 @@ def sampler_report(results):
     lines.append("")
     lines.append("## Symbolization")
     lines.append("")
-    lines.append("20,000 return addresses from real samples of the benchmark process (repeats included, as in a profile).")
+    lines.append("Each frame gets its name from the ELF symbol tables (the object's and its separate debug file's) and its "
+                 "source line and inlined callees from DWARF (libdw). Two address sets: 20,000 return addresses from "
+                 "real samples of the benchmark process (repeats included, as in a profile), and 20,000 distinct "
+                 "random addresses in the code of the release benchmark binary and of libc, half each (every lookup a "
+                 "first one: the worst case).")
     lines.append("")
-    lines.append("| run | median | addresses per second |")
-    lines.append("|---|---:|---:|")
+    lines.append("| run | median | addresses per second | target |")
+    lines.append("|---|---:|---:|---|")
     cold = statistics.median(get("symbolize 20000 sampled addresses, cold", "wallClock"))
     warm = statistics.median(get("symbolize 20000 sampled addresses, cached", "wallClock"))
-    lines.append(f"| cold: read the ELF symbol tables, then resolve | {cold / 1e6:.1f} ms | {20000 / (cold / 1e9):,.0f} |")
-    lines.append(f"| cached: every address resolved before | {warm / 1e6:.2f} ms | {20000 / (warm / 1e9):,.0f} |")
+    distinct = statistics.median(get("symbolize 20000 distinct code addresses, cold", "wallClock"))
+    lines.append(f"| sampled, cold: read symbol tables, debug files and DWARF, then resolve | {cold / 1e6:.1f} ms | "
+                 f"{20000 / (cold / 1e9):,.0f} | ≤ 50 ms |")
+    lines.append(f"| sampled, cached: every address resolved before | {warm / 1e6:.2f} ms | {20000 / (warm / 1e9):,.0f} | "
+                 "≥ 5,000,000 / s |")
+    lines.append(f"| distinct, cold | {distinct / 1e6:.1f} ms | {20000 / (distinct / 1e9):,.0f} | |")
+    lined = get("symbolize 20000 distinct code addresses, cold", "framesWithLines")
+    inlined = get("symbolize 20000 distinct code addresses, cold", "inlinedFrames")
+    if lined and inlined:
+        lines.append("")
+        lines.append(f"The distinct addresses resolved to {int(statistics.median(lined)):,} frames with a source line and "
+                     f"{int(statistics.median(inlined)):,} inlined frames. Opening libc's separate debug file is most of a "
+                     "cold start: libdw decompresses its compressed DWARF sections when it opens the file (about 45 ms "
+                     "here, once per process, and only when a sampled address lies in libc).")
     lines.append("")
     return "\n".join(lines)
 
@@ -405,6 +421,19 @@ def compare_report(results):
     return "\n".join(lines)
 
 
+def perf_agreement_section(out_dir):
+    """The table of `perf-agreement.md` (written by `make perf-agreement`, which `make bench` runs first)."""
+    path = os.path.join(out_dir, "perf-agreement.md")
+    if not os.path.exists(path):
+        return ""
+    with open(path) as handle:
+        text = handle.read()
+    # Its first line is its own title; the rest becomes a section of sampler.md.
+    body = text.split("\n", 1)[1] if "\n" in text else ""
+    return "\n## Agreement with perf\n" + body.rstrip() + "\n\nAim: a distance of 0.10 or less on the main thread. " \
+        "The test `Agreement with perf` checks the same on every `make test` where perf works.\n"
+
+
 def write(out_dir, name, text):
     target = os.path.join(out_dir, name)
     with open(target + ".tmp", "w") as handle:
@@ -469,7 +498,7 @@ def main():
     if not results:
         raise SystemExit(f"report.py: no benchmark results in {sys.argv[1]}.")
     os.makedirs(sys.argv[2], exist_ok=True)
-    write(sys.argv[2], "sampler.md", sampler_report(results))
+    write(sys.argv[2], "sampler.md", sampler_report(results) + perf_agreement_section(sys.argv[2]))
     write(sys.argv[2], "runtime.md", runtime_report(results))
     write(sys.argv[2], "scheduler.md", scheduler_report(results))
     write(sys.argv[2], "watch.md", watch_report(results))

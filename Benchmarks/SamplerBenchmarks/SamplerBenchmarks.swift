@@ -221,6 +221,59 @@ func sampleAddresses() -> [UInt] {
     return Array(addresses.prefix(symbolizedAddressCount))
 }
 
+/// Distinct code addresses, the hardest case for a symbolizer (every one is a first lookup):
+/// `count` random addresses (seeded) in the executable code of this benchmark (a release build:
+/// Swift with inlined functions) and of libc (named from its separate debug file), half each.
+func distinctCodeAddresses(count: Int) -> [UInt] {
+    let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? ""
+    let maps = (try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8)) ?? ""
+    var regions: [[Range<UInt>]] = [[], []]
+    for line in maps.split(separator: "\n") {
+        let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+        guard fields.count >= 6, fields[1].hasPrefix("r-x") else { continue }
+        let bounds = fields[0].split(separator: "-").compactMap { UInt($0, radix: 16) }
+        guard bounds.count == 2, bounds[0] < bounds[1] else { continue }
+        let path = String(fields[5])
+        if path == executable { regions[0].append(bounds[0]..<bounds[1]) }
+        if path.hasSuffix("/libc.so.6") { regions[1].append(bounds[0]..<bounds[1]) }
+    }
+    var generator = SplitMix(seed: 42)
+    var seen = Set<UInt>()
+    var addresses: [UInt] = []
+    for (index, ranges) in regions.enumerated() where !ranges.isEmpty {
+        let share = index == 0 ? count / 2 : count - addresses.count
+        let size = ranges.reduce(0) { $0 + $1.count }
+        while addresses.count < (index == 0 ? share : count), seen.count < size {
+            var offset = UInt(generator.next() % UInt64(size))
+            for range in ranges {
+                if offset < UInt(range.count) {
+                    if seen.insert(range.lowerBound + offset).inserted { addresses.append(range.lowerBound + offset) }
+                    break
+                }
+                offset -= UInt(range.count)
+            }
+        }
+    }
+    return addresses
+}
+
+/// A small seeded generator, so every run resolves the same addresses.
+struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var value = state
+        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
+        return value ^ (value >> 31)
+    }
+}
+
+/// Frames with a source line, and inlined frames, among what `addresses` resolve to.
+let linedFramesMetric = BenchmarkMetric.custom("framesWithLines", polarity: .prefersLarger, useScalingFactor: false)
+let inlinedFramesMetric = BenchmarkMetric.custom("inlinedFrames", polarity: .prefersLarger, useScalingFactor: false)
+
 let benchmarks: @Sendable () -> Void = {
     let pairs = Benchmark.Configuration(
         metrics: [ratioMetric, baseMetric, sampledMetric],
@@ -306,6 +359,24 @@ let benchmarks: @Sendable () -> Void = {
             let symbolizer = ELFSymbolizer()
             for address in addresses { blackHole(symbolizer.symbolize(address)) }
         }
+    }
+    let distinct = distinctCodeAddresses(count: symbolizedAddressCount)
+    Benchmark(
+        "symbolize 20000 distinct code addresses, cold",
+        configuration: .init(
+            metrics: [.wallClock, .throughput, linedFramesMetric, inlinedFramesMetric], timeUnits: .milliseconds,
+            maxDuration: .seconds(20), maxIterations: 20)
+    ) { benchmark in
+        var symbolizer = ELFSymbolizer()
+        for _ in benchmark.scaledIterations {
+            symbolizer = ELFSymbolizer()
+            for address in distinct { blackHole(symbolizer.frames(at: address)) }
+        }
+        benchmark.stopMeasurement()
+        // What the addresses resolved to: proof that lines and inlined frames were read.
+        let frames = distinct.flatMap { symbolizer.frames(at: $0) }
+        benchmark.measurement(linedFramesMetric, frames.filter { $0.line != nil }.count)
+        benchmark.measurement(inlinedFramesMetric, frames.filter(\.isInlined).count)
     }
     let warm = ELFSymbolizer()
     for address in addresses { blackHole(warm.symbolize(address)) }
