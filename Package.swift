@@ -46,15 +46,19 @@ let package = Package(
         .executableTarget(name: "liftoff", dependencies: ["LiftoffCLI"]),
         // C code of a known shape (an always-inlined function) for the symbolizer's tests.
         .target(name: "CLiftoffTestSupport", path: "Tests/CLiftoffTestSupport"),
+        // What the test targets share: the process-wide lock for tests that sample, signal or load the cores.
+        .target(name: "LiftoffTestSupport", path: "Tests/LiftoffTestSupport"),
         .testTarget(
             name: "LiftoffSamplerTests",
-            dependencies: ["LiftoffSampler", "CLiftoffSampler", "CLiftoffTestSupport", "LiftoffProfile", "Liftoff"]),
+            dependencies: [
+                "LiftoffSampler", "CLiftoffSampler", "CLiftoffTestSupport", "LiftoffProfile", "Liftoff", "LiftoffTestSupport",
+            ]),
         .testTarget(name: "LiftoffProfileTests", dependencies: ["LiftoffProfile"]),
         .testTarget(
             name: "LiftoffTests",
-            dependencies: ["Liftoff", "LiftoffTesting", "LiftoffSampler", "LiftoffProfile", "LiftoffDemo"]),
+            dependencies: ["Liftoff", "LiftoffTesting", "LiftoffSampler", "LiftoffProfile", "LiftoffDemo", "LiftoffTestSupport"]),
         .testTarget(name: "LiftoffReportsTests", dependencies: ["LiftoffReports", "LiftoffProfile"]),
-        .testTarget(name: "LiftoffCLITests", dependencies: ["LiftoffCLI", "LiftoffProfile", "LiftoffReports"]),
+        .testTarget(name: "LiftoffCLITests", dependencies: ["LiftoffCLI", "LiftoffProfile", "LiftoffReports", "LiftoffTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -198,12 +198,15 @@ public final class LaunchRecorder: Sendable {
     }
 
     /// Finishes and writes the profile to `url`, or to `$LIFTOFF_PROFILE_OUT` when `url` is nil.
+    /// - Parameter environment: where `LIFTOFF_PROFILE_OUT` is looked up (the process's own by default).
     /// - Returns: the profile and where it was written (nil when neither names a file).
     /// - Throws: ``ProfileError`` when the file cannot be written.
     @discardableResult
-    public func finishAndWrite(to url: URL? = nil) throws -> (profile: Profile, url: URL?) {
+    public func finishAndWrite(
+        to url: URL? = nil, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws -> (profile: Profile, url: URL?) {
         let profile = finish()
-        let target = url ?? ProcessInfo.processInfo.environment[LaunchRecorder.outputVariable].flatMap {
+        let target = url ?? environment[LaunchRecorder.outputVariable].flatMap {
             $0.isEmpty ? nil : URL(fileURLWithPath: $0)
         }
         if let target { try profile.write(to: target) }

@@ -1,10 +1,11 @@
 import Foundation
 import LiftoffProfile
+import LiftoffTestSupport
 import Testing
 
 /// Loads HTML reports in headless Chromium (`make test` installs it) and checks the DOM the
 /// page's script builds.
-@Suite("HTML report in a browser", .serialized)
+@Suite("HTML report in a browser", .serialized, .processState, .timeLimit(.minutes(5)))
 struct BrowserTests {
     /// Chromium's path, or nil when it is not installed.
     static let chromium: String? = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"]

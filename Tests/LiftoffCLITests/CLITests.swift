@@ -19,15 +19,22 @@ struct BuiltTool {
         return BuiltTool(url: url)
     }
 
-    func run(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
-        let result = try runWithPID(arguments)
+    /// Runs the tool. `environment` adds variables to the child's environment only: tests never
+    /// change the environment of the test process, which other suites' children inherit.
+    func run(_ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, stdout: String, stderr: String) {
+        let result = try runWithPID(arguments, environment: environment)
         return (result.status, result.stdout, result.stderr)
     }
 
-    func runWithPID(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String, pid: Int) {
+    func runWithPID(
+        _ arguments: [String], environment: [String: String] = [:]
+    ) throws -> (status: Int32, stdout: String, stderr: String, pid: Int) {
         let process = Process()
         process.executableURL = url
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, added in added }
+        }
         let out = Pipe()
         let err = Pipe()
         process.standardOutput = out
@@ -49,7 +56,7 @@ func temporaryFolder() -> URL {
     return url
 }
 
-@Suite("CLI in process")
+@Suite("CLI in process", .timeLimit(.minutes(2)))
 struct CLIParsingTests {
     @Test("report renders a saved profile to a file in the chosen format")
     func reportToFile() throws {
@@ -116,7 +123,7 @@ struct CLIParsingTests {
     }
 }
 
-@Suite("liftoff binary")
+@Suite("liftoff binary", .timeLimit(.minutes(2)))
 struct CLIEndToEndTests {
     @Test("liftoff demo writes a loadable profile, folded stacks and an SVG with demangled demo functions")
     func demoEndToEnd() throws {
@@ -298,9 +305,8 @@ struct CLIEndToEndTests {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         let spawn = UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
-        setenv("LIFTOFF_LAUNCH_NS", String(spawn), 1)
-        defer { unsetenv("LIFTOFF_LAUNCH_NS") }
-        let result = try tool.run(["demo", "--out", folder.path, "--rate", "100", "--linger", "0"])
+        let result = try tool.run(
+            ["demo", "--out", folder.path, "--rate", "100", "--linger", "0"], environment: ["LIFTOFF_LAUNCH_NS": String(spawn)])
         #expect(result.status == 0)
         let profile = try Profile.load(from: folder.appendingPathComponent("profile.json"))
         #expect(profile.timeOriginNs == spawn)

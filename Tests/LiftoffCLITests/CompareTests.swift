@@ -64,7 +64,7 @@ func exitCode(_ arguments: [String]) throws -> Int32 {
     }
 }
 
-@Suite("compare and check")
+@Suite("compare and check", .timeLimit(.minutes(2)))
 struct CompareCommandTests {
     @Test("identical runs are unchanged (exit 0); 20 % slower regressed (2); 20 % faster improved (0)")
     func verdicts() throws {

@@ -1,4 +1,5 @@
 import Foundation
+import LiftoffTestSupport
 import Testing
 
 /// Whether `perf record` works here (installed, and allowed to open a cpu-clock event).
@@ -13,7 +14,7 @@ let perfRecordWorks: Bool = {
     return process.terminationStatus == 0
 }()
 
-@Suite("Agreement with perf")
+@Suite("Agreement with perf", .processState, .timeLimit(.minutes(5)))
 struct PerfAgreementTests {
     @Test(
         "on CPU-bound launches, the main thread's on-CPU leaf functions match perf's within sampling noise",

@@ -1,11 +1,12 @@
 import Foundation
 import LiftoffProfile
 import LiftoffReports
+import LiftoffTestSupport
 import Testing
 
 @testable import LiftoffCLI
 
-@Suite("liftoff record")
+@Suite("liftoff record", .processState, .timeLimit(.minutes(5)))
 struct RecordTests {
     @Test("a plain program is timed to its ready line and then stopped; every run lands in record.json with its log")
     func readyLine() throws {

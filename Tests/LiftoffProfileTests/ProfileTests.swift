@@ -26,7 +26,7 @@ func sampleProfile() -> Profile {
         counts: Profile.SampleCounts(signalsSent: 5, captured: 4, dropped: 1, failed: 0, truncated: 0))
 }
 
-@Suite("Profile JSON")
+@Suite("Profile JSON", .timeLimit(.minutes(2)))
 struct ProfileTests {
     let folder: URL = {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("liftoff-profile-tests-\(UUID().uuidString)")
@@ -203,7 +203,7 @@ struct ProfileTests {
     }
 }
 
-@Suite("Atomic files")
+@Suite("Atomic files", .timeLimit(.minutes(2)))
 struct AtomicFileTests {
     @Test("a device, folder or link is never replaced by a file")
     func refusesNonRegularTargets() throws {

@@ -4,7 +4,7 @@ import Testing
 
 @testable import LiftoffReports
 
-@Suite("Chrome trace")
+@Suite("Chrome trace", .timeLimit(.minutes(2)))
 struct ChromeTraceRendererTests {
     @Test("a hand-made launch renders to exactly the expected trace")
     func exactOutput() {
@@ -99,7 +99,7 @@ struct ChromeTraceRendererTests {
     }
 }
 
-@Suite("Markdown summary")
+@Suite("Markdown summary", .timeLimit(.minutes(2)))
 struct MarkdownRendererTests {
     @Test("a hand-made launch renders to exactly the expected Markdown")
     func exactOutput() {

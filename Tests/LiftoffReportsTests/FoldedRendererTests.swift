@@ -3,7 +3,7 @@ import Testing
 
 @testable import LiftoffReports
 
-@Suite("Folded stacks")
+@Suite("Folded stacks", .timeLimit(.minutes(2)))
 struct FoldedRendererTests {
     @Test("merged output is exact: sorted lines, integer counts, separators escaped")
     func merged() {

@@ -4,7 +4,7 @@ import Testing
 
 @testable import LiftoffReports
 
-@Suite("HTML report")
+@Suite("HTML report", .timeLimit(.minutes(2)))
 struct HTMLReportRendererTests {
     private func data(_ profile: Profile, renderer: HTMLReportRenderer = HTMLReportRenderer()) throws -> [String: Any] {
         let json = renderer.dataJSON(profile)
@@ -167,7 +167,7 @@ struct HTMLReportRendererTests {
     }
 }
 
-@Suite("Flame chart")
+@Suite("Flame chart", .timeLimit(.minutes(2)))
 struct FlameChartTests {
     @Test("consecutive samples sharing frames become one bar per frame")
     func bars() {
@@ -196,7 +196,7 @@ struct FlameChartTests {
     }
 }
 
-@Suite("JSON writer")
+@Suite("JSON writer", .timeLimit(.minutes(2)))
 struct JSONWriterTests {
     @Test("numbers print without trailing zeros and round to the requested digits")
     func numbers() {

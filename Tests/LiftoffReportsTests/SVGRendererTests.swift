@@ -8,7 +8,7 @@ import Testing
 import FoundationXML
 #endif
 
-@Suite("SVG flame graph")
+@Suite("SVG flame graph", .timeLimit(.minutes(2)))
 struct SVGRendererTests {
     @Test("a hand-made profile renders to exactly the expected SVG")
     func exactOutput() {

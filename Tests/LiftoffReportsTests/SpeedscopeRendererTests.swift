@@ -4,7 +4,7 @@ import Testing
 
 @testable import LiftoffReports
 
-@Suite("speedscope")
+@Suite("speedscope", .timeLimit(.minutes(2)))
 struct SpeedscopeRendererTests {
     @Test("a hand-made launch renders to exactly the expected speedscope file")
     func exactOutput() {

@@ -4,7 +4,7 @@ import Testing
 @testable import LiftoffReports
 import LiftoffProfile
 
-@Suite("Statistics")
+@Suite("Statistics", .timeLimit(.minutes(2)))
 struct StatisticsTests {
     // MARK: Mann–Whitney U against SciPy
 

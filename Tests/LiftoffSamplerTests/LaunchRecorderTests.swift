@@ -16,8 +16,6 @@ extension SamplerTests {
     func launchRecorderSpans() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("liftoff-recorder-\(UUID().uuidString)")
         let output = folder.appendingPathComponent("launch.json")
-        setenv(LaunchRecorder.outputVariable, output.path, 1)
-        defer { unsetenv(LaunchRecorder.outputVariable) }
 
         let recorder = try LaunchRecorder.start(configuration: SamplerConfiguration(rateHz: 1000))
         recorder.span("load config") {
@@ -29,7 +27,8 @@ extension SamplerTests {
         }
         recorder.ready()
         recorder.ready()
-        let (profile, url) = try recorder.finishAndWrite()
+        // As a launcher sets it; the test process's own environment stays as it is.
+        let (profile, url) = try recorder.finishAndWrite(environment: [LaunchRecorder.outputVariable: output.path])
 
         #expect(url == output)
         #expect(try Profile.load(from: output) == profile)

@@ -3,12 +3,13 @@ import Dispatch
 import Foundation
 import LiftoffProfile
 import Synchronization
+import LiftoffTestSupport
 import Testing
 
 @testable import LiftoffSampler
 
 /// The sampler is one per process, so every test that starts it lives in this serialized suite.
-@Suite("Sampler", .serialized)
+@Suite("Sampler", .serialized, .processState, .timeLimit(.minutes(5)))
 struct SamplerTests {
     private func names(of sample: RawSample, _ symbolizer: ELFSymbolizer) -> [String] {
         sample.addresses.enumerated().map { index, address in
@@ -191,21 +192,6 @@ struct SamplerTests {
 
     @Test("no deadlock while threads dlopen and dlclose and 200 unregistered threads start and exit, at 1 kHz for 10 s")
     func stressLoaderAndThreads() throws {
-        let finished = Atomic<Bool>(false)
-        let watchdog = Thread {
-            let limit = deadline(afterMilliseconds: 90_000)
-            while !finished.load(ordering: .acquiring) {
-                if DispatchTime.now().uptimeNanoseconds > limit {
-                    let message = "liftoff stress test: no progress after 90 s, the sampler deadlocked\n"
-                    _ = message.withCString { write(2, $0, strlen($0)) }
-                    abort()
-                }
-                usleep(100_000)
-            }
-        }
-        watchdog.start()
-        defer { finished.store(true, ordering: .releasing) }
-
         let libraries = ["libz.so.1", "libbz2.so.1.0", "liblzma.so.5", "libexpat.so.1", "libanl.so.1", "libnss_files.so.2"]
             .filter { name in
                 guard let handle = dlopen(name, RTLD_NOW) else { return false }
@@ -258,9 +244,14 @@ struct SamplerTests {
             group.leave()
         }
         spawner.start()
-        group.wait()
-        #expect(processThreadNames().contains("liftoff-sampler"), "the sampler thread is still running")
-        let recording = Sampler.stop()
+        // A deadlock fails this test after 90 s (its threads left behind) rather than hanging the run.
+        let finished = finishing(within: 90) {
+            group.wait()
+            let samplerRunning = processThreadNames().contains("liftoff-sampler")
+            return (samplerRunning, Sampler.stop())
+        }
+        let (samplerRunning, recording) = try #require(try finished?.get(), "no progress after 90 s: the sampler deadlocked")
+        #expect(samplerRunning, "the sampler thread is still running")
         #expect(loads.load(ordering: .relaxed) > 100)
         #expect(threadsRun.load(ordering: .relaxed) > 1000)
         #expect(recording.counts.threadsSeen > 200, "threads seen: \(recording.counts.threadsSeen)")

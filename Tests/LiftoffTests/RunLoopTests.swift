@@ -1,6 +1,7 @@
 import Foundation
 import Liftoff
 import Synchronization
+import LiftoffTestSupport
 import Testing
 
 extension RuntimeTests {
@@ -44,7 +45,9 @@ extension RuntimeTests {
                     loop.stop()
                 }
             }
-            loop.run()
+            // A loop that never wakes fails this test after 10 s instead of hanging the run.
+            let finished = finishing(within: 10) { loop.run() }
+            #expect(finished != nil, "the loop did not wake for the posted event within 10 s")
             let didRun = ran.load(ordering: .relaxed)
             #expect(didRun)
         }

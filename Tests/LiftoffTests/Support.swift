@@ -1,9 +1,10 @@
 import Liftoff
+import LiftoffTestSupport
 import Testing
 
 /// All runtime tests share the main-thread designation of `ApplicationDriver`, so they run one
 /// at a time under this suite.
-@Suite("Runtime", .serialized)
+@Suite("Runtime", .serialized, .processState, .timeLimit(.minutes(5)))
 struct RuntimeTests {}
 
 /// A delegate that logs callbacks and can run extra work in each.

@@ -1,0 +1,61 @@
+import Testing
+
+/// One lock for the whole test process: every test target runs in one process, and suites of
+/// different targets run in parallel, while the sampler, the signal handler, the thread rules and
+/// the machine's two cores are shared. A test that samples, signals, touches process-wide rule
+/// state or loads both cores holds this lock while it runs, so no two of them overlap.
+public actor ProcessStateLock {
+    /// The one lock.
+    public static let shared = ProcessStateLock()
+
+    private var held = false
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    /// Runs `body` holding the lock, after every earlier holder released it.
+    public nonisolated func withLock(_ body: @Sendable () async throws -> Void) async throws {
+        await acquire()
+        do {
+            try await body()
+        } catch {
+            await release()
+            throw error
+        }
+        await release()
+    }
+
+    private func acquire() async {
+        guard held else {
+            held = true
+            return
+        }
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    private func release() {
+        if waiting.isEmpty {
+            held = false
+        } else {
+            // Hand the lock straight to the next waiter: it stays held.
+            waiting.removeFirst().resume()
+        }
+    }
+}
+
+/// Runs each test of a suite (or one test) holding ``ProcessStateLock``.
+public struct ProcessStateTrait: TestTrait, SuiteTrait, TestScoping {
+    public var isRecursive: Bool { true }
+
+    public func provideScope(
+        for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
+    ) async throws {
+        // A suite's own scope holds nothing; each of its test cases takes the lock.
+        guard testCase != nil else { return try await function() }
+        try await ProcessStateLock.shared.withLock(function)
+    }
+}
+
+extension Trait where Self == ProcessStateTrait {
+    /// The test (or every test of the suite) holds the process-wide lock while it runs: it samples,
+    /// signals, changes process-wide state or loads the machine's cores.
+    public static var processState: Self { ProcessStateTrait() }
+}
