@@ -57,10 +57,19 @@ struct SVGRendererTests {
     }
 
     @Test("colours are stable per name and warm")
-    func colours() {
+    func colours() throws {
+        // Stable: a fixed value for a fixed name, in every run (a hash of the name, no random seed).
         #expect(SVGFlameGraphRenderer.colour(for: "main") == "rgb(241,201,3)")
-        #expect(SVGFlameGraphRenderer.colour(for: "main") == SVGFlameGraphRenderer.colour(for: "main"))
         #expect(SVGFlameGraphRenderer.colour(for: "main") != SVGFlameGraphRenderer.colour(for: "work"))
+        // Warm, as FlameGraph's palette: strong red, some green, little blue, for any name.
+        let names = (0..<500).map { "Module.function\($0)(argument:)" } + ["", "<script>", "ü", "a;b"]
+        for name in names {
+            let text = SVGFlameGraphRenderer.colour(for: name)
+            let parts = try #require(
+                text.hasPrefix("rgb(") && text.hasSuffix(")") ? text.dropFirst(4).dropLast().split(separator: ",").compactMap { Int($0) } : nil)
+            try #require(parts.count == 3, "\(text)")
+            #expect((205...254).contains(parts[0]) && (0...229).contains(parts[1]) && (0...54).contains(parts[2]), "\(name): \(text)")
+        }
     }
 
     @Test("labels are cut to the box width and left out of boxes too narrow for three characters")

@@ -102,13 +102,19 @@ struct SamplerTests {
         try Sampler.registerCurrentThread(name: "cycler")
         defer { try? Sampler.unregisterCurrentThread() }
         var captured = 0
+        var repeatedStops = 0
         for cycle in 0..<1000 {
             try Sampler.start(SamplerConfiguration(rateHz: 10_000, ringCapacity: 64))
-            try Sampler.start(SamplerConfiguration(rateHz: 10_000, ringCapacity: 64))  // idempotent
+            // Starting a running sampler again changes nothing: no error, still one session.
+            try Sampler.start(SamplerConfiguration(rateHz: 10_000, ringCapacity: 64))
+            #expect(Sampler.isRunning)
             if cycle % 100 == 0 { busyWork(until: deadline(afterMilliseconds: 5)) }
             captured += Sampler.stop().samples.count
-            _ = Sampler.stop()  // idempotent
+            // Stopping again returns an empty recording.
+            let again = Sampler.stop()
+            if again.samples.isEmpty && !Sampler.isRunning { repeatedStops += 1 }
         }
+        #expect(repeatedStops == 1000, "every second stop returned nothing")
         #expect(!Sampler.isRunning)
         #expect(lo_sampler_resident_bytes() == 0)
         #expect(!processThreadNames().contains("liftoff-sampler"))

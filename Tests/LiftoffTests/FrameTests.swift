@@ -48,11 +48,12 @@ extension RuntimeTests {
         }
 
         @Test("sustained CPU above 80 % of a core over 60 s in the background is a violation; 50 % is not")
-        func backgroundCPU() {
+        func backgroundCPU() throws {
             for (share, expected) in [(0.95, 1), (0.5, 0)] {
                 let clock = ManualClock()
                 let delegate = RecordingDelegate()
-                delegate.onEnterBackground = { app in _ = app.beginBackgroundTask(name: "crunch") }
+                var taskID: Int?
+                delegate.onEnterBackground = { app in taskID = app.beginBackgroundTask(name: "crunch") }
                 // The process burns `share` of a core of (virtual) time.
                 let cpu: @Sendable () -> UInt64 = { UInt64(Double(clock.nowNs) * share) }
                 let driver = ApplicationDriver(
@@ -69,10 +70,11 @@ extension RuntimeTests {
                     #expect(kinds(driver).contains("violation background-cpu"))
                 }
                 #expect(driver.application.backgroundCPUNs >= UInt64(share * 60e9))
-                if let id = 1 as Int?, driver.application.endBackgroundTask(id) {
-                    let used = driver.application.backgroundTaskCPUNs["crunch"] ?? 0
-                    #expect(used == UInt64(Double(clock.nowNs) * share), "the task's CPU is what the process used while it was open")
-                }
+                // The task is still open (its budget is 600 s): ending it now records its CPU.
+                let id = try #require(taskID, "the app began its background task on entering the background")
+                #expect(driver.application.endBackgroundTask(id), "share \(share): the task was open")
+                let used = try #require(driver.application.backgroundTaskCPUNs["crunch"])
+                #expect(used == UInt64(Double(clock.nowNs) * share), "the task's CPU is what the process used while it was open")
                 ThreadRules.clearViolations()
                 driver.close()
             }

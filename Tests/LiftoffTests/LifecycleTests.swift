@@ -140,15 +140,44 @@ extension RuntimeTests {
         }
 
         @Test("the state machine allows exactly the seeds' transitions", arguments: ApplicationState.allCases)
-        func transitionTable(state: ApplicationState) {
-            let expected: [ApplicationState: Set<ApplicationState>] = [
+        func transitionTable(state: ApplicationState) throws {
+            // The seeds' transitions, written out here: the app is driven through them, then asked
+            // for every move from `state`, and must take exactly the allowed ones.
+            let allowed: [ApplicationState: Set<ApplicationState>] = [
                 .notRunning: [.inactive, .background],
                 .inactive: [.active, .background, .notRunning],
                 .active: [.inactive, .notRunning],
                 .background: [.inactive, .suspended, .notRunning],
                 .suspended: [.background, .notRunning],
             ]
-            #expect(state.successors == expected[state])
+            // A path from notRunning to `state` over allowed moves (breadth first).
+            var paths: [ApplicationState: [ApplicationState]] = [.notRunning: []]
+            var queue: [ApplicationState] = [.notRunning]
+            while !queue.isEmpty {
+                let current = queue.removeFirst()
+                for next in allowed[current, default: []].sorted(by: { $0.rawValue < $1.rawValue }) where paths[next] == nil {
+                    paths[next] = paths[current, default: []] + [next]
+                    queue.append(next)
+                }
+            }
+            let path = try #require(paths[state], "\(state) is reachable")
+            for target in ApplicationState.allCases {
+                let driver = ApplicationDriver(delegate: RecordingDelegate())
+                defer { driver.close() }
+                for step in path { try driver.application.requestTransition(to: step) }
+                try #require(driver.application.state == state)
+                if allowed[state, default: []].contains(target) {
+                    #expect(throws: Never.self, "\(state) → \(target) is allowed") {
+                        try driver.application.requestTransition(to: target)
+                    }
+                    #expect(driver.application.state == target)
+                } else {
+                    #expect(throws: LifecycleError.self, "\(state) → \(target) is refused") {
+                        try driver.application.requestTransition(to: target)
+                    }
+                    #expect(driver.application.state == state, "a refused move leaves the state as it was")
+                }
+            }
         }
 
         @Test("an illegal transition request is an error naming both states")

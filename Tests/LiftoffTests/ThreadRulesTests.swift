@@ -2,8 +2,18 @@ import Dispatch
 import Foundation
 import Liftoff
 import LiftoffSampler
+import LiftoffTestSupport
 import LiftoffTesting
 import Testing
+
+/// Whether the kernel says the calling thread is the main one (its thread id, from
+/// `/proc/thread-self`, is the process id), asked directly rather than through Liftoff's cached ids.
+@Sendable func kernelSaysMain() -> Bool {
+    let link = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self")) ?? ""
+    // "<pid>/task/<tid>"
+    let parts = link.split(separator: "/")
+    return parts.count == 3 && parts[0] == parts[2] && Int(parts[0]) == Int(getpid())
+}
 
 @inline(never)
 func uiWorkFromGlobalQueue(_ view: View) { view.setNeedsDisplay() }
@@ -117,6 +127,13 @@ extension RuntimeTests {
         @Test("a violation repeated from a call site seen before still fails the expectation")
         func repeatsAreCollected() {
             for round in 0..<2 {
+                // The expectation must record an issue in both rounds, though the second is a repeat
+                // of the first's call site (which the process-wide record only counts).
+                withKnownIssue("round \(round): the violation fails expectNoThreadViolations") {
+                    expectNoThreadViolations {
+                        ThreadRules.report(rule: "repeat-check", operation: "same site")
+                    }
+                }
                 let (_, violations) = collectThreadViolations {
                     ThreadRules.report(rule: "repeat-check", operation: "same site")
                 }
@@ -134,11 +151,16 @@ extension RuntimeTests {
             #expect(violations.first?.message.hasPrefix("GET /config broke rule 'no-network-before-consent' on thread") == true)
         }
 
-        @Test("the cached main-thread check agrees with the kernel's thread ids")
-        func cachedCheck() async {
-            #expect(ThreadRules.isMainThread == (Sampler.currentThreadID == Sampler.mainThreadID))
-            let offMain = await Task.detached { ThreadRules.isMainThread }.value
-            #expect(!offMain)
+        @Test("the cached main-thread check agrees with the kernel: the main thread's id is the process id")
+        func cachedCheck() async throws {
+            #expect(ThreadRules.isMainThread == kernelSaysMain())
+            let (offMain, kernelOffMain) = await Task.detached { (ThreadRules.isMainThread, kernelSaysMain()) }.value
+            #expect(!kernelOffMain, "a detached task runs on a pool thread")
+            #expect(offMain == kernelOffMain)
+            let onThread = finishing(within: 10) { (ThreadRules.isMainThread, kernelSaysMain()) }
+            let (threadAnswer, threadKernel) = try #require(try onThread?.get())
+            #expect(!threadKernel)
+            #expect(threadAnswer == threadKernel)
         }
     }
 }
