@@ -61,13 +61,6 @@ public struct ThreadViolation: Sendable, Equatable {
         }
         return lines.joined(separator: "\n")
     }
-
-    /// The first frame of the stack outside Liftoff that has a source line, as `File.swift:42`:
-    /// where the user's code broke the rule.
-    public func location(symbolizer: any Symbolizer = ThreadRules.symbolizer) -> String? {
-        stack.lazy.flatMap { symbolizer.frames(at: $0 &- 1) }
-            .first { !Profile.Frame.isLiftoff($0.name) && $0.location != nil }?.location
-    }
 }
 
 /// The name of the launch task running on a thread, kept in a thread-local slot while it runs.

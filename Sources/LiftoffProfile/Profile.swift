@@ -240,7 +240,10 @@ extension Profile {
         public var displayName: String { short ?? name }
 
         /// `File.swift:42` (the file's last path component), when the frame has a file and line.
-        public var location: String? {
+        public var location: String? { Frame.location(file: file, line: line) }
+
+        /// `File.swift:42` for a source file and line, or nil when either is missing.
+        public static func location(file: String?, line: Int?) -> String? {
             guard let file, let line else { return nil }
             let name = file.split(separator: "/").last.map(String.init) ?? file
             return "\(name):\(line)"

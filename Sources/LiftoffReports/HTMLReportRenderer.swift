@@ -109,7 +109,7 @@ public struct HTMLReportRenderer: Sendable {
         var place = [String: String]()
         for frame in profile.frames {
             if frame.short != nil { full[frame.displayName] = frame.name }
-            if place[frame.displayName] == nil, let description = Self.placeDescription(frame) {
+            if place[frame.displayName] == nil, let description = Self.sourceNote(frame) {
                 place[frame.displayName] = description
             }
         }
@@ -329,7 +329,7 @@ public struct HTMLReportRenderer: Sendable {
     }
 
     /// `inlined · File.swift:42`, `File.swift:42` or `inlined`: where a frame's code is.
-    static func placeDescription(_ frame: Profile.Frame) -> String? {
+    static func sourceNote(_ frame: Profile.Frame) -> String? {
         let parts = [frame.isInlined ? "inlined" : nil, frame.location].compactMap { $0 }
         return parts.isEmpty ? nil : parts.joined(separator: " · ")
     }
@@ -341,7 +341,7 @@ public struct HTMLReportRenderer: Sendable {
         let frames = profile.frameIndices(ofStack: stack).reversed().map { profile.frames[$0] }
         let own = frames.prefix { $0.isLiftoff }.count
         let described = frames.map { frame in
-            Self.placeDescription(frame).map { "\(frame.displayName) — \($0)" } ?? frame.displayName
+            Self.sourceNote(frame).map { "\(frame.displayName) — \($0)" } ?? frame.displayName
         }
         guard own > 0, own < frames.count else { return described }
         return ["(\(own) Liftoff frame\(own == 1 ? "" : "s"))"] + described.dropFirst(own)

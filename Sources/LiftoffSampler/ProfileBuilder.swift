@@ -109,10 +109,7 @@ public struct ProfileBuilder {
             let short = SwiftNameSimplifier.simplify(Array(frameSymbol.values))
             for (index, mangled) in frameSymbol {
                 guard let simplified = short[mangled] else { continue }
-                let name = SwiftNameSimplifier.completed(simplified, full: named[index].name)
-                // A frame past its symbol's end keeps its marker after the short name.
-                let marker = ELFSymbolizer.afterMarker(named[index].object)
-                let shortName = named[index].name.hasSuffix(marker) ? name + marker : name
+                let shortName = SwiftNameSimplifier.shortName(simplified, full: named[index].name, object: named[index].object)
                 if shortName != named[index].name { named[index].short = shortName }
             }
         }

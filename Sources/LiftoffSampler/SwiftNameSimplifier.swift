@@ -22,13 +22,18 @@ package enum SwiftNameSimplifier {
         mangled.hasPrefix("$s") || mangled.hasPrefix("_$s") || mangled.hasPrefix("$S") || mangled.hasPrefix("_T0")
     }
 
-    /// `short` made whole: the simplifier drops a closure's context when it is a module (top-level
-    /// code), leaving `closure #2 in `; the module is put back from the full name.
-    static func completed(_ short: String, full: String) -> String {
-        // A name past its symbol's end carries a marker (` [after, in object]`) that is not context.
-        let name = full.range(of: " [after, in ").map { full[..<$0.lowerBound] } ?? Substring(full)
-        guard short.hasSuffix(" in "), let context = name.range(of: " in ", options: .backwards) else { return short }
-        return short + name[context.upperBound...]
+    /// The short name of a frame named `full` in `object`, from the simplifier's `simplified`.
+    /// The simplifier drops a closure's context when it is a module (top-level code), leaving
+    /// `closure #2 in `: the module is put back from the full name. A frame past its symbol's end
+    /// keeps its marker (` [after, in object]`) after the short name.
+    static func shortName(_ simplified: String, full: String, object: String) -> String {
+        let marker = ELFSymbolizer.afterMarker(object)
+        let name = full.hasSuffix(marker) ? full.dropLast(marker.count) : Substring(full)
+        var short = simplified
+        if short.hasSuffix(" in "), let context = name.range(of: " in ", options: .backwards) {
+            short += name[context.upperBound...]
+        }
+        return full.hasSuffix(marker) ? short + marker : short
     }
 
     /// The short name of each frame that has a Swift symbol (nil for the others), from one batch.
@@ -36,9 +41,7 @@ package enum SwiftNameSimplifier {
         let short = simplify(frames.compactMap(\.symbol))
         return frames.map { frame in
             guard let symbol = frame.symbol, let simplified = short[symbol] else { return nil }
-            let name = completed(simplified, full: frame.name)
-            let marker = ELFSymbolizer.afterMarker(frame.object)
-            return frame.name.hasSuffix(marker) ? name + marker : name
+            return shortName(simplified, full: frame.name, object: frame.object)
         }
     }
 

@@ -1,5 +1,6 @@
 import CLiftoffSampler
 import Foundation
+import LiftoffProfile
 import Synchronization
 
 /// A code address resolved to a function.
@@ -48,10 +49,7 @@ public struct SymbolizedFrame: Hashable, Sendable {
     }
 
     /// `File.swift:42` for the line being executed, when it is known.
-    public var location: String? {
-        guard let file, let line else { return nil }
-        return "\((file as NSString).lastPathComponent):\(line)"
-    }
+    public var location: String? { Profile.Frame.location(file: file, line: line) }
 }
 
 /// Turns code addresses into function names. One protocol, so renderers and tests can use a fake.

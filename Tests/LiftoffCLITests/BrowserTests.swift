@@ -41,6 +41,23 @@ struct BrowserTests {
         return String(dom[start..<end])
     }
 
+    /// Writes `profile`, renders it with `liftoff report`, and returns the page and its DOM after
+    /// the script ran; records an issue when the script did not finish or reported an error.
+    static func renderedReport(
+        _ profile: Profile, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> (page: URL, dom: String) {
+        let folder = temporaryFolder()
+        let profileURL = folder.appendingPathComponent("profile.json")
+        try profile.write(to: profileURL)
+        let page = folder.appendingPathComponent("index.html")
+        let result = try BuiltTool.find().run(["report", profileURL.path, "-o", page.path])
+        #expect(result.status == 0, "stderr: \(result.stderr)", sourceLocation: sourceLocation)
+        let dom = try dumpDOM(page)
+        #expect(dom.contains("data-ready=\"true\""), "the script finished drawing", sourceLocation: sourceLocation)
+        #expect(!dom.contains("id=\"report-error\""), "the script reported an error", sourceLocation: sourceLocation)
+        return (page, dom)
+    }
+
     @Test("the demo's report runs its script without errors and draws the flame graph and flame charts")
     func demoReport() throws {
         let folder = temporaryFolder()
@@ -58,16 +75,7 @@ struct BrowserTests {
 
     @Test("CPU shows where threads ran; wall clock adds their waits in grey, in the flame graph and the charts")
     func wallClockSwitch() throws {
-        let folder = temporaryFolder()
-        let profileURL = folder.appendingPathComponent("profile.json")
-        try waitingBrowserProfile().write(to: profileURL)
-        let page = folder.appendingPathComponent("index.html")
-        let result = try BuiltTool.find().run(["report", profileURL.path, "-o", page.path])
-        #expect(result.status == 0, "stderr: \(result.stderr)")
-
-        let cpu = try BrowserTests.dumpDOM(page)
-        #expect(cpu.contains("data-ready=\"true\""))
-        #expect(!cpu.contains("id=\"report-error\""))
+        let (page, cpu) = try BrowserTests.renderedReport(waitingBrowserProfile())
         #expect(BrowserTests.tag(withID: "samples-cpu", in: cpu).contains("aria-pressed=\"true\""))
         // A drawn element's class attribute ends with the class (the script's source has it in quotes).
         #expect(BrowserTests.count(" fg-waiting\"", in: cpu) == 0, "CPU counts running samples only")
@@ -87,15 +95,7 @@ struct BrowserTests {
 
     @Test("names from the profile show as text: nothing in them becomes markup or script")
     func hostileReport() throws {
-        let folder = temporaryFolder()
-        let profileURL = folder.appendingPathComponent("profile.json")
-        try hostileBrowserProfile().write(to: profileURL)
-        let page = folder.appendingPathComponent("index.html")
-        let result = try BuiltTool.find().run(["report", profileURL.path, "-o", page.path])
-        #expect(result.status == 0, "stderr: \(result.stderr)")
-        let dom = try BrowserTests.dumpDOM(page)
-        #expect(dom.contains("data-ready=\"true\""))
-        #expect(!dom.contains("id=\"report-error\""))
+        let (_, dom) = try BrowserTests.renderedReport(hostileBrowserProfile())
         #expect(!dom.contains("<img"), "a name became an element")
         #expect(!dom.contains("<b>"), "a name became an element")
         #expect(BrowserTests.count("<script", in: dom) == 2, "a name added a script element")

@@ -17,13 +17,6 @@ func unregisteredDispatchWork(until deadline: UInt64) { busyWork(until: deadline
 @inline(never)
 func asyncSpanWork(until deadline: UInt64) { busyWork(until: deadline) }
 
-/// The frames of a sample, leaf first.
-private func frameNames(_ sample: RawSample, _ symbolizer: ELFSymbolizer) -> [String] {
-    sample.addresses.enumerated().map { index, address in
-        symbolizer.symbolize(index == 0 ? address : address - 1).name
-    }
-}
-
 /// Starts a raw POSIX thread (no Foundation, no registration) running `unregisteredPthreadWork`
 /// for `milliseconds`, and returns it with a cell that receives its kernel thread id.
 private func startPthread(milliseconds: UInt64) -> (pthread_t, UnsafeMutablePointer<Int>) {

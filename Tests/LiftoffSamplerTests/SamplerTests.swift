@@ -11,12 +11,6 @@ import Testing
 /// The sampler is one per process, so every test that starts it lives in this serialized suite.
 @Suite("Sampler", .serialized, .processState, .timeLimit(.minutes(5)))
 struct SamplerTests {
-    private func names(of sample: RawSample, _ symbolizer: ELFSymbolizer) -> [String] {
-        sample.addresses.enumerated().map { index, address in
-            symbolizer.symbolize(index == 0 ? address : address - 1).name
-        }
-    }
-
     @Test("a → b → c appears in at least 95 % of the samples of the thread running it, at 1 kHz for a second")
     func knownChainDominates() throws {
         try Sampler.start(SamplerConfiguration(rateHz: 1000))
@@ -34,7 +28,7 @@ struct SamplerTests {
 
         let symbolizer = ELFSymbolizer()
         let withChain = samples.filter { sample in
-            let frames = names(of: sample, symbolizer)  // leaf first
+            let frames = frameNames(sample, symbolizer)  // leaf first
             guard let c = frames.firstIndex(where: { $0.contains("LiftoffSamplerTests.chainC") }) else { return false }
             return c + 2 < frames.count && frames[c + 1].contains("LiftoffSamplerTests.chainB")
                 && frames[c + 2].contains("LiftoffSamplerTests.chainA")
@@ -87,7 +81,7 @@ struct SamplerTests {
             #expect(samples.count >= 30, "thread \(index) has \(samples.count) samples")
             var own = 0
             for sample in samples {
-                let frames = names(of: sample, symbolizer)
+                let frames = frameNames(sample, symbolizer)
                 let spinNames = expected.filter { name in frames.contains { $0.contains("LiftoffSamplerTests.\(name)(") } }
                 #expect(spinNames.allSatisfy { $0 == expected[index] }, "thread \(index) sampled in \(spinNames)")
                 if spinNames == [expected[index]] { own += 1 }

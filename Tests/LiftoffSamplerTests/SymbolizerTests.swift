@@ -108,12 +108,16 @@ struct SymbolizerTests {
 }
 
 extension SymbolizerTests {
-    @Test("a closure in top-level code keeps its module in its short name")
+    @Test("a closure in top-level code keeps its module in its short name; a guess keeps its marker")
     func topLevelClosureShortName() {
-        #expect(SwiftNameSimplifier.completed("closure #2 in ", full: "closure #2 () -> () in LinesCLI") == "closure #2 in LinesCLI")
         #expect(
-            SwiftNameSimplifier.completed("closure #1 in ", full: "closure #1 () -> Swift.Int in App [after, in app]")
-                == "closure #1 in App")
-        #expect(SwiftNameSimplifier.completed("Parser.parse()", full: "App.Parser.parse() -> ()") == "Parser.parse()")
+            SwiftNameSimplifier.shortName("closure #2 in ", full: "closure #2 () -> () in LinesCLI", object: "cli")
+                == "closure #2 in LinesCLI")
+        #expect(
+            SwiftNameSimplifier.shortName(
+                "closure #1 in ", full: "closure #1 () -> Swift.Int in App [after, in app]", object: "app")
+                == "closure #1 in App [after, in app]")
+        #expect(
+            SwiftNameSimplifier.shortName("Parser.parse()", full: "App.Parser.parse() -> ()", object: "app") == "Parser.parse()")
     }
 }

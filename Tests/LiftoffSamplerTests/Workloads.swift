@@ -52,6 +52,13 @@ func deepRecursion(_ remaining: Int, until deadline: UInt64) -> Int {
     return deepRecursion(remaining - 1, until: deadline) + 1
 }
 
+/// The function names of a sample's frames, leaf first (return addresses looked up one byte early).
+func frameNames(_ sample: RawSample, _ symbolizer: ELFSymbolizer) -> [String] {
+    sample.addresses.enumerated().map { index, address in
+        symbolizer.symbolize(index == 0 ? address : address - 1).name
+    }
+}
+
 func deadline(afterMilliseconds milliseconds: UInt64) -> UInt64 {
     DispatchTime.now().uptimeNanoseconds + milliseconds * 1_000_000
 }
