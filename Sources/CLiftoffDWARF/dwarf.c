@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 // Every libdw function used here, called through a pointer of the header's own type.
@@ -97,20 +98,36 @@ static int append(void **items, size_t *count, size_t *capacity, size_t size, co
         *items = resized;
         *capacity = grown;
     }
-    char *slot = (char *)*items + *count * size;
-    for (size_t byte = 0; byte < size; byte++) slot[byte] = ((const char *)item)[byte];
+    memcpy((char *)*items + *count * size, item, size);
     *count += 1;
     return 0;
 }
 
-static int compare_unit_ranges(const void *lhs, const void *rhs) {
-    const lo_unit_range *a = lhs, *b = rhs;
-    return a->low < b->low ? -1 : a->low > b->low;
+// Unit ranges and function ranges both begin with `Dwarf_Addr low, high`: one comparison and one
+// search serve both.
+static Dwarf_Addr range_low(const void *items, size_t index, size_t stride) {
+    return *(const Dwarf_Addr *)((const char *)items + index * stride);
 }
 
-static int compare_function_ranges(const void *lhs, const void *rhs) {
-    const lo_function_range *a = lhs, *b = rhs;
-    return a->low < b->low ? -1 : a->low > b->low;
+static int compare_lows(const void *lhs, const void *rhs) {
+    Dwarf_Addr a = range_low(lhs, 0, 0), b = range_low(rhs, 0, 0);
+    return a < b ? -1 : a > b;
+}
+
+// The index of an item holding `address` among `count` items of `stride` bytes sorted by their
+// low end, or -1. Ranges may overlap: a few that start below the address are looked at.
+static long find_range(const void *items, size_t count, size_t stride, Dwarf_Addr address) {
+    size_t low = 0, high = count;
+    while (low < high) {
+        size_t middle = low + (high - low) / 2;
+        if (range_low(items, middle, stride) <= address) low = middle + 1;
+        else high = middle;
+    }
+    for (size_t index = low, looked = 0; index > 0 && looked < 8; index--, looked++) {
+        const Dwarf_Addr *range = (const Dwarf_Addr *)((const char *)items + (index - 1) * stride);
+        if (address >= range[0] && address < range[1]) return (long)(index - 1);
+    }
+    return -1;
 }
 
 lo_dwarf *lo_dwarf_open(const char *path) {
@@ -155,7 +172,7 @@ lo_dwarf *lo_dwarf_open(const char *path) {
         lo_dwarf_close(result);
         return NULL;
     }
-    qsort(result->ranges, result->range_count, sizeof *result->ranges, compare_unit_ranges);
+    qsort(result->ranges, result->range_count, sizeof *result->ranges, compare_lows);
     return result;
 }
 
@@ -201,18 +218,8 @@ static void index_functions(Dwarf_Die *parent, lo_function_list *list, int depth
 }
 
 static lo_unit *unit_for(lo_dwarf *dwarf, Dwarf_Addr address) {
-    size_t low = 0, high = dwarf->range_count;
-    while (low < high) {
-        size_t middle = low + (high - low) / 2;
-        if (dwarf->ranges[middle].low <= address) low = middle + 1;
-        else high = middle;
-    }
-    // Ranges may overlap: look back over a few that start below the address.
-    for (size_t index = low, looked = 0; index > 0 && looked < 8; index--, looked++) {
-        lo_unit_range *range = &dwarf->ranges[index - 1];
-        if (address >= range->low && address < range->high) return &dwarf->units[range->unit];
-    }
-    return NULL;
+    long found = find_range(dwarf->ranges, dwarf->range_count, sizeof *dwarf->ranges, address);
+    return found < 0 ? NULL : &dwarf->units[dwarf->ranges[found].unit];
 }
 
 static lo_function_range *function_for(lo_dwarf *dwarf, lo_unit *unit, Dwarf_Addr address) {
@@ -222,22 +229,13 @@ static lo_function_range *function_for(lo_dwarf *dwarf, lo_unit *unit, Dwarf_Add
         if (dw.dwarf_offdie(dwarf->dwarf, unit->die, &cudie)) {
             lo_function_list list = {0};
             index_functions(&cudie, &list, 0);
-            if (list.count) qsort(list.items, list.count, sizeof *list.items, compare_function_ranges);
+            if (list.count) qsort(list.items, list.count, sizeof *list.items, compare_lows);
             unit->functions = list.items;
             unit->function_count = list.count;
         }
     }
-    size_t low = 0, high = unit->function_count;
-    while (low < high) {
-        size_t middle = low + (high - low) / 2;
-        if (unit->functions[middle].low <= address) low = middle + 1;
-        else high = middle;
-    }
-    for (size_t index = low, looked = 0; index > 0 && looked < 8; index--, looked++) {
-        lo_function_range *range = &unit->functions[index - 1];
-        if (address >= range->low && address < range->high) return range;
-    }
-    return NULL;
+    long found = find_range(unit->functions, unit->function_count, sizeof *unit->functions, address);
+    return found < 0 ? NULL : &unit->functions[found];
 }
 
 static const char *function_name(Dwarf_Die *die) {

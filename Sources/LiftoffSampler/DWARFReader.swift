@@ -26,8 +26,17 @@ final class DWARFReader {
     /// (the symbol table's answer) with its file and line. An unresolved `function` takes the
     /// name DWARF gives it.
     func frames(at linkAddress: UInt64, function: SymbolizedFrame, demangler: Demangler) -> [SymbolizedFrame] {
-        var sources = [lo_source_frame](repeating: lo_source_frame(), count: Self.maxFrames)
-        let count = Int(lo_dwarf_lookup(handle, linkAddress, &sources, Int32(Self.maxFrames)))
+        withUnsafeTemporaryAllocation(of: lo_source_frame.self, capacity: Self.maxFrames) { buffer in
+            let count = Int(lo_dwarf_lookup(handle, linkAddress, buffer.baseAddress, Int32(Self.maxFrames)))
+            return frames(UnsafeBufferPointer(rebasing: buffer[..<max(count, 0)]), function: function, demangler: demangler)
+        }
+    }
+
+    /// `sources` (innermost first, as libdw gave them) as frames, the last one completing `function`.
+    private func frames(
+        _ sources: UnsafeBufferPointer<lo_source_frame>, function: SymbolizedFrame, demangler: Demangler
+    ) -> [SymbolizedFrame] {
+        let count = sources.count
         guard count > 0 else { return [function] }
         var frames: [SymbolizedFrame] = []
         frames.reserveCapacity(count)

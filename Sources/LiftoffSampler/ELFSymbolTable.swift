@@ -87,11 +87,14 @@ struct ELFSymbolTable: Sendable {
         return String(decoding: table[start..<end], as: UTF8.self)
     }
 
+    /// A little-endian integer at `offset`, or nil when it does not lie wholly inside `bytes`.
+    private static func integer<T: FixedWidthInteger>(in bytes: UnsafeRawBufferPointer, at offset: Int, as type: T.Type) -> T? {
+        guard offset >= 0, offset <= bytes.count - MemoryLayout<T>.size else { return nil }
+        return T(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: T.self))
+    }
+
     private static func parse(_ bytes: UnsafeRawBufferPointer) -> ELFSymbolTable? {
-        func read<T: FixedWidthInteger>(_ offset: Int, as type: T.Type) -> T? {
-            guard offset >= 0, offset + MemoryLayout<T>.size <= bytes.count else { return nil }
-            return T(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: T.self))
-        }
+        func read<T: FixedWidthInteger>(_ offset: Int, as type: T.Type) -> T? { integer(in: bytes, at: offset, as: type) }
         // e_ident: magic, ELFCLASS64, ELFDATA2LSB.
         guard bytes.count >= 64, bytes[0] == 0x7F, bytes[1] == 0x45, bytes[2] == 0x4C, bytes[3] == 0x46,
             bytes[4] == 2, bytes[5] == 1,
@@ -151,7 +154,7 @@ struct ELFSymbolTable: Sendable {
         }
         // One symbol per address: where several name it (aliases such as `malloc`,
         // `__libc_malloc` and `__GI___libc_malloc`), the one perf would pick.
-        var best: [UInt64: (symbol: Symbol, rank: Rank)] = [:]
+        var best: [UInt64: (symbol: Symbol, sized: Bool, binding: UInt8)] = [:]
         let symtab: UInt32 = 2
         let dynsym: UInt32 = 11
         // .symtab first: it is the complete table when present; .dynsym fills in the rest.
@@ -177,11 +180,12 @@ struct ELFSymbolTable: Sendable {
                     let type = info & 0xF
                     // STT_FUNC or STT_GNU_IFUNC, defined in some section.
                     guard type == 2 || type == 10, sectionIndex != 0, value != 0, nameOffset != 0 else { continue }
-                    let rank = Rank(
-                        sized: size != 0, binding: info >> 4,
-                        name: UnsafeRawBufferPointer(rebasing: bytes[strings.offset..<strings.offset + strings.size]),
-                        offset: Int(nameOffset))
-                    if let known = best[value], !(rank > known.rank) { continue }
+                    // Names are compared only where two symbols share an address.
+                    if let known = best[value] {
+                        let candidate = Symbol(start: value, size: size, nameOffset: nameOffset, stringTable: tableIndex)
+                        guard table.rank(candidate, size != 0, info >> 4) > table.rank(known.symbol, known.sized, known.binding)
+                        else { continue }
+                    }
                     // An unsized symbol (`_init`, hand-written assembly) reaches at most the end of its
                     // section: the PLT after `.init` is not `_init`.
                     var extent = size
@@ -190,7 +194,7 @@ struct ELFSymbolTable: Sendable {
                         let (end, overflow) = home.address.addingReportingOverflow(UInt64(home.size))
                         if !overflow, home.address <= value, value < end { extent = end - value }
                     }
-                    best[value] = (Symbol(start: value, size: extent, nameOffset: nameOffset, stringTable: tableIndex), rank)
+                    best[value] = (Symbol(start: value, size: extent, nameOffset: nameOffset, stringTable: tableIndex), size != 0, info >> 4)
                 }
             }
         }
@@ -247,7 +251,7 @@ struct ELFSymbolTable: Sendable {
         var underscores: Int
         var length: Int
 
-        init(sized: Bool, binding: UInt8, name table: UnsafeRawBufferPointer, offset: Int) {
+        init(sized: Bool, binding: UInt8, name table: [UInt8], offset: Int) {
             self.sized = sized
             // STB_GLOBAL 1, STB_WEAK 2, STB_LOCAL 0 (and anything else) last.
             bindingScore = binding == 1 ? 2 : binding == 2 ? 1 : 0
@@ -264,6 +268,11 @@ struct ELFSymbolTable: Sendable {
             if lhs.underscores != rhs.underscores { return lhs.underscores > rhs.underscores }
             return lhs.length < rhs.length
         }
+    }
+
+    /// How good `symbol`'s name is among others at its address.
+    private func rank(_ symbol: Symbol, _ sized: Bool, _ binding: UInt8) -> Rank {
+        Rank(sized: sized, binding: binding, name: stringTables[Int(symbol.stringTable)], offset: Int(symbol.nameOffset))
     }
 
     /// The GOT slot a PLT stub jumps through: the address that its `jmp *disp32(%rip)` (`ff 25`,
@@ -286,10 +295,7 @@ struct ELFSymbolTable: Sendable {
     private static func relocatedSlots(
         _ wanted: Set<UInt64>, _ sections: [(type: UInt32, offset: Int, size: Int, link: Int)], _ bytes: UnsafeRawBufferPointer
     ) -> [UInt64: [UInt8]] {
-        func read<T: FixedWidthInteger>(_ offset: Int, as type: T.Type) -> T? {
-            guard offset >= 0, offset <= bytes.count - MemoryLayout<T>.size else { return nil }
-            return T(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: T.self))
-        }
+        func read<T: FixedWidthInteger>(_ offset: Int, as type: T.Type) -> T? { integer(in: bytes, at: offset, as: type) }
         func inside(_ offset: Int, _ size: Int) -> Bool { offset >= 0 && size >= 0 && offset <= bytes.count - size }
         var slots: [UInt64: [UInt8]] = [:]
         guard !wanted.isEmpty else { return slots }
