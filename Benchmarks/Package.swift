@@ -10,10 +10,13 @@ let package = Package(
         .package(url: "https://github.com/ordo-one/benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
+        // What every paired benchmark shares: measuring two sides in alternating order.
+        .target(name: "BenchmarkPairs", path: "BenchmarkPairs"),
         .executableTarget(
             name: "SamplerBenchmarks",
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
+                "BenchmarkPairs",
                 .product(name: "LiftoffSampler", package: "Liftoff"),
             ],
             path: "SamplerBenchmarks",
@@ -23,6 +26,7 @@ let package = Package(
             name: "RuntimeBenchmarks",
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
+                "BenchmarkPairs",
                 .product(name: "Liftoff", package: "Liftoff"),
             ],
             path: "RuntimeBenchmarks",
@@ -32,6 +36,7 @@ let package = Package(
             name: "SchedulerBenchmarks",
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
+                "BenchmarkPairs",
                 .product(name: "Liftoff", package: "Liftoff"),
             ],
             path: "SchedulerBenchmarks",
@@ -51,6 +56,7 @@ let package = Package(
             name: "CompareBenchmarks",
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
+                "BenchmarkPairs",
                 .product(name: "LiftoffReports", package: "Liftoff"),
                 .product(name: "LiftoffProfile", package: "Liftoff"),
                 .product(name: "LiftoffCLI", package: "Liftoff"),

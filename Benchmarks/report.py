@@ -210,8 +210,8 @@ def sampler_report(results):
     lines.append("Each frame gets its name from the ELF symbol tables (the object's and its separate debug file's) and its "
                  "source line and inlined callees from DWARF (libdw). Two address sets: 20,000 return addresses from "
                  "real samples of the benchmark process (repeats included, as in a profile), and 20,000 distinct "
-                 "random addresses in the code of the release benchmark binary and of libc, half each (every lookup a "
-                 "first one: the worst case).")
+                 "addresses spread evenly over the code of the release benchmark binary and of libc, half each "
+                 "(every lookup a first one: the worst case).")
     lines.append("")
     lines.append("| run | median | addresses per second | target |")
     lines.append("|---|---:|---:|---|")

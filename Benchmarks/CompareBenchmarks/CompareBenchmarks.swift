@@ -1,4 +1,5 @@
 import Benchmark
+import BenchmarkPairs
 import Foundation
 import Glibc
 import LiftoffCLI
@@ -105,23 +106,21 @@ let benchmarks: @Sendable () -> Void = {
             maxDuration: .seconds(60), maxIterations: 60)
     ) { benchmark in
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("liftoff-record-bench-\(getpid())").path
-        var flip = false
-        for _ in benchmark.scaledIterations {
-            flip.toggle()
-            var bare: UInt64 = 0
-            var recorded: UInt64 = 0
-            for recording in flip ? [false, true] : [true, false] {
-                let start = DispatchTime.now().uptimeNanoseconds
-                if recording {
+        for (round, _) in benchmark.scaledIterations.enumerated() {
+            let (bare, recorded) = try inAlternatingOrder(
+                round: round,
+                baseline: {
+                    let start = DispatchTime.now().uptimeNanoseconds
+                    for _ in 0..<10 { runBare() }
+                    return DispatchTime.now().uptimeNanoseconds - start
+                },
+                treatment: {
+                    let start = DispatchTime.now().uptimeNanoseconds
                     var command = try LiftoffCommand.parseAsRoot(
                         ["record", "--runs", "10", "--warmup", "0", "--quiet", "--out", out, "--"] + launch)
                     try command.run()
-                    recorded = DispatchTime.now().uptimeNanoseconds - start
-                } else {
-                    for _ in 0..<10 { runBare() }
-                    bare = DispatchTime.now().uptimeNanoseconds - start
-                }
-            }
+                    return DispatchTime.now().uptimeNanoseconds - start
+                })
             benchmark.measurement(ratioMetric, Int(recorded * 1_000_000 / max(bare, 1)))
             benchmark.measurement(bareMetric, Int(bare))
             benchmark.measurement(recordedMetric, Int(recorded))

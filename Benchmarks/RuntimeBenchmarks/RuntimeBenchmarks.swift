@@ -1,4 +1,5 @@
 import Benchmark
+import BenchmarkPairs
 import Dispatch
 import Foundation
 import Liftoff
@@ -122,21 +123,14 @@ let benchmarks: @Sendable () -> Void = {
     ) { benchmark in
         let thread = LoopThread()
         let watcher = HangWatcher(runLoop: thread.loop)
-        var flip = false
-        for _ in benchmark.scaledIterations {
-            flip.toggle()
-            var plain: UInt64 = 0
-            var watched: UInt64 = 0
-            for watching in flip ? [false, true] : [true, false] {
-                if watching { watcher.start() }
-                let elapsed = busyLoop(thread, events: 4_000)
-                if watching {
-                    watcher.stop()
-                    watched = elapsed
-                } else {
-                    plain = elapsed
-                }
-            }
+        for (round, _) in benchmark.scaledIterations.enumerated() {
+            let (plain, watched) = inAlternatingOrder(
+                round: round, baseline: { busyLoop(thread, events: 4_000) },
+                treatment: {
+                    watcher.start()
+                    defer { watcher.stop() }
+                    return busyLoop(thread, events: 4_000)
+                })
             benchmark.measurement(ratioMetric, Int(watched * 1_000_000 / max(plain, 1)))
         }
     }

@@ -1,4 +1,5 @@
 import Benchmark
+import BenchmarkPairs
 import Dispatch
 import Foundation
 import Synchronization
@@ -40,17 +41,15 @@ func timedWorkload() -> UInt64 {
 /// the timed part, so its own thread's competition for the two cores counts. Pairs cancel the
 /// drift that separate runs on a shared machine suffer.
 func measurePairs(_ benchmark: Benchmark, rate: Int?) {
-    var flip = false
-    for _ in benchmark.scaledIterations {
-        flip.toggle()
-        var base: UInt64 = 0
-        var sampled: UInt64 = 0
-        for side in flip ? [false, true] : [true, false] {
-            if side, let rate { try? Sampler.start(SamplerConfiguration(rateHz: rate)) }
-            let elapsed = timedWorkload()
-            if side, rate != nil { _ = Sampler.stop() }
-            if side { sampled = elapsed } else { base = elapsed }
-        }
+    for (round, _) in benchmark.scaledIterations.enumerated() {
+        let (base, sampled) = inAlternatingOrder(
+            round: round, baseline: { timedWorkload() },
+            treatment: {
+                if let rate { try? Sampler.start(SamplerConfiguration(rateHz: rate)) }
+                let elapsed = timedWorkload()
+                if rate != nil { _ = Sampler.stop() }
+                return elapsed
+            })
         benchmark.measurement(ratioMetric, Int(sampled * 1_000_000 / max(base, 1)))
         benchmark.measurement(baseMetric, Int(base))
         benchmark.measurement(sampledMetric, Int(sampled))
@@ -96,13 +95,10 @@ final class BareSignaller: @unchecked Sendable {
 
 /// Pairs of the workload unsampled and interrupted by bare signals at `rate`.
 func measureSignalFloor(_ benchmark: Benchmark, rate: Int) {
-    var flip = false
-    for _ in benchmark.scaledIterations {
-        flip.toggle()
-        var base: UInt64 = 0
-        var signalled: UInt64 = 0
-        for side in flip ? [false, true] : [true, false] {
-            if side {
+    for (round, _) in benchmark.scaledIterations.enumerated() {
+        let (base, signalled) = inAlternatingOrder(
+            round: round, baseline: { timedWorkload() },
+            treatment: {
                 // Dispatch workers block SIGUSR2 (libdispatch leaves only a few signals open on its
                 // threads): open it on this one while it is signalled.
                 var open = sigset_t()
@@ -111,13 +107,11 @@ func measureSignalFloor(_ benchmark: Benchmark, rate: Int) {
                 sigaddset(&open, SIGUSR2)
                 pthread_sigmask(SIG_UNBLOCK, &open, &saved)
                 let signaller = BareSignaller(target: pthread_self(), rate: rate)
-                signalled = timedWorkload()
+                let elapsed = timedWorkload()
                 signaller.stop()
                 pthread_sigmask(SIG_SETMASK, &saved, nil)
-            } else {
-                base = timedWorkload()
-            }
-        }
+                return elapsed
+            })
         benchmark.measurement(ratioMetric, Int(signalled * 1_000_000 / max(base, 1)))
         benchmark.measurement(baseMetric, Int(base))
         benchmark.measurement(sampledMetric, Int(signalled))
@@ -222,7 +216,7 @@ func sampleAddresses() -> [UInt] {
 }
 
 /// Distinct code addresses, the hardest case for a symbolizer (every one is a first lookup):
-/// `count` random addresses (seeded) in the executable code of this benchmark (a release build:
+/// `count` addresses spread evenly over the executable code of this benchmark (a release build:
 /// Swift with inlined functions) and of libc (named from its separate debug file), half each.
 func distinctCodeAddresses(count: Int) -> [UInt] {
     let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? ""
@@ -237,17 +231,17 @@ func distinctCodeAddresses(count: Int) -> [UInt] {
         if path == executable { regions[0].append(bounds[0]..<bounds[1]) }
         if path.hasSuffix("/libc.so.6") { regions[1].append(bounds[0]..<bounds[1]) }
     }
-    var generator = SplitMix(seed: 42)
-    var seen = Set<UInt>()
     var addresses: [UInt] = []
     for (index, ranges) in regions.enumerated() where !ranges.isEmpty {
-        let share = index == 0 ? count / 2 : count - addresses.count
-        let size = ranges.reduce(0) { $0 + $1.count }
-        while addresses.count < (index == 0 ? share : count), seen.count < size {
-            var offset = UInt(generator.next() % UInt64(size))
+        let wanted = UInt(index == 0 ? count / 2 : count - addresses.count)
+        let size = ranges.reduce(0) { $0 + UInt($1.count) }
+        // Evenly spaced offsets into the code, as if its ranges were one: distinct while the code
+        // has more bytes than addresses are wanted.
+        for step in 0..<min(wanted, size) {
+            var offset = step * size / wanted
             for range in ranges {
                 if offset < UInt(range.count) {
-                    if seen.insert(range.lowerBound + offset).inserted { addresses.append(range.lowerBound + offset) }
+                    addresses.append(range.lowerBound + offset)
                     break
                 }
                 offset -= UInt(range.count)
@@ -255,19 +249,6 @@ func distinctCodeAddresses(count: Int) -> [UInt] {
         }
     }
     return addresses
-}
-
-/// A small seeded generator, so every run resolves the same addresses.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var value = state
-        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-        return value ^ (value >> 31)
-    }
 }
 
 /// Frames with a source line, and inlined frames, among what `addresses` resolve to.
@@ -308,18 +289,9 @@ let benchmarks: @Sendable () -> Void = {
             metrics: [idleCostMetric], units: [idleCostMetric: .count], warmupIterations: 2,
             maxDuration: .seconds(100), maxIterations: 36)
     ) { benchmark in
-        var flip = false
-        for _ in benchmark.scaledIterations {
-            flip.toggle()
-            var all: UInt64 = 0
-            var none: UInt64 = 0
-            if flip {
-                all = windowCPU(idleThreads: 100)
-                none = windowCPU(idleThreads: 0)
-            } else {
-                none = windowCPU(idleThreads: 0)
-                all = windowCPU(idleThreads: 100)
-            }
+        for (round, _) in benchmark.scaledIterations.enumerated() {
+            let (none, all) = inAlternatingOrder(
+                round: round, baseline: { windowCPU(idleThreads: 0) }, treatment: { windowCPU(idleThreads: 100) })
             benchmark.measurement(idleCostMetric, max(1, 100_000 + Int(all) - Int(none)))
         }
     }

@@ -1,4 +1,5 @@
 import Benchmark
+import BenchmarkPairs
 import Dispatch
 import Foundation
 import Liftoff
@@ -50,18 +51,10 @@ let benchmarks: @Sendable () -> Void = {
         Benchmark(name, configuration: pairs) { benchmark in
             let driver = ApplicationDriver(delegate: Host())
             driver.send(.launch(LaunchOptions()))
-            var flip = false
-            for _ in benchmark.scaledIterations {
-                flip.toggle()
-                var rawNs: UInt64 = 0
-                var schedulerNs: UInt64 = 0
-                if flip {
-                    rawNs = raw()
-                    schedulerNs = scheduled(plan, driver.application, measuresCPU: measuresCPU)
-                } else {
-                    schedulerNs = scheduled(plan, driver.application, measuresCPU: measuresCPU)
-                    rawNs = raw()
-                }
+            for (round, _) in benchmark.scaledIterations.enumerated() {
+                let (rawNs, schedulerNs) = inAlternatingOrder(
+                    round: round, baseline: { raw() },
+                    treatment: { scheduled(plan, driver.application, measuresCPU: measuresCPU) })
                 benchmark.measurement(ratioMetric, Int(schedulerNs * 1_000_000 / max(rawNs, 1)))
                 benchmark.measurement(rawMetric, Int(rawNs))
                 benchmark.measurement(scheduledMetric, Int(schedulerNs))
