@@ -25,10 +25,10 @@ struct CheckCommand: ParsableCommand {
     @Option(name: .long, help: "Most time to first frame allowed.")
     var maxTtff: String?
 
-    @Option(name: .long, help: "Most thread-rule violations allowed (every occurrence counts).")
+    @Option(name: .long, parsing: .unconditional, help: "Most thread-rule violations allowed (every occurrence counts).")
     var maxViolations: Int?
 
-    @Option(name: .long, help: "Most hangs allowed.")
+    @Option(name: .long, parsing: .unconditional, help: "Most hangs allowed.")
     var maxHangs: Int?
 
     @Option(name: .long, help: "A phase's limit as NAME=DURATION (pre-main, main → first frame, callback: NAME, task: NAME); repeatable.")
@@ -37,6 +37,10 @@ struct CheckCommand: ParsableCommand {
     func validate() throws {
         if let maxTtff { _ = try CheckCommand.milliseconds(maxTtff) }
         for limit in maxPhase { _ = try CheckCommand.phaseLimit(limit) }
+        if let maxViolations, maxViolations < 0 {
+            throw ValidationError("--max-violations must be 0 or more, not \(maxViolations).")
+        }
+        if let maxHangs, maxHangs < 0 { throw ValidationError("--max-hangs must be 0 or more, not \(maxHangs).") }
         if maxTtff == nil && maxViolations == nil && maxHangs == nil && maxPhase.isEmpty {
             throw ValidationError("Give at least one budget: --max-ttff, --max-violations, --max-hangs or --max-phase.")
         }
@@ -103,11 +107,11 @@ struct CheckCommand: ParsableCommand {
     static func milliseconds(_ text: String) throws -> Double {
         let trimmed = text.trimmingCharacters(in: .whitespaces).lowercased()
         for (suffix, factor) in [("ms", 1.0), ("us", 0.001), ("µs", 0.001), ("ns", 1e-6), ("s", 1000.0)] where trimmed.hasSuffix(suffix) {
-            if let value = Double(trimmed.dropLast(suffix.count).trimmingCharacters(in: .whitespaces)), value >= 0 {
+            if let value = Double(trimmed.dropLast(suffix.count).trimmingCharacters(in: .whitespaces)), value >= 0, value.isFinite {
                 return value * factor
             }
         }
-        if let value = Double(trimmed), value >= 0 { return value }
+        if let value = Double(trimmed), value >= 0, value.isFinite { return value }
         throw ValidationError("'\(text)' is not a duration such as 400ms or 1.5s.")
     }
 

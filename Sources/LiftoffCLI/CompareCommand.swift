@@ -44,7 +44,7 @@ struct CompareCommand: ParsableCommand {
     @Option(name: .long, help: "Smallest change of a median that counts, as a percentage (5% or 0.05).")
     var threshold: String = "5%"
 
-    @Option(name: .long, help: "Significance level for the Mann–Whitney test.")
+    @Option(name: .long, parsing: .unconditional, help: "Significance level for the Mann–Whitney test.")
     var alpha: Double = 0.01
 
     @Option(name: .long, help: "What an inconclusive verdict does to the exit status: fail (3) or pass (0).")

@@ -24,10 +24,10 @@ struct DemoCommand: ParsableCommand {
     @Option(name: .long, help: "Folder for the reports.")
     var out: String = "Reports/demo"
 
-    @Option(name: .long, help: "Samples per second per thread, 1 to 10000.")
+    @Option(name: .long, parsing: .unconditional, help: "Samples per second per thread, 1 to 10000.")
     var rate: Int = 1000
 
-    @Option(name: .long, help: "Milliseconds the app stays up after its launch work before it quits.")
+    @Option(name: .long, parsing: .unconditional, help: "Milliseconds the app stays up after its launch work before it quits.")
     var linger: UInt64 = 100
 
     @Option(
@@ -35,10 +35,10 @@ struct DemoCommand: ParsableCommand {
         help: "Launch plan: naive (everything on the main thread), optimized (only UI work there), or both (compare them).")
     var plan: PlanChoice = .optimized
 
-    @Option(name: .long, help: "With --plan both: launches of each plan, interleaved.")
+    @Option(name: .long, parsing: .unconditional, help: "With --plan both: launches of each plan, interleaved.")
     var runs: Int = 3
 
-    @Option(name: .long, help: "Block the main thread this many milliseconds after the first frame: a hang to find.")
+    @Option(name: .long, parsing: .unconditional, help: "Block the main thread this many milliseconds after the first frame: a hang to find.")
     var injectHang: UInt64 = 0
 
     @Option(

@@ -36,10 +36,10 @@ struct RecordCommand: ParsableCommand {
             """
     )
 
-    @Option(name: .long, help: "Recorded launches of each command.")
+    @Option(name: .long, parsing: .unconditional, help: "Recorded launches of each command.")
     var runs: Int = 10
 
-    @Option(name: .long, help: "Launches of each command before recording, not kept.")
+    @Option(name: .long, parsing: .unconditional, help: "Launches of each command before recording, not kept.")
     var warmup: Int = 1
 
     @Option(name: .long, help: "Folder for the runs (with --baseline: OUT/base and OUT/head).")
@@ -48,7 +48,7 @@ struct RecordCommand: ParsableCommand {
     @Option(name: .long, help: "A regular expression: a program is ready at its first output line matching it (then it is stopped).")
     var ready: String?
 
-    @Option(name: .long, help: "Seconds a run may take before it is killed and recorded as failed.")
+    @Option(name: .long, parsing: .unconditional, help: "Seconds a run may take before it is killed and recorded as failed.")
     var timeout: Double = 60
 
     @Option(name: .long, help: "The base command, as one string (words split like a shell's, without expansion).")
@@ -114,8 +114,15 @@ struct RecordCommand: ParsableCommand {
         for side in sides { try side.saveManifest() }
         if !quiet { print(summary(sides)) }
         for side in sides where !side.manifest.runs.contains(where: \.succeeded) {
-            throw CLIError("Every run of \(side.command.joined(separator: " ")) failed; see the logs in \(side.folder.path)/runs/.")
+            let last = side.manifest.runs.last.map { " (the last: \($0.outcome))" } ?? ""
+            throw CLIError(
+                "Every run of \(side.command.joined(separator: " ")) failed\(last); see the logs in \(side.folder.path)/runs/.")
         }
+    }
+
+    /// `1 s`, `2.5 s`: a number of seconds as a user wrote it.
+    static func seconds(_ value: Double) -> String {
+        value == value.rounded() && value < 1e15 ? "\(Int(value)) s" : "\(value) s"
     }
 
     /// This process's environment, read once.
@@ -146,6 +153,10 @@ struct RecordCommand: ParsableCommand {
         side.lastTTFF = nil
         func failed(_ why: String) -> RecordManifest.Run {
             RecordManifest.Run(index: index, profile: nil, log: logName, outcome: why, succeeded: false, exitMs: exitMs, readyMs: readyMs)
+        }
+        if result.outcome == .timedOut {
+            let limit = "timed out after \(RecordCommand.seconds(timeout))"
+            return failed(pattern != nil && result.readyNs == nil ? limit + " without printing a line matching --ready" : limit)
         }
         guard result.outcome.succeeded else { return failed(result.outcome.description) }
         if access(profileURL.path, F_OK) == 0 {
@@ -196,7 +207,7 @@ struct RecordCommand: ParsableCommand {
             lines.append(
                 "\(side.name.isEmpty ? "Recorded" : "\(side.name.capitalized):") \(set.profiles.count) runs of "
                     + "\(side.command.joined(separator: " ")) in \(side.folder.path)/" + (failed > 0 ? ", \(failed) failed" : "")
-                    + "; \(what):")
+                    + (set.profiles.isEmpty ? "; none succeeded." : "; \(what):"))
             for (name, values) in set.metrics(side.measured.contains("profile") ? [.phases] : []) where !values.isEmpty {
                 let median = Statistics.median(values)
                 let mad = Statistics.medianAbsoluteDeviation(values)
@@ -232,10 +243,9 @@ struct RecordCommand: ParsableCommand {
             self.folder = folder
             manifest = RecordManifest(command: command, measure: "profile")
             do {
-                try FileManager.default.createDirectory(
-                    at: folder.appendingPathComponent("runs"), withIntermediateDirectories: true)
-            } catch {
-                throw CLIError("Cannot create \(folder.path)/runs: \(error.localizedDescription)")
+                try AtomicFile.createFolder(folder.appendingPathComponent("runs"))
+            } catch let error as ProfileError {
+                throw CLIError(error.message)
             }
             // A new recording replaces an old one in the same folder.
             try? FileManager.default.removeItem(at: folder.appendingPathComponent("record.json"))

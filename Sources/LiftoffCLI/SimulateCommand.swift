@@ -27,7 +27,7 @@ struct SimulateCommand: ParsableCommand {
     @Argument(help: "Scenario file, or - for standard input.")
     var scenario: String = "-"
 
-    @Option(name: .long, help: "Launch watchdog, in milliseconds.")
+    @Option(name: .long, parsing: .unconditional, help: "Launch watchdog, in milliseconds.")
     var watchdog: UInt64 = 20_000
 
     @Option(name: .long, help: "The demo's launch plan: naive or optimized.")

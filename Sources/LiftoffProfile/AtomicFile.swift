@@ -22,40 +22,61 @@ public enum AtomicFile {
             throw ProfileError(.unwritable, "Cannot write \(url.path): it is not a regular file.", value: url.path)
         }
         let directory = url.deletingLastPathComponent()
-        var status = stat()
-        if stat(directory.path, &status) != 0 || status.st_mode & S_IFMT != S_IFDIR {
-            do {
-                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            } catch {
-                throw ProfileError(.unwritable, "Cannot create the folder \(directory.path).", value: directory.path)
-            }
-        }
+        try createFolder(directory)
         var template = Array(directory.appendingPathComponent(".\(url.lastPathComponent).XXXXXX").path.utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard fd >= 0 else {
-            throw ProfileError(.unwritable, "Cannot write to the folder \(directory.path).", value: directory.path)
+            throw ProfileError(
+                .unwritable, "Cannot write to the folder \(directory.path): \(reason(errno)).", value: directory.path)
         }
         let temporaryPath = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        var ok = true
+        var failure: Int32 = 0
         data.withUnsafeBytes { raw in
             var offset = 0
             while offset < raw.count {
                 let written = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
                 if written < 0 {
                     if errno == EINTR { continue }
-                    ok = false
+                    failure = errno
                     return
                 }
                 offset += written
             }
         }
-        if ok && durable { ok = fsync(fd) == 0 }
+        if failure == 0 && durable && fsync(fd) != 0 { failure = errno }
         fchmod(fd, 0o644)
-        close(fd)
-        guard ok, rename(temporaryPath, url.path) == 0 else {
+        if close(fd) != 0 && failure == 0 { failure = errno }
+        if failure == 0 && rename(temporaryPath, url.path) != 0 { failure = errno }
+        guard failure == 0 else {
             unlink(temporaryPath)
-            throw ProfileError(.unwritable, "Cannot write \(url.path).", value: url.path)
+            throw ProfileError(.unwritable, "Cannot write \(url.path): \(reason(failure)).", value: url.path)
         }
+    }
+
+    /// Creates `folder` and any missing parents.
+    /// - Throws: ``ProfileError`` with code `unwritable` and a sentence saying why, naming the
+    ///   part of the path that is a file when one is in the way.
+    public static func createFolder(_ folder: URL) throws {
+        let path = folder.standardizedFileURL.path
+        var prefix = ""
+        for component in path.split(separator: "/") {
+            prefix += "/" + component
+            if mkdir(prefix, 0o755) == 0 { continue }
+            let code = errno
+            var existing = stat()
+            if code == EEXIST && stat(prefix, &existing) == 0 {
+                if existing.st_mode & S_IFMT == S_IFDIR { continue }
+                throw ProfileError(
+                    .unwritable, "Cannot create the folder \(path): \(prefix) is a file, not a folder.", value: path)
+            }
+            throw ProfileError(.unwritable, "Cannot create the folder \(path): \(reason(code)).", value: path)
+        }
+    }
+
+    /// The C library's sentence for `code`, lower-cased to sit inside one of ours.
+    static func reason(_ code: Int32) -> String {
+        let text = String(cString: strerror(code))
+        return text.prefix(1).lowercased() + text.dropFirst()
     }
 
     /// Writes `text` as UTF-8 to `url` atomically.

@@ -183,6 +183,10 @@ public struct RunSet: Sendable {
             } catch {
                 throw RunSetError("\(manifestURL.path) is not a record.json written by liftoff record.")
             }
+            if let schema = manifest?.schema, schema != RecordManifest.currentSchema {
+                throw RunSetError(
+                    "\(manifestURL.path) has schema \(schema); this liftoff reads \(RecordManifest.currentSchema) only.")
+            }
         } else if let journal = try? Data(contentsOf: journalURL) {
             // An interrupted recording: its journal has every run that finished.
             manifest = try RecordManifest.readJournal(journal, path: journalURL.path)
