@@ -2,14 +2,15 @@
 # Both install what a fresh Debian machine lacks before building: libunwind-dev for the sampler,
 # libdw-dev (elfutils) for source lines and inlined frames, and libc6-dbg, whose separate debug
 # file names libc's internal functions;
-# `make test` also installs Chromium (to load the HTML report headless) and python3-jsonschema
-# (to check speedscope output against speedscope's schema).
+# `make test` also installs Chromium with chromium-driver and python3-selenium (to load the HTML
+# report headless and drive it as a user would) and python3-jsonschema (to check profiles and
+# speedscope output against their schemas).
 
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_OUT ?= Reports/demo
 
-.PHONY: all deps test-deps build demo test examples bench bench-spread perf-agreement clean
+.PHONY: all deps test-deps build demo test test-under-load examples bench bench-spread perf-agreement clean
 
 all: build
 
@@ -27,9 +28,11 @@ deps:
 test-deps: deps
 	@missing=""; \
 	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
+	command -v chromedriver >/dev/null 2>&1 || missing="$$missing chromium-driver"; \
+	/usr/bin/python3 -c "import selenium" >/dev/null 2>&1 || missing="$$missing python3-selenium"; \
 	python3 -c "import jsonschema" >/dev/null 2>&1 || missing="$$missing python3-jsonschema"; \
 	if [ -n "$$missing" ]; then \
-		echo "Installing$$missing (the tests load the HTML report in a browser and validate speedscope files)..."; \
+		echo "Installing$$missing (the tests drive the HTML report in a browser and validate JSON files)..."; \
 		$(SUDO) apt-get update -qq && \
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
@@ -43,6 +46,12 @@ demo: build
 test: test-deps build
 	$(SWIFT) test
 	$(MAKE) examples
+
+# The unit tests with both cores kept busy by `stress`: timing-sensitive tests must still pass.
+test-under-load: test-deps build
+	@command -v stress >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq stress; }
+	setsid stress --cpu 2 --quiet & load=$$!; \
+	$(SWIFT) test; status=$$?; kill -- -$$load; wait $$load 2>/dev/null; exit $$status
 
 # Every package in Examples/ depends on this checkout by path: build it and run its tests.
 EXAMPLES := $(dir $(wildcard Examples/*/Package.swift))

@@ -46,7 +46,8 @@ let package = Package(
         .executableTarget(name: "liftoff", dependencies: ["LiftoffCLI"]),
         // C code of a known shape (an always-inlined function) for the symbolizer's tests.
         .target(name: "CLiftoffTestSupport", path: "Tests/CLiftoffTestSupport"),
-        // What the test targets share: the process-wide lock for tests that sample, signal or load the cores.
+        // What the test targets share: the process-wide lock for tests that sample, signal or load the cores,
+        // and the runners of external reference tools (jsonschema, Selenium).
         .target(name: "LiftoffTestSupport", path: "Tests/LiftoffTestSupport"),
         .testTarget(
             name: "LiftoffSamplerTests",
@@ -57,7 +58,7 @@ let package = Package(
         .testTarget(
             name: "LiftoffTests",
             dependencies: ["Liftoff", "LiftoffTesting", "LiftoffSampler", "LiftoffProfile", "LiftoffDemo", "LiftoffTestSupport"]),
-        .testTarget(name: "LiftoffReportsTests", dependencies: ["LiftoffReports", "LiftoffProfile"]),
+        .testTarget(name: "LiftoffReportsTests", dependencies: ["LiftoffReports", "LiftoffProfile", "LiftoffTestSupport"]),
         .testTarget(name: "LiftoffCLITests", dependencies: ["LiftoffCLI", "LiftoffProfile", "LiftoffReports", "LiftoffTestSupport"]),
     ],
     swiftLanguageModes: [.v6]

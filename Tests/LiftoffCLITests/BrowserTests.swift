@@ -93,6 +93,54 @@ struct BrowserTests {
         #expect(BrowserTests.count(" fc-waiting\"", in: wall) >= 1, "the wait is in the thread's chart, greyed")
     }
 
+    /// Debian's own interpreter, where `python3-selenium` installs (a `python3` earlier on the
+    /// PATH may be another one).
+    static let seleniumPython = "/usr/bin/python3"
+
+    /// Runs `Tests/Browser/report_interactions.py` on `page`; returns its exit status and output.
+    /// Each of `expecting` must be in the page's text.
+    static func interact(
+        with page: URL, searching term: String, expecting: [String] = []
+    ) throws -> (status: Int32, output: String) {
+        let script = repositoryRoot.appendingPathComponent("Tests/Browser/report_interactions.py")
+        let probe = try runToEnd(seleniumPython, ["-c", "import selenium"])
+        try #require(
+            probe.status == 0,
+            "\(seleniumPython) cannot import selenium; `make test-deps` installs python3-selenium and chromium-driver")
+        return try runToEnd(seleniumPython, [script.path, page.path, term] + expecting)
+    }
+
+    @Test("clicks, search, thread and sample switches, timeline zoom and pan, and table sorting work in a browser")
+    func interactions() throws {
+        let folder = temporaryFolder()
+        let result = try BuiltTool.find().run(["demo", "--out", folder.path, "--rate", "500", "--linger", "0", "--quiet"])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let run = try BrowserTests.interact(with: folder.appendingPathComponent("index.html"), searching: "extraWork")
+        #expect(run.status == 0, "\(run.output)")
+        #expect(run.output.contains("ok    the console logged no error"), "\(run.output)")
+    }
+
+    @Test("a report of 100,000 tasks and 100,000 violations loads at the default caps and pages its lists")
+    func hugeReport() throws {
+        var profile = Profile.synthetic(samples: 40_000, distinctStacks: 5_000, tasks: 100_000)
+        profile.violations = (0..<100_000).map { index in
+            Profile.Violation(
+                rule: "uiOffMainThread", message: "Label.text was set off the main thread (\(index))", threadID: 2,
+                threadName: "worker", timeNs: UInt64(index) * 10_000, stack: index % 2 == 0 ? 1 : nil, count: 1)
+        }
+        let folder = temporaryFolder()
+        let profileURL = folder.appendingPathComponent("profile.json")
+        try profile.write(to: profileURL)
+        let page = folder.appendingPathComponent("index.html")
+        let result = try BuiltTool.find().run(["report", profileURL.path, "-o", page.path])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        // The tables show their first page and say how much is left out.
+        let run = try BrowserTests.interact(
+            with: page, searching: "function12",
+            expecting: ["Showing 200 of 100,000 tasks.", "Showing the first 500 of 100,000 violations."])
+        #expect(run.status == 0, "\(run.output)")
+    }
+
     @Test("names from the profile show as text: nothing in them becomes markup or script")
     func hostileReport() throws {
         let (_, dom) = try BrowserTests.renderedReport(hostileBrowserProfile())

@@ -1,5 +1,6 @@
 import Foundation
 import LiftoffProfile
+import LiftoffTestSupport
 import Testing
 
 @testable import LiftoffReports
@@ -76,33 +77,15 @@ struct SpeedscopeRendererTests {
     }
 }
 
-/// Runs Python's jsonschema against speedscope's schema in ../shared/formats (or the copy
-/// named by LIFTOFF_SPEEDSCOPE_SCHEMA).
+/// Runs Python's jsonschema against speedscope's schema in Tests/Schemas (or the copy named by
+/// LIFTOFF_SPEEDSCOPE_SCHEMA).
 enum SchemaCheck {
     static var schemaPath: String {
         if let path = ProcessInfo.processInfo.environment["LIFTOFF_SPEEDSCOPE_SCHEMA"] { return path }
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        return root.appendingPathComponent("Tests/Schemas/speedscope-file-format-schema.json").path
+        return repositoryRoot.appendingPathComponent("Tests/Schemas/speedscope-file-format-schema.json").path
     }
 
     static func validate(_ document: String) throws -> (status: Int32, output: String) {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("speedscope-\(UUID().uuidString).json")
-        try document.write(to: file, atomically: true, encoding: .utf8)
-        defer { try? FileManager.default.removeItem(at: file) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [
-            "python3", "-c",
-            "import json, sys, jsonschema; jsonschema.validate(json.load(open(sys.argv[1])), json.load(open(sys.argv[2])))",
-            file.path, schemaPath,
-        ]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+        try JSONSchemaCheck.validate(document, schema: schemaPath)
     }
 }
