@@ -120,7 +120,7 @@ struct DemoCommand: ParsableCommand {
                 let target = choice == .optimized ? folder : folder.appendingPathComponent("naive")
                 let status = try DemoCommand.launch(
                     executable, ["demo", "--plan", choice.rawValue, "--out", target.path, "--rate", String(rate),
-                                 "--linger", "0", "--quiet"])
+                                 "--linger", "0", "--inject-hang", String(injectHang), "--slowdown", slowdown, "--quiet"])
                 guard status == 0 else {
                     throw CLIError("The \(choice.rawValue) demo exited with status \(status).")
                 }
