@@ -78,6 +78,26 @@ struct StatisticsTests {
 
     // MARK: Bootstrap
 
+    @Test("bootstrap over Liftoff's draws matches NumPy's median and quantile of the same draws", arguments: bootstrapVectors.indices)
+    func bootstrapMatchesNumPy(index: Int) {
+        let vector = bootstrapVectors[index]
+        let interval = Statistics.bootstrapRatioOfMedians(
+            base: vector.base, head: vector.head, confidence: vector.confidence, resamples: vector.resamples)
+        #expect(abs(interval.lowerBound - vector.exact.lowerBound) <= 1e-12, "\(vector.label): \(interval) vs \(vector.exact)")
+        #expect(abs(interval.upperBound - vector.exact.upperBound) <= 1e-12, "\(vector.label): \(interval) vs \(vector.exact)")
+    }
+
+    @Test("bootstrap agrees with SciPy's percentile bootstrap within its Monte Carlo spread", arguments: bootstrapVectors.indices)
+    func bootstrapMatchesSciPy(index: Int) {
+        let vector = bootstrapVectors[index]
+        let interval = Statistics.bootstrapRatioOfMedians(
+            base: vector.base, head: vector.head, confidence: vector.confidence, resamples: 20_000)
+        let lower = abs(interval.lowerBound - vector.scipy.lowerBound)
+        let upper = abs(interval.upperBound - vector.scipy.upperBound)
+        #expect(lower <= vector.tolerance, "\(vector.label): lower \(interval.lowerBound), SciPy \(vector.scipy.lowerBound)")
+        #expect(upper <= vector.tolerance, "\(vector.label): upper \(interval.upperBound), SciPy \(vector.scipy.upperBound)")
+    }
+
     @Test("bootstrap is deterministic for a seed and depends on it")
     func bootstrapDeterminism() {
         var normal = NormalGenerator(seed: 1)
