@@ -159,23 +159,22 @@ struct ELFSymbolTable: Sendable {
         let dynsym: UInt32 = 11
         // .symtab first: it is the complete table when present; .dynsym fills in the rest.
         for wanted in [symtab, dynsym] {
-            for section in sections where section.type == wanted {
-                guard section.link < sections.count else { continue }
-                let strings = sections[section.link]
-                guard strings.offset >= 0, strings.offset + strings.size <= bytes.count,
-                    section.offset + section.size <= bytes.count
+            // Symbols name their string table by a byte; an image with more tables is not a real one.
+            for section in sections where section.type == wanted && table.stringTables.count < Int(UInt8.max) - 1 {
+                guard section.link < sections.count, let strings = contents(sections[section.link]),
+                    let entries = contents(section)
                 else { continue }
                 let tableIndex = UInt8(table.stringTables.count)
-                table.stringTables.append(Array(UnsafeRawBufferPointer(rebasing: bytes[strings.offset..<strings.offset + strings.size])))
+                table.stringTables.append(Array(strings))
                 let symbolSize = 24
-                var entry = section.offset
-                while entry + symbolSize <= section.offset + section.size {
+                var entry = 0
+                while entry <= entries.count - symbolSize {
                     defer { entry += symbolSize }
-                    guard let nameOffset = read(entry, as: UInt32.self),
-                        let info = read(entry + 4, as: UInt8.self),
-                        let sectionIndex = read(entry + 6, as: UInt16.self),
-                        let value = read(entry + 8, as: UInt64.self),
-                        let size = read(entry + 16, as: UInt64.self)
+                    guard let nameOffset = integer(in: entries, at: entry, as: UInt32.self),
+                        let info = integer(in: entries, at: entry + 4, as: UInt8.self),
+                        let sectionIndex = integer(in: entries, at: entry + 6, as: UInt16.self),
+                        let value = integer(in: entries, at: entry + 8, as: UInt64.self),
+                        let size = integer(in: entries, at: entry + 16, as: UInt64.self)
                     else { break }
                     let type = info & 0xF
                     // STT_FUNC or STT_GNU_IFUNC, defined in some section.
