@@ -150,4 +150,7 @@ extern int lo_registered_count;
 extern pid_t lo_excluded[LO_MAX_THREADS];
 extern int lo_excluded_count;
 
+// Drops threads that ended from a registry list; the caller holds lo_registry_lock.
+void lo_registry_prune(pid_t *list, int *count);
+
 #endif

@@ -212,6 +212,8 @@ lo_status lo_sampler_register_current_thread(void) {
     lo_remove(lo_excluded, &lo_excluded_count, tid);
     lo_status status = LO_OK;
     if (!lo_contains(lo_registered, lo_registered_count, tid)) {
+        // Threads that ended without unregistering hold no slot once the list is full.
+        if (lo_registered_count == LO_MAX_THREADS) lo_registry_prune(lo_registered, &lo_registered_count);
         if (lo_registered_count == LO_MAX_THREADS) status = LO_ERR_TOO_MANY_THREADS;
         else lo_registered[lo_registered_count++] = tid;
     }
@@ -235,6 +237,7 @@ lo_status lo_sampler_exclude_thread(pid_t tid) {
     pthread_mutex_lock(&lo_registry_lock);
     lo_status status = LO_OK;
     if (!lo_contains(lo_excluded, lo_excluded_count, tid)) {
+        if (lo_excluded_count == LO_MAX_THREADS) lo_registry_prune(lo_excluded, &lo_excluded_count);
         if (lo_excluded_count == LO_MAX_THREADS) status = LO_ERR_TOO_MANY_THREADS;
         else lo_excluded[lo_excluded_count++] = tid;
     }

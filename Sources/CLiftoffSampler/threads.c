@@ -222,7 +222,7 @@ static void lo_list_processes_threads(void) {
 }
 
 // Drops ended threads from a registry list (a thread may end without unregistering).
-static void lo_prune(pid_t *list, int *count) {
+void lo_registry_prune(pid_t *list, int *count) {
     uint64_t ignored;
     for (int i = 0; i < *count;) {
         if (lo_thread_cpu_ns_of(list[i], &ignored) != 0) list[i] = list[--*count];
@@ -236,8 +236,8 @@ static void lo_list_threads(void) {
     pid_t chosen[LO_MAX_THREADS];
     int chosen_count = 0;
     pthread_mutex_lock(&lo_registry_lock);
-    lo_prune(lo_registered, &lo_registered_count);
-    lo_prune(lo_excluded, &lo_excluded_count);
+    lo_registry_prune(lo_registered, &lo_registered_count);
+    lo_registry_prune(lo_excluded, &lo_excluded_count);
     if (!g_all) {
         chosen_count = lo_registered_count;
         memcpy(chosen, lo_registered, (size_t)chosen_count * sizeof(pid_t));
