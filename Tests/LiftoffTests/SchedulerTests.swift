@@ -232,6 +232,64 @@ extension RuntimeTests {
             #expect(byName["async slow"]?.status == "timedOut")
         }
 
+        @Test("a main-lane task that overruns its timeout is timed out with its duration; its dependents are skipped")
+        func mainLaneTimeout() throws {
+            let clock = ManualClock()
+            let delegate = SchedulingDelegate(clock: clock) {
+                try LaunchPlan([
+                    // The main thread cannot be interrupted: the task is judged when it returns.
+                    LaunchTask("migrate", lane: .main, timeoutNs: 20_000_000) { clock.advance(byMilliseconds: 65) },
+                    LaunchTask("show", lane: .main, dependsOn: ["migrate"], tags: [.ui]) {},
+                    LaunchTask("quick", lane: .main, timeoutNs: 20_000_000) { clock.advance(byMilliseconds: 5) },
+                ])
+            }
+            let driver = ApplicationDriver(delegate: delegate, clock: clock)
+            defer { driver.close() }
+            driver.send(.launch(LaunchOptions()))
+            let scheduler = try #require(delegate.scheduler)
+            driver.advance(milliseconds: 1)
+            #expect(scheduler.waitUntilFinished(timeoutNs: 2_000_000_000))
+            let byName = Dictionary(uniqueKeysWithValues: scheduler.records.map { ($0.name, $0) })
+            #expect(byName["migrate"]?.status == "timedOut")
+            #expect(byName["migrate"]?.error == "took 65 ms, longer than its timeout of 20 ms")
+            #expect(byName["show"]?.status == "skipped")
+            #expect(byName["show"]?.error == "skipped: 'migrate' did not complete")
+            #expect(byName["quick"]?.status == "completed", "a task within its timeout completes")
+        }
+
+        @Test("cancel() while background work runs: the running task finishes, waiting ones are cancelled, once")
+        func cancelDuringBackgroundWork() throws {
+            let started = DispatchSemaphore(value: 0)
+            let gate = DispatchSemaphore(value: 0)
+            let delegate = SchedulingDelegate(clock: MonotonicClock()) {
+                try LaunchPlan([
+                    LaunchTask("download", lane: .background(qos: .utility)) {
+                        started.signal()
+                        gate.wait()
+                    },
+                    LaunchTask("unpack", lane: .background(qos: .utility), dependsOn: ["download"]) {},
+                    LaunchTask("index", lane: .mainAfterFirstFrame, dependsOn: ["unpack"]) {},
+                ])
+            }
+            let driver = ApplicationDriver(delegate: delegate, clock: ManualClock())
+            defer { driver.close() }
+            driver.send(.launch(LaunchOptions()))
+            let scheduler = try #require(delegate.scheduler)
+            let finishedCalls = Atomic<Int>(0)
+            scheduler.whenFinished { finishedCalls.add(1, ordering: .relaxed) }
+            #expect(started.wait(timeout: .now() + 5) == .success, "download started")
+            scheduler.cancel()
+            #expect(!scheduler.isFinished, "the running task has not ended yet")
+            scheduler.cancel()  // a second cancel changes nothing
+            gate.signal()
+            #expect(scheduler.waitUntilFinished(timeoutNs: 5_000_000_000))
+            let byName = Dictionary(uniqueKeysWithValues: scheduler.records.map { ($0.name, $0) })
+            #expect(byName["download"]?.status == "completed", "a running task is not interrupted")
+            #expect(byName["unpack"]?.status == "cancelled")
+            #expect(byName["index"]?.status == "cancelled")
+            #expect(finishedCalls.load(ordering: .relaxed) == 1)
+        }
+
         @Test("cancelling stops tasks that have not started; their dependents are reported")
         func cancellation() throws {
             let clock = ManualClock()
