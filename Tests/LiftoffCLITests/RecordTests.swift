@@ -60,7 +60,7 @@ struct RecordTests {
             RecordManifest.self, from: Data(contentsOf: folder.appendingPathComponent("out/record.json")))
         #expect(manifest.runs.map(\.succeeded) == [true, false, true, false, true])
         #expect(manifest.runs[1].outcome == "signal 11 (SIGSEGV)")
-        #expect(manifest.runs[3].outcome == "timed out")
+        #expect(manifest.runs[3].outcome == "timed out after 1 s")
         #expect(manifest.runs[1].profile == nil)
         #expect(result.stdout.contains("3 runs of /bin/sh"))
         #expect(result.stdout.contains("2 failed"))
