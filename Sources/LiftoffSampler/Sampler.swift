@@ -132,6 +132,9 @@ public enum Sampler {
     private static let names = Mutex<[Int: String]>([:])
     private static let rate = Atomic<Int>(0)
     private static let sampling = Atomic<Bool>(false)
+    /// Held across a whole start and a whole stop, so a stop reads and clears the store of its
+    /// own session while no other thread starts the next one into it.
+    private static let lifecycle = Mutex<Void>(())
 
     /// Starts a session; a no-op when one is running.
     /// - Throws: ``SamplerError`` for a rate or capacity out of range, or a system failure.
@@ -148,14 +151,16 @@ public enum Sampler {
         var config = lo_config(
             rate_hz: UInt32(configuration.rateHz), ring_capacity: UInt32(configuration.ringCapacity),
             flags: configuration.threads == .all ? UInt32(LO_SAMPLE_ALL_THREADS) : 0)
-        let alreadyRunning = lo_sampler_is_running() != 0
-        let status = lo_sampler_start(&config)
-        guard status == LO_OK else {
-            throw SamplerError(.system, "The sampler could not start (status \(status.rawValue)).")
+        try lifecycle.withLock { _ in
+            let alreadyRunning = lo_sampler_is_running() != 0
+            let status = lo_sampler_start(&config)
+            guard status == LO_OK else {
+                throw SamplerError(.system, "The sampler could not start (status \(status.rawValue)).")
+            }
+            // A second start is a no-op: the running session keeps its rate.
+            if !alreadyRunning { rate.store(configuration.rateHz, ordering: .relaxed) }
+            sampling.store(true, ordering: .releasing)
         }
-        // A second start is a no-op: the running session keeps its rate.
-        if !alreadyRunning { rate.store(configuration.rateHz, ordering: .relaxed) }
-        sampling.store(true, ordering: .releasing)
     }
 
     /// Whether a session started through this API is running: one atomic load, for hot paths.
@@ -164,6 +169,10 @@ public enum Sampler {
     /// Stops the session, waits for handlers in flight, and returns everything recorded.
     /// Returns an empty recording when no session ran.
     public static func stop() -> SamplerRecording {
+        lifecycle.withLock { _ in stopLocked() }
+    }
+
+    private static func stopLocked() -> SamplerRecording {
         sampling.store(false, ordering: .releasing)
         lo_sampler_stop()
         let raw = lo_sampler_counts()

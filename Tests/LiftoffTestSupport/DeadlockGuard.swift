@@ -21,3 +21,14 @@ public func finishing<Value: Sendable>(
     guard done.wait(timeout: .now() + seconds) == .success else { return nil }
     return outcome.withLock { $0 }
 }
+
+/// Sleeps for `milliseconds` of real time. `usleep` alone ends early whenever a signal arrives,
+/// and a sampled thread receives one at every sample.
+public func sleepThrough(milliseconds: Int) {
+    let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(milliseconds, 0)) * 1_000_000
+    while true {
+        let now = DispatchTime.now().uptimeNanoseconds
+        guard now < deadline else { return }
+        usleep(UInt32(min((deadline - now) / 1_000 + 1, 100_000)))
+    }
+}
