@@ -53,7 +53,9 @@ def validator_for(document, cache):
         known = " and ".join(sorted(f'"liftoff.profile/{name.group(1)}"' for name in names if name)) or "none"
         raise Unusable(f'has schema "{schema}", which is not one of the known schemas ({known}).')
     if schema not in cache:
-        cache[schema] = Draft202012Validator(json.loads(schema_file.read_text()))
+        definition = json.loads(schema_file.read_text())
+        Draft202012Validator.check_schema(definition)
+        cache[schema] = Draft202012Validator(definition)
     return schema, cache[schema]
 
 

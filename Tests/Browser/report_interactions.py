@@ -10,6 +10,7 @@ and the page's console logged no error.
 """
 
 import re
+import shutil
 import sys
 import tempfile
 import time
@@ -30,7 +31,7 @@ def check(condition, what):
         failures.append(what)
 
 
-def wait_for(predicate, seconds=5.0):
+def wait_for(predicate, seconds=30.0):
     """Polls `predicate` until it returns a true value or `seconds` pass; returns its last value."""
     deadline = time.monotonic() + seconds
     while True:
@@ -40,12 +41,12 @@ def wait_for(predicate, seconds=5.0):
         time.sleep(0.05)
 
 
-def browser():
+def browser(profile_folder):
     options = webdriver.ChromeOptions()
     options.binary_location = "/usr/bin/chromium"
     for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                      "--no-first-run", "--window-size=1400,1000",
-                     "--user-data-dir=" + tempfile.mkdtemp(prefix="liftoff-selenium-")):
+                     "--user-data-dir=" + profile_folder):
         options.add_argument(argument)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
@@ -112,7 +113,7 @@ def flame_graph(driver, term):
     click(frame(0))
     check(wait_for(lambda: "Zoomed into" not in flame_state(driver)["note"]), "clicking the root zooms back out")
     click(frame(target))
-    wait_for(lambda: "Zoomed into" in flame_state(driver)["note"])
+    check(wait_for(lambda: "Zoomed into" in flame_state(driver)["note"]), "a frame zooms in again")
     button(driver, "flame", "Reset zoom").click()
     check(wait_for(lambda: "Zoomed into" not in flame_state(driver)["note"]), "Reset zoom zooms back out")
 
@@ -148,7 +149,8 @@ def flame_graph(driver, term):
                     and flame_state(driver))
     check(bool(wall) and "waiting" in wall["note"], "Wall clock counts waiting samples too")
     button(driver, "flame", "CPU").click()
-    check(wait_for(lambda: flame_state(driver)["frames"] == merged["frames"]), "CPU draws the running samples again")
+    check(wait_for(lambda: driver.find_element(By.ID, "samples-cpu").get_attribute("aria-pressed") == "true"
+                   and flame_state(driver)["frames"] == merged["frames"]), "CPU draws the running samples again")
 
 
 def timeline(driver):
@@ -200,7 +202,8 @@ def task_table(driver):
     sort_button.click()
     check(wait_for(lambda: headers[column].get_attribute("aria-sort") == "descending"), "a second click sorts descending")
     descending = [value for value in durations() if value is not None]
-    check(descending == sorted(descending, reverse=True), "durations descend: %s" % descending[:6])
+    check(len(descending) == len(ascending) and descending == sorted(descending, reverse=True),
+          "durations descend: %s" % descending[:6])
     start_header = headers[names.index("Start (ms)")]
     check(start_header.get_attribute("aria-sort") == "none", "only the sorted column is marked")
 
@@ -211,10 +214,11 @@ def main():
     page = Path(sys.argv[1]).resolve()
     if not page.is_file():
         sys.exit("%s does not exist." % page)
-    driver = browser()
+    profile_folder = tempfile.mkdtemp(prefix="liftoff-selenium-")
+    driver = browser(profile_folder)
     try:
         driver.get(page.as_uri())
-        ready = wait_for(lambda: driver.execute_script("return document.body.dataset.ready"), seconds=20)
+        ready = wait_for(lambda: driver.execute_script("return document.body.dataset.ready"), seconds=120)
         check(ready == "true", "the page's script finished drawing (data-ready=%s)" % ready)
         if ready == "true":
             text = driver.execute_script("return document.body.innerText")
@@ -229,6 +233,7 @@ def main():
         check(not errors, "the console logged no error" + ("".join("\n      " + e for e in errors)))
     finally:
         driver.quit()
+        shutil.rmtree(profile_folder, ignore_errors=True)
     if failures:
         print("%d of the checks failed." % len(failures))
         sys.exit(1)

@@ -17,6 +17,7 @@ struct BrowserTests {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: browser)
         let profileFolder = temporaryFolder().appendingPathComponent("chromium-profile")
+        defer { try? FileManager.default.removeItem(at: profileFolder.deletingLastPathComponent()) }
         process.arguments = [
             "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
             "--user-data-dir=\(profileFolder.path)", "--dump-dom", page.absoluteString,
@@ -113,6 +114,7 @@ struct BrowserTests {
     @Test("clicks, search, thread and sample switches, timeline zoom and pan, and table sorting work in a browser")
     func interactions() throws {
         let folder = temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
         let result = try BuiltTool.find().run(["demo", "--out", folder.path, "--rate", "500", "--linger", "0", "--quiet"])
         #expect(result.status == 0, "stderr: \(result.stderr)")
         let run = try BrowserTests.interact(with: folder.appendingPathComponent("index.html"), searching: "extraWork")
@@ -129,6 +131,7 @@ struct BrowserTests {
                 threadName: "worker", timeNs: UInt64(index) * 10_000, stack: index % 2 == 0 ? 1 : nil, count: 1)
         }
         let folder = temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
         let profileURL = folder.appendingPathComponent("profile.json")
         try profile.write(to: profileURL)
         let page = folder.appendingPathComponent("index.html")

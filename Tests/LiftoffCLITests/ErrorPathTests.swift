@@ -169,9 +169,13 @@ struct ErrorPathTests {
         let folder = temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let order = folder.appendingPathComponent("order").path
+        let profile = folder.appendingPathComponent("profile.json")
+        try Profile.synthetic(samples: 50, distinctStacks: 5, tasks: 3).write(to: profile)
+        // Each launch notes its side and writes a profile, as a program linked with Liftoff does.
+        func launch(_ side: String) -> String { "echo \(side) >> '\(order)'; cp '\(profile.path)' \"$LIFTOFF_PROFILE_OUT\"" }
         let result = try BuiltTool.find().run([
             "record", "--runs", "4", "--warmup", "2", "--quiet", "--out", folder.appendingPathComponent("o").path,
-            "--baseline", "sh -c 'echo A >> \(order)'", "--", "sh", "-c", "echo B >> '\(order)'",
+            "--baseline", "sh -c \"\(launch("A").replacingOccurrences(of: "\"", with: "\\\""))\"", "--", "sh", "-c", launch("B"),
         ])
         #expect(result.status == 0, "stderr: \(result.stderr)")
         let launches = try String(contentsOfFile: order, encoding: .utf8).split(separator: "\n").joined()
@@ -180,6 +184,7 @@ struct ErrorPathTests {
             let manifest = try JSONDecoder().decode(
                 RecordManifest.self, from: Data(contentsOf: folder.appendingPathComponent("o/\(side)/record.json")))
             #expect(manifest.runs.map(\.index) == [1, 2, 3, 4], "only the recorded runs are listed")
+            #expect(manifest.runs.allSatisfy { $0.succeeded && $0.profile != nil })
             let files = try FileManager.default.contentsOfDirectory(atPath: folder.appendingPathComponent("o/\(side)/runs").path)
             #expect(!files.contains("warmup.json"), "a warm-up's profile is not kept")
         }

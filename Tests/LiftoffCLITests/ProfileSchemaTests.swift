@@ -31,6 +31,7 @@ struct ProfileSchemaTests {
             "demo", "--out", folder.path, "--plan", "both", "--runs", "1", "--rate", "200", "--linger", "0",
             "--inject-hang", "600", "--quiet",
         ])
+        defer { try? FileManager.default.removeItem(at: folder) }
         #expect(result.status == 0, "stderr: \(result.stderr)")
         let files = [folder.appendingPathComponent("profile.json"), folder.appendingPathComponent("naive/profile.json")]
         let profiles = try files.map { try Profile.load(from: $0) }
@@ -90,7 +91,7 @@ struct ProfileSchemaTests {
         ("an unknown version", { $0["schema"] = "liftoff.profile/9" }, "has schema \"liftoff.profile/9\", which is not one of the known schemas"),
     ]
 
-    @Test("the schema refuses broken profiles and the validator names the field", arguments: 0..<5)
+    @Test("the schema refuses broken profiles and the validator names the field", arguments: mutations.indices)
     func refusals(_ index: Int) throws {
         let mutation = ProfileSchemaTests.mutations[index]
         let file = try ProfileSchemaTests.write([waitingBrowserProfile()])[0]

@@ -134,7 +134,7 @@ struct ELFHostileTests {
         }, true, 2),
     ]
 
-    @Test("a broken field is refused or skipped, never trusted", arguments: 0..<14)
+    @Test("a broken field is refused or skipped, never trusted", arguments: breakages.indices)
     func broken(_ index: Int) {
         let breakage = ELFHostileTests.breakages[index]
         var image = ELFImage()
@@ -143,6 +143,19 @@ struct ELFHostileTests {
         #expect((table != nil) == breakage.parses, "\(breakage.name)")
         #expect((table?.count ?? 0) == breakage.symbols, "\(breakage.name)")
         for address in [0, 0x1000, 0x1010, UInt64.max] { _ = table?.lookup(address) }
+    }
+
+    @Test("a note with absurd sizes gives no build-id, and a name cut by its string table stops at the table's end")
+    func clippedReads() throws {
+        var note = ELFImage()
+        let at = Int(note.sections[5].offset) - ELFImage.payloadStart
+        for index in 0..<8 { note.payload[at + index] = 0xFF }
+        #expect(try #require(ELFSymbolTable(image: note.data)).buildID == [])
+        var short = ELFImage()
+        short.sections[2].size = 4  // "\0alp"
+        let table = try #require(ELFSymbolTable(image: short.data))
+        #expect(table.lookup(0x1004)?.name == "alp")
+        #expect(table.lookup(0x1010)?.name == "", "a name that starts past the table's end is empty")
     }
 
     @Test("every truncation of an image, and thousands of random corruptions, parse without trapping")

@@ -276,7 +276,11 @@ extension RuntimeTests {
             driver.send(.launch(LaunchOptions()))
             let scheduler = try #require(delegate.scheduler)
             let finishedCalls = Atomic<Int>(0)
-            scheduler.whenFinished { finishedCalls.add(1, ordering: .relaxed) }
+            let calledBack = DispatchSemaphore(value: 0)
+            scheduler.whenFinished {
+                finishedCalls.add(1, ordering: .relaxed)
+                calledBack.signal()
+            }
             #expect(started.wait(timeout: .now() + 5) == .success, "download started")
             scheduler.cancel()
             #expect(!scheduler.isFinished, "the running task has not ended yet")
@@ -287,6 +291,9 @@ extension RuntimeTests {
             #expect(byName["download"]?.status == "completed", "a running task is not interrupted")
             #expect(byName["unpack"]?.status == "cancelled")
             #expect(byName["index"]?.status == "cancelled")
+            // whenFinished runs on the thread that ended the last task, after waiters wake.
+            #expect(calledBack.wait(timeout: .now() + 5) == .success)
+            usleep(50_000)
             #expect(finishedCalls.load(ordering: .relaxed) == 1)
         }
 
