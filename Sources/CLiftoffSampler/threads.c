@@ -34,9 +34,9 @@
 typedef struct lo_thread {
     pid_t tid;
     uint32_t generation;
-    uint8_t pending, has_stack, stack_waits, checked, gone, names_read;
+    uint8_t pending, has_stack, stack_waits, checked, gone, names_read, maybe_stray;
     uint32_t idle_streak;
-    uint64_t sent_ns, base_cpu, answer_cpu, read_cpu, last_tick;
+    uint64_t sent_ns, sent_after_ns, base_cpu, answer_cpu, read_cpu, last_tick;
     char name[LO_NAME_BYTES];
 } lo_thread;
 
@@ -323,6 +323,8 @@ static uint64_t lo_check(lo_thread *thread, pid_t pid, uint64_t now_ns, uint64_t
             LO_COUNT(signals_sent, 1);
             thread->pending = 1;
             thread->sent_ns = sending_ns;
+            thread->sent_after_ns = lo_monotonic_ns();
+            thread->maybe_stray = 0;
             thread->answer_cpu = thread->checked ? used : 0;
         } else if (errno == ESRCH) {
             thread->gone = 1;
@@ -411,6 +413,12 @@ void lo_threads_answer(const lo_slot *slot) {
         // A stack request's signal: it answers the sampler only when the sampler's own signal was
         // outstanding when the handler ran (and so merged into it); otherwise it is no sample.
         if (found < 0 || !g_table[found].pending || slot->time_ns < g_table[found].sent_ns) return;
+        // A handler that began between the clock read and the send may have run before the
+        // sampler's signal arrived: that signal then comes on its own, and is not a second sample.
+        if (slot->time_ns < g_table[found].sent_after_ns) g_table[found].maybe_stray = 1;
+    } else if (found >= 0 && !g_table[found].pending && g_table[found].maybe_stray) {
+        g_table[found].maybe_stray = 0;
+        return;
     }
     uint16_t flags = (uint16_t)(slot->flags & ~LO_SLOT_REQUEST);
     if (found >= 0) {
