@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import Liftoff
 import LiftoffProfile
+import LiftoffTestSupport
 import Synchronization
 import Testing
 
@@ -75,9 +76,7 @@ extension SamplerTests {
     func blockedThreadWaitsWithoutSignals() throws {
         let parked = ParkedThread()
         try Sampler.start(SamplerConfiguration(rateHz: 1000))
-        // A signal ends a sleep early: sleep to a deadline.
-        let end = deadline(afterMilliseconds: 500)
-        while DispatchTime.now().uptimeNanoseconds < end { usleep(10_000) }
+        sleepThrough(milliseconds: 500)
         let recording = Sampler.stop()
         parked.release()
 
@@ -195,8 +194,7 @@ extension SamplerTests {
             release.wait()
         }
         thread.start()
-        let end = deadline(afterMilliseconds: 450)
-        while DispatchTime.now().uptimeNanoseconds < end { usleep(10_000) }
+        sleepThrough(milliseconds: 450)
         let recording = Sampler.stop()
         release.signal()
 

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Liftoff
 import LiftoffProfile
+import LiftoffTestSupport
 import Synchronization
 import Testing
 
@@ -106,9 +107,7 @@ extension RuntimeTests {
                         gate.wait()
                         // analytics signals from inside its body: give the main thread time to
                         // record analytics' end before this moves the shared clock.
-                        // (A sampler started by a test beside this one can end a sleep early.)
-                        let until = DispatchTime.now().uptimeNanoseconds + 50_000_000
-                        while DispatchTime.now().uptimeNanoseconds < until { usleep(10_000) }
+                        sleepThrough(milliseconds: 50)
                         clock.advance(byMilliseconds: 100)
                     },
                     LaunchTask("analytics", lane: .main) {
@@ -210,9 +209,7 @@ extension RuntimeTests {
             let delegate = SchedulingDelegate(clock: clock) {
                 try LaunchPlan([
                     LaunchTask("slow", lane: .background(qos: .utility), timeoutNs: 50_000_000) {
-                        // A loop, not one sleep: a sampled thread's sleeps end early at each signal.
-                        let end = DispatchTime.now().uptimeNanoseconds + 600_000_000
-                        while DispatchTime.now().uptimeNanoseconds < end { usleep(10_000) }
+                        sleepThrough(milliseconds: 600)
                     },
                     LaunchTask("after", lane: .background(qos: .utility), dependsOn: ["slow"]) {},
                     LaunchTask("async slow", lane: .background(qos: .utility), timeoutNs: 50_000_000, async: {
