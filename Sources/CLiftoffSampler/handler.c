@@ -8,8 +8,10 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <unistd.h>
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static int g_installed;
@@ -27,9 +29,18 @@ static _Atomic uint64_t g_request_done;
 static int g_request_count[2];
 static uintptr_t g_request_frames[2][LO_MAX_FRAMES];
 
+// A stack request's signal is queued with this value (SI_QUEUE), the sampler's is sent with
+// tgkill (SI_TKILL): a handler knows which sent the signal it runs for. A request answered by a
+// handler that ran for the sampler's signal may still get its own signal afterwards; that one is
+// no sample, and its slot is marked so the sampler thread does not count it.
+#define LO_REQUEST_SIGNAL_TAG 0x4c4f5251 /* "LORQ" */
+
+static int lo_sent_by_request(const siginfo_t *info) {
+    return info != NULL && info->si_code == SI_QUEUE && info->si_value.sival_int == LO_REQUEST_SIGNAL_TAG;
+}
+
 static void lo_handler(int signal_number, siginfo_t *info, void *context) {
     (void)signal_number;
-    (void)info;
     int saved_errno = errno;
     uint64_t time_ns = lo_monotonic_ns();
     atomic_fetch_add(&g_in_handler, 1);
@@ -38,6 +49,7 @@ static void lo_handler(int signal_number, siginfo_t *info, void *context) {
     uintptr_t frames[LO_MAX_FRAMES];
     int for_request = atomic_load(&g_request_tid) == lo_current_tid() && atomic_load(&g_request_done) != request;
     int sampling = atomic_load(&g_active) && lo_ring_ready();
+    int request_signal = lo_sent_by_request(info);
     if (t_warming) {
         // The warm-up signal interrupts Liftoff's own code, which holds no loader lock.
         lo_unwind_warm_in_handler();
@@ -52,8 +64,8 @@ static void lo_handler(int signal_number, siginfo_t *info, void *context) {
             atomic_store(&g_request_done, request);
         }
         // A request's signal may also stand for the sampler's (standard signals merge while
-        // pending): the ring gets the stack too, marked, and the sampler thread keeps it only
-        // when it was waiting for an answer from this thread.
+        // pending, keeping the first one's origin): the ring gets the stack too, marked, and the
+        // sampler thread keeps it only when it was waiting for an answer from this thread.
         if (!sampling) goto done;
         if (depth < 0) {
             LO_COUNT(skipped, 1);
@@ -63,7 +75,7 @@ static void lo_handler(int signal_number, siginfo_t *info, void *context) {
         }
         uint16_t flags = (uint16_t)((truncated ? LO_SAMPLE_TRUNCATED : 0) |
                                     (lo_interrupted_in_syscall(context) ? LO_SAMPLE_IN_SYSCALL : 0) |
-                                    (for_request ? LO_SLOT_REQUEST : 0));
+                                    (request_signal ? LO_SLOT_REQUEST : 0));
         // How long this handler ran (the thread was on a CPU all along): the sampler thread takes
         // it off what the thread used, so being sampled does not count as running (a first unwind
         // through new code can take hundreds of microseconds). An empty answer still tells the
@@ -113,7 +125,14 @@ int lo_capture_thread_stack(pid_t tid, uintptr_t *buffer, int capacity, int time
     uint64_t request = atomic_fetch_add(&g_request_seq, 1) + 1;
     atomic_store(&g_request_tid, tid);
     int result = -1;
-    if (syscall(SYS_tgkill, getpid(), tid, SIGPROF) == 0) {
+    siginfo_t info;
+    memset(&info, 0, sizeof info);
+    info.si_signo = SIGPROF;
+    info.si_code = SI_QUEUE;
+    info.si_pid = getpid();
+    info.si_uid = getuid();
+    info.si_value.sival_int = LO_REQUEST_SIGNAL_TAG;
+    if (syscall(SYS_rt_tgsigqueueinfo, getpid(), tid, SIGPROF, &info) == 0) {
         uint64_t deadline = lo_monotonic_ns() + (uint64_t)timeout_ms * 1000000ull;
         while (atomic_load(&g_request_done) != request && lo_monotonic_ns() < deadline) {
             struct timespec pause = {0, 100000};

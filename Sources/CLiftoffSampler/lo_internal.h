@@ -61,7 +61,7 @@ void lo_snapshot_refresh(void);   // sampler thread, start, or a stack request
 void lo_snapshot_drop(void);      // once no handler runs
 size_t lo_snapshot_bytes(void);
 
-// A ring slot's flag (never stored): the handler also answered a stack request. A SIGPROF sent
+// A ring slot's flag (never stored): the handler ran for a stack request's signal. A SIGPROF sent
 // while another is pending merges into it, so a request's signal may carry the sampler's too.
 #define LO_SLOT_REQUEST 0x100u
 

@@ -411,7 +411,8 @@ void lo_threads_answer(const lo_slot *slot) {
     uint64_t cpu = 0;
     if (slot->flags & LO_SLOT_REQUEST) {
         // A stack request's signal: it answers the sampler only when the sampler's own signal was
-        // outstanding when the handler ran (and so merged into it); otherwise it is no sample.
+        // outstanding when the handler ran (and so merged into it); otherwise it is no sample (a
+        // request answered earlier by the sampler's signal still gets its own signal later).
         if (found < 0 || !g_table[found].pending || slot->time_ns < g_table[found].sent_ns) return;
         // A handler that began between the clock read and the send may have run before the
         // sampler's signal arrived: that signal then comes on its own, and is not a second sample.
