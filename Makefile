@@ -10,7 +10,7 @@ SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_OUT ?= Reports/demo
 
-.PHONY: all deps test-deps build demo test test-under-load examples bench bench-spread perf-agreement clean
+.PHONY: all assets deps test-deps build demo test test-under-load examples bench bench-spread perf-agreement clean
 
 all: build
 
@@ -36,6 +36,11 @@ test-deps: deps
 		$(SUDO) apt-get update -qq && \
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
+
+# The HTML pages' CSS and JavaScript live in Sources/LiftoffReports/Assets; this embeds them into
+# Sources/LiftoffReports/Generated/HTMLReportAssets.swift (a test fails while that file is stale).
+assets:
+	python3 scripts/embed_assets.py
 
 build: deps
 	$(SWIFT) build

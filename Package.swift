@@ -9,6 +9,7 @@ let package = Package(
         .executable(name: "liftoff", targets: ["liftoff"]),
         .library(name: "Liftoff", targets: ["Liftoff"]),
         .library(name: "LiftoffTesting", targets: ["LiftoffTesting"]),
+        .library(name: "LiftoffLogging", targets: ["LiftoffLogging"]),
         .library(name: "LiftoffProfile", targets: ["LiftoffProfile"]),
         .library(name: "LiftoffSampler", targets: ["LiftoffSampler"]),
         .library(name: "LiftoffReports", targets: ["LiftoffReports"]),
@@ -16,6 +17,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
     ],
     targets: [
         .target(
@@ -28,9 +30,13 @@ let package = Package(
         .target(name: "CLiftoffDWARF", cSettings: [.define("_GNU_SOURCE")], linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "LiftoffProfile"),
         .target(name: "LiftoffSampler", dependencies: ["CLiftoffSampler", "CLiftoffDWARF", "LiftoffProfile"]),
-        .target(name: "LiftoffReports", dependencies: ["LiftoffProfile"]),
+        // `Assets/` holds the HTML pages' CSS and JavaScript; `Generated/HTMLReportAssets.swift` embeds them
+        // (`make assets` runs scripts/embed_assets.py).
+        .target(name: "LiftoffReports", dependencies: ["LiftoffProfile"], exclude: ["Assets"]),
         .target(name: "Liftoff", dependencies: ["LiftoffProfile", "LiftoffSampler"]),
         .target(name: "LiftoffTesting", dependencies: ["Liftoff"]),
+        // Thread-rule violations through swift-log: its own product, so the core stays dependency-free.
+        .target(name: "LiftoffLogging", dependencies: ["Liftoff", .product(name: "Logging", package: "swift-log")]),
         .target(
             name: "LiftoffDemo",
             dependencies: ["Liftoff", "LiftoffSampler", "LiftoffProfile"],
@@ -57,7 +63,10 @@ let package = Package(
         .testTarget(name: "LiftoffProfileTests", dependencies: ["LiftoffProfile"]),
         .testTarget(
             name: "LiftoffTests",
-            dependencies: ["Liftoff", "LiftoffTesting", "LiftoffSampler", "LiftoffProfile", "LiftoffDemo", "LiftoffTestSupport"]),
+            dependencies: [
+                "Liftoff", "LiftoffTesting", "LiftoffLogging", "LiftoffSampler", "LiftoffProfile", "LiftoffDemo",
+                "LiftoffTestSupport", .product(name: "Logging", package: "swift-log"),
+            ]),
         .testTarget(name: "LiftoffReportsTests", dependencies: ["LiftoffReports", "LiftoffProfile", "LiftoffTestSupport"]),
         .testTarget(name: "LiftoffCLITests", dependencies: ["LiftoffCLI", "LiftoffProfile", "LiftoffReports", "LiftoffTestSupport"]),
     ],

@@ -149,7 +149,7 @@ final class IdleThreads: @unchecked Sendable {
         self.count = count
         for _ in 0..<count {
             let thread = Thread { [self] in
-                ids.withLock { $0.append(Sampler.currentThreadID) }
+                ids.withLock { $0.append(CurrentThread.id) }
                 started.signal()
                 release.wait()
             }
@@ -186,7 +186,7 @@ func windowCPU(idleThreads: Int) -> UInt64 {
     // a sleep early, so sleep to a deadline.
     sleep(untilNs: DispatchTime.now().uptimeNanoseconds + 300_000_000)
     let threads = (samplerThreadID().map { [$0] } ?? []) + idle.threadIDs
-    func cpu() -> UInt64 { threads.reduce(0) { $0 + (Sampler.cpuNs(ofThread: $1) ?? 0) } }
+    func cpu() -> UInt64 { threads.reduce(0) { $0 + (CurrentThread.cpuNs(ofThread: $1) ?? 0) } }
     let cpuStart = cpu()
     let start = DispatchTime.now().uptimeNanoseconds
     sleep(untilNs: start + idleWindowNs)

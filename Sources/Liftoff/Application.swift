@@ -26,67 +26,31 @@ import Synchronization
 ///
 /// All of its state belongs to the main thread; ``send(_:)`` is the way in from other threads.
 public final class Application: Responder, @unchecked Sendable {
-    /// Settings of an application run.
-    public struct Configuration: Sendable {
-        /// The clock the run loop and the watchdog read.
-        public var clock: any LaunchClock
-        /// How long a launch may take to reach its first frame (or, in the background, to
-        /// finish launching) before the app is terminated. Default 20 s.
-        public var launchWatchdogNs: UInt64
-        /// Records spans, state changes and frames into a profile, when set.
-        public var recorder: LaunchRecorder?
-        /// Clock time the launch counts from; the clock's now when nil.
-        public var processStartNs: UInt64?
-        /// Execution time in the background, from `didEnterBackground` or a background launch.
-        /// Default 30 s.
-        public var backgroundBudgetNs: UInt64
-        /// How long before the budget ends the expiration handlers run. Default 5 s.
-        public var expirationLeadNs: UInt64
-        /// How long `didEnterBackground` may take. Default 5 s.
-        public var enterBackgroundLimitNs: UInt64
-        /// Share of one core the app may use in the background, averaged over
-        /// ``backgroundCPUWindowNs``, before it is a violation. Default 0.8.
-        public var backgroundCPULimit: Double = 0.8
-        /// The window the background CPU rule averages over. Default 60 s.
-        public var backgroundCPUWindowNs: UInt64 = 60_000_000_000
-        /// The process's CPU time in nanoseconds (injectable for tests).
-        public var cpuClock: @Sendable () -> UInt64 = { Application.processCPUNs() }
-
-        /// Creates a configuration.
-        public init(
-            clock: any LaunchClock = MonotonicClock(), launchWatchdogNs: UInt64 = 20_000_000_000,
-            recorder: LaunchRecorder? = nil, processStartNs: UInt64? = nil,
-            backgroundBudgetNs: UInt64 = 30_000_000_000, expirationLeadNs: UInt64 = 5_000_000_000,
-            enterBackgroundLimitNs: UInt64 = 5_000_000_000
-        ) {
-            self.clock = clock
-            self.launchWatchdogNs = launchWatchdogNs
-            self.recorder = recorder
-            self.processStartNs = processStartNs
-            self.backgroundBudgetNs = backgroundBudgetNs
-            self.expirationLeadNs = expirationLeadNs
-            self.enterBackgroundLimitNs = enterBackgroundLimitNs
-        }
-    }
-
     /// Exit status of a run that ended normally.
     public static let exitNormal: Int32 = 0
     /// Exit status of a run a watchdog ended.
     public static let exitWatchdog: Int32 = 3
     /// Exit status when `main` was misused.
     public static let exitMisuse: Int32 = 2
+    /// Exit status of a run ended for overrunning its background time.
+    public static let exitBackgroundLimit: Int32 = 4
+
     /// CPU time used by the whole process so far, in nanoseconds.
     public static func processCPUNs() -> UInt64 {
         var time = timespec()
         clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time)
-        return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+        return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
     }
 
     /// The rule for sustained CPU use in the background.
-    public static let backgroundCPURule = "background-cpu"
+    public static let backgroundCPURule = Profile.RuleName.backgroundCPU
 
-    /// Exit status of a run ended for overrunning its background time.
-    public static let exitBackgroundLimit: Int32 = 4
+    /// The display refresh interval: 60 Hz.
+    public static let frameIntervalNs: UInt64 = 16_666_667
+    /// Frames longer than this are slow (16.7 ms).
+    public static let slowFrameNs: UInt64 = 16_700_000
+    /// Frames longer than this are frozen (700 ms).
+    public static let frozenFrameNs: UInt64 = 700_000_000
 
     /// The main run loop.
     public let runLoop: MainRunLoop
@@ -98,10 +62,6 @@ public final class Application: Responder, @unchecked Sendable {
     public private(set) var launchOptions: LaunchOptions?
     /// The window shown in front.
     public private(set) var keyWindow: Window?
-    /// Frames committed so far.
-    public private(set) var frameCount = 0
-    /// Clock time of the first frame's commit.
-    public private(set) var firstFrameNs: UInt64?
     /// The status `main` returns.
     public private(set) var exitStatus = Application.exitNormal
     /// Why a watchdog ended the app, if one did.
@@ -114,43 +74,19 @@ public final class Application: Responder, @unchecked Sendable {
     private var launchInProgress = false
     private var launchReturned = false
     private var phases: [(name: String, startNs: UInt64, endNs: UInt64?)] = []
-    private struct BackgroundTask {
-        var name: String
-        var startNs: UInt64
-        var cpuStartNs: UInt64
-        var expiration: (() -> Void)?
-        var expired = false
-    }
-
-    private var backgroundTasks: [Int: BackgroundTask] = [:]
-    private var budgetEndNs: UInt64?
-    private var budgetTimers: [Int] = []
-    private var cpuSamples: [(timeNs: UInt64, cpuNs: UInt64)] = []
-    private var cpuMonitor: Int?
-    private var cpuRuleReported = false
-    /// CPU time the process used while the app ran in the background, in nanoseconds.
-    public private(set) var backgroundCPUNs: UInt64 = 0
-    /// CPU time the process used while each ended background task was open, by task name.
-    public private(set) var backgroundTaskCPUNs: [String: UInt64] = [:]
-    private var nextBackgroundTask = 1
     private var lastReportedViolation = 0
-    private var firstLayoutDone = false
-    private var watchdogThreadStarted = false
-    /// What the watchdog thread may read: whether the launch is still in progress, and its phase.
-    private let watchState = Mutex((launching: false, phase: ""))
-    private var firstFrameWaiters: [() -> Void] = []
-    private var lastCommitNs: UInt64?
-    private var vsyncTimer: Int?
+    // The jobs the application hands off, each in a file of its own.
+    private lazy var background = BackgroundExecution(application: self)
+    private lazy var display = DisplayPass(application: self)
+    private lazy var watchdog = LaunchWatchdog(application: self)
+
+    /// Frames committed so far.
+    public var frameCount: Int { display.frameCount }
+    /// Clock time of the first frame's commit.
+    public var firstFrameNs: UInt64? { display.firstFrameNs }
     /// Each committed frame's duration: from the start of the run-loop iteration that produced
     /// it to its commit.
-    public private(set) var frameDurationsNs: [UInt64] = []
-
-    /// The display refresh interval: 60 Hz.
-    public static let frameIntervalNs: UInt64 = 16_666_667
-    /// Frames longer than this are slow (16.7 ms).
-    public static let slowFrameNs: UInt64 = 16_700_000
-    /// Frames longer than this are frozen (700 ms).
-    public static let frozenFrameNs: UInt64 = 700_000_000
+    public var frameDurationsNs: [UInt64] { display.frameDurationsNs }
 
     /// Frames that took longer than 16.7 ms but no longer than 700 ms.
     public var slowFrameCount: Int {
@@ -159,6 +95,11 @@ public final class Application: Responder, @unchecked Sendable {
 
     /// Frames that took longer than 700 ms.
     public var frozenFrameCount: Int { frameDurationsNs.filter { $0 > Application.frozenFrameNs }.count }
+
+    /// CPU time the process used while the app ran in the background, in nanoseconds.
+    public var backgroundCPUNs: UInt64 { background.cpuNs }
+    /// CPU time the process used while each ended background task was open, by task name.
+    public var backgroundTaskCPUNs: [String: UInt64] { background.taskCPUNs }
 
     /// Creates an application; `main` does this for you. Call its methods on one thread only:
     /// the thread that runs its loop.
@@ -170,8 +111,8 @@ public final class Application: Responder, @unchecked Sendable {
         ThreadRules.useClock(configuration.clock)
         lastReportedViolation = ThreadRules.violations.map(\.id).max() ?? 0
         // The watchdog looks first: a launch that overran its limit gets no first frame.
-        runLoop.addObserver(named: "launch watchdog") { [unowned self] _ in self.checkLaunchWatchdog() }
-        runLoop.addObserver(named: "display") { [unowned self] loop in self.displayPass(loop) }
+        runLoop.addObserver(named: "launch watchdog") { [unowned self] _ in self.watchdog.check() }
+        runLoop.addObserver(named: "display") { [unowned self] loop in self.display.run(loop) }
         runLoop.addObserver(named: "lifecycle") { [unowned self] _ in self.endOfIteration() }
     }
 
@@ -182,7 +123,7 @@ public final class Application: Responder, @unchecked Sendable {
         delegate: any ApplicationDelegate, options: LaunchOptions = LaunchOptions(),
         configuration: Configuration = Configuration()
     ) -> Int32 {
-        guard Sampler.isMainThread else {
+        guard CurrentThread.isMain else {
             FileHandle.standardError.write(Data("Application.main must be called on the main thread.\n".utf8))
             return exitMisuse
         }
@@ -214,12 +155,7 @@ public final class Application: Responder, @unchecked Sendable {
     /// Runs `body` on the main run loop once the first frame has been committed (at once, in
     /// the next iteration, when it already has). Main thread.
     public func afterFirstFrame(_ body: @escaping () -> Void) {
-        if firstFrameNs != nil {
-            nonisolated(unsafe) let run = body
-            runLoop.post("after first frame") { run() }
-        } else {
-            firstFrameWaiters.append(body)
-        }
+        display.afterFirstFrame(body)
     }
 
     func setKeyWindow(_ window: Window) {
@@ -240,10 +176,7 @@ public final class Application: Responder, @unchecked Sendable {
             emit(.rejected(event: "background-task \(name)", state: state, reason: "the app is not running"))
             return nil
         }
-        let id = nextBackgroundTask
-        nextBackgroundTask += 1
-        backgroundTasks[id] = BackgroundTask(
-            name: name, startNs: runLoop.clock.nowNs, cpuStartNs: configuration.cpuClock(), expiration: expirationHandler)
+        let id = background.begin(name: name, expirationHandler: expirationHandler)
         emit(.backgroundTask(name: name, id: id, began: true))
         return id
     }
@@ -252,132 +185,19 @@ public final class Application: Responder, @unchecked Sendable {
     /// returns false.
     @discardableResult
     public func endBackgroundTask(_ id: Int) -> Bool {
-        guard let task = backgroundTasks.removeValue(forKey: id) else {
+        guard let name = background.end(id) else {
             emit(.rejected(event: "end background task \(id)", state: state, reason: "no open background task has this identifier"))
             return false
         }
-        let cpu = configuration.cpuClock()
-        let cpuUsed = cpu > task.cpuStartNs ? cpu - task.cpuStartNs : 0
-        backgroundTaskCPUNs[task.name, default: 0] += cpuUsed
-        if let recorder = configuration.recorder {
-            recorder.recordSpan(
-                name: task.name, category: "background-task", startNs: task.startNs, endNs: runLoop.clock.nowNs,
-                cpuNs: cpuUsed)
-        }
-        emit(.backgroundTask(name: task.name, id: id, began: false))
+        emit(.backgroundTask(name: name, id: id, began: false))
         return true
     }
 
     /// Time left in the background budget, or nil when no budget runs (in the foreground).
-    public var backgroundTimeRemainingNs: UInt64? {
-        guard let end = budgetEndNs else { return nil }
-        let now = runLoop.clock.nowNs
-        return end > now ? end - now : 0
-    }
-
-    private func startBackgroundBudget() {
-        cancelBackgroundBudget()
-        let now = runLoop.clock.nowNs
-        let budget = configuration.backgroundBudgetNs
-        budgetEndNs = now + budget
-        startCPUMonitor()
-        let lead = min(configuration.expirationLeadNs, budget)
-        budgetTimers.append(
-            runLoop.schedule(afterNanoseconds: budget - lead, name: "background expiration") { [unowned self] in
-                self.runExpirationHandlers()
-            })
-        budgetTimers.append(
-            runLoop.schedule(afterNanoseconds: budget, name: "background budget ends") { [unowned self] in
-                self.backgroundBudgetEnded()
-            })
-    }
-
-    private func cancelBackgroundBudget() {
-        for timer in budgetTimers { runLoop.cancelTimer(timer) }
-        budgetTimers = []
-        budgetEndNs = nil
-        stopCPUMonitor()
-    }
-
-    /// Samples the process's CPU clock once a second while the app runs in the background.
-    private func startCPUMonitor() {
-        stopCPUMonitor()
-        cpuRuleReported = false
-        cpuSamples = [(runLoop.clock.nowNs, configuration.cpuClock())]
-        scheduleCPUSample()
-    }
-
-    private func scheduleCPUSample() {
-        cpuMonitor = runLoop.schedule(afterNanoseconds: 1_000_000_000, name: "background CPU") { [unowned self] in
-            self.sampleCPU()
-        }
-    }
-
-    private func stopCPUMonitor() {
-        if let cpuMonitor { runLoop.cancelTimer(cpuMonitor) }
-        cpuMonitor = nil
-        if let last = cpuSamples.last {
-            let cpu = configuration.cpuClock()
-            backgroundCPUNs += cpu > last.cpuNs ? cpu - last.cpuNs : 0
-        }
-        cpuSamples = []
-    }
-
-    private func sampleCPU() {
-        guard state == .background else {
-            cpuMonitor = nil
-            return
-        }
-        let now = runLoop.clock.nowNs
-        let cpu = configuration.cpuClock()
-        if let last = cpuSamples.last { backgroundCPUNs += cpu > last.cpuNs ? cpu - last.cpuNs : 0 }
-        cpuSamples.append((now, cpu))
-        let window = configuration.backgroundCPUWindowNs
-        while cpuSamples.count > 2, now - cpuSamples[1].timeNs >= window { cpuSamples.removeFirst() }
-        if let first = cpuSamples.first, now - first.timeNs >= window, !cpuRuleReported {
-            let share = Double(cpu - min(first.cpuNs, cpu)) / Double(now - first.timeNs)
-            if share > configuration.backgroundCPULimit {
-                cpuRuleReported = true
-                ThreadRules.record(
-                    rule: Application.backgroundCPURule,
-                    operation: String(
-                        format: "the app used %.0f%% of a core over %d s in the background (limit %.0f%%)", share * 100,
-                        Int(window / 1_000_000_000), configuration.backgroundCPULimit * 100),
-                    stack: [])
-            }
-        }
-        scheduleCPUSample()
-    }
-
-    private func runExpirationHandlers() {
-        guard state == .background else { return }
-        for id in backgroundTasks.keys.sorted() {
-            guard var task = backgroundTasks[id], !task.expired else { continue }
-            task.expired = true
-            backgroundTasks[id] = task
-            emit(.expiration(name: task.name, id: id))
-            configuration.recorder?.mark("expiration: \(task.name)")
-            task.expiration?()
-        }
-    }
-
-    private func backgroundBudgetEnded() {
-        guard state == .background, !backgroundTasks.isEmpty else { return }
-        let now = runLoop.clock.nowNs
-        let budgetMs = configuration.backgroundBudgetNs / 1_000_000
-        let open = backgroundTasks.keys.sorted().compactMap { id -> String? in
-            guard let task = backgroundTasks[id] else { return nil }
-            let openMs = (now - task.startNs) / 1_000_000
-            return "'\(task.name)' (open \(openMs) ms)"
-        }
-        terminate(
-            reason: "background time of \(budgetMs) ms ran out with \(open.count) open background "
-                + "task\(open.count == 1 ? "" : "s"): \(open.joined(separator: ", "))",
-            phase: "background", stack: Sampler.captureCurrentStack(), status: Application.exitBackgroundLimit)
-    }
+    public var backgroundTimeRemainingNs: UInt64? { background.remainingNs }
 
     /// Names of the open background tasks.
-    public var openBackgroundTasks: [String] { backgroundTasks.keys.sorted().compactMap { backgroundTasks[$0]?.name } }
+    public var openBackgroundTasks: [String] { background.openTaskNames }
 
     // MARK: Events
 
@@ -396,12 +216,12 @@ public final class Application: Responder, @unchecked Sendable {
             }
             interrupted = false
             transition(to: .background)
-            startBackgroundBudget()
+            background.startBudget()
             let entered = runLoop.clock.nowNs
-            let watch = watchCallback("didEnterBackground", limitNs: configuration.enterBackgroundLimitNs)
+            let watch = watchdog.watchCallback("didEnterBackground", limitNs: configuration.enterBackgroundLimitNs)
             callback("didEnterBackground") { delegate.didEnterBackground(self) }
             watch?.set()
-            let took = runLoop.clock.nowNs - entered
+            let took = NanosecondDuration.between(entered, runLoop.clock.nowNs).nanoseconds
             if took > configuration.enterBackgroundLimitNs {
                 terminate(
                     reason: "didEnterBackground took \(took / 1_000_000) ms; the limit is "
@@ -424,7 +244,7 @@ public final class Application: Responder, @unchecked Sendable {
                 return reject(event, "the app is not in the background")
             }
             if state == .suspended { transition(to: .background) }
-            cancelBackgroundBudget()
+            background.cancelBudget()
             callback("willEnterForeground") { delegate.willEnterForeground(self) }
             transition(to: .inactive)
             transition(to: .active)
@@ -452,25 +272,43 @@ public final class Application: Responder, @unchecked Sendable {
         launchOptions = options
         launchStartNs = configuration.processStartNs ?? runLoop.clock.nowNs
         launchInProgress = true
-        watchState.withLock { $0 = (true, "launch") }
-        ThreadRules.setLaunching(true)
-        startWatchdogThread()
+        watchdog.launchBegan(atNs: launchStartNs)
         transition(to: options.isBackgroundLaunch ? .background : .inactive)
-        if options.isBackgroundLaunch { startBackgroundBudget() }
+        if options.isBackgroundLaunch { background.startBudget() }
         _ = callback("willFinishLaunching") { delegate.willFinishLaunching(self, options: options) }
         _ = callback("didFinishLaunching") { delegate.didFinishLaunching(self, options: options) }
         launchReturned = true
         launchInProgress = false
         if options.isBackgroundLaunch {
-            ThreadRules.setLaunching(false)
-            watchState.withLock { $0.launching = false }
-        }
-        if !options.isBackgroundLaunch {
+            watchdog.launchIsOver()
+        } else {
             transition(to: .active)
             callback("didBecomeActive") { delegate.didBecomeActive(self) }
             phases.append(("first frame", runLoop.clock.nowNs, nil))
-            watchState.withLock { $0.phase = "first frame" }
+            watchdog.enter(phase: "first frame")
         }
+    }
+
+    /// The launch's start and phases while it has not reached its end (the first frame, or a
+    /// background launch's return); nil once it has, or before it began.
+    var launchProgress: (startNs: UInt64, phases: [(name: String, startNs: UInt64, endNs: UInt64?)])? {
+        guard let options = launchOptions, state != .notRunning else { return nil }
+        let done = options.isBackgroundLaunch ? launchReturned : firstFrameNs != nil
+        return done ? nil : (launchStartNs, phases)
+    }
+
+    /// The window the display pass draws, when the app shows one now.
+    var displayedWindow: Window? {
+        guard state.isForeground, launchReturned, !runLoop.isStopped, let window = keyWindow, !window.isHidden else {
+            return nil
+        }
+        return window
+    }
+
+    /// The display pass committed the first frame: the launch is over.
+    func firstFrameCommitted(at timeNs: UInt64) {
+        watchdog.launchIsOver()
+        if let last = phases.indices.last, phases[last].name == "first frame" { phases[last].endNs = timeNs }
     }
 
     private func reject(_ event: SystemEvent, _ reason: String) {
@@ -500,29 +338,42 @@ public final class Application: Responder, @unchecked Sendable {
         emit(.callback(name: name, state: state))
         let start = runLoop.clock.nowNs
         phases.append((name, start, nil))
-        if launchInProgress { watchState.withLock { $0.phase = name } }
+        if launchInProgress { watchdog.enter(phase: name) }
         let index = phases.count - 1
         defer { phases[index].endNs = runLoop.clock.nowNs }
         runLoop.note(name)
         if let recorder = configuration.recorder {
-            return recorder.span(name, category: "callback", body)
+            return recorder.span(name, category: .callback, body)
         }
         return body()
     }
 
     private func end(status: Int32) {
-        ThreadRules.setLaunching(false)
-        watchState.withLock { $0.launching = false }
-        cancelBackgroundBudget()
-        backgroundTasks.removeAll()
+        watchdog.launchIsOver()
+        background.cancelBudget()
+        background.dropTasks()
         transition(to: .notRunning)
         exitStatus = status
         runLoop.stop()
     }
 
-    private func emit(_ event: LifecycleEvent) {
+    func emit(_ event: LifecycleEvent) {
         let now = runLoop.clock.nowNs
         for observer in observers { observer(now, event) }
+    }
+
+    /// Ends the app for misbehaving: records why, moves to notRunning, stops the loop.
+    func terminate(reason: String, phase: String, stack: [UInt], status: Int32) {
+        guard state != .notRunning || !runLoop.isStopped else { return }
+        terminationReason = reason
+        configuration.recorder?.recordTermination(reason: reason, phase: phase, stack: stack)
+        background.dropTasks()
+        watchdog.launchIsOver()
+        background.cancelBudget()
+        if state != .notRunning { transition(to: .notRunning) }
+        emit(.terminated(reason: reason))
+        exitStatus = status
+        runLoop.stop()
     }
 
     // MARK: Touches
@@ -541,187 +392,14 @@ public final class Application: Responder, @unchecked Sendable {
 
     // MARK: End of each iteration
 
-    private func displayPass(_ loop: MainRunLoop) {
-        guard state.isForeground, launchReturned, !runLoop.isStopped, let window = keyWindow, !window.isHidden else { return }
-        let start = loop.iterationStartNs
-        if !firstLayoutDone {
-            firstLayoutDone = true
-            configuration.recorder?.mark("firstLayout")
-        }
-        // While an animation runs, frames come at the refresh interval, not at every iteration.
-        if vsyncTimer != nil, let last = lastCommitNs, loop.clock.nowNs - last < Application.frameIntervalNs { return }
-        let drawn = window.displayIfNeeded()
-        if drawn > 0 && frameCount == 0 { configuration.recorder?.mark("firstDraw") }
-        let firstPending = firstFrameNs == nil && window.hasContent
-        guard drawn > 0 || firstPending else { return }
-        let index = frameCount
-        frameCount += 1
-        if firstFrameNs == nil {
-            firstFrameNs = loop.clock.nowNs
-            ThreadRules.setLaunching(false)
-            watchState.withLock { $0.launching = false }
-            if let last = phases.indices.last, phases[last].name == "first frame" { phases[last].endNs = firstFrameNs }
-        }
-        loop.note("commit frame \(index)")
-        let commit = loop.clock.nowNs
-        lastCommitNs = commit
-        frameDurationsNs.append(commit > start ? commit - start : 0)
-        configuration.recorder?.recordFrame(index: index, iterationStartNs: start, viewsDrawn: drawn)
-        emit(.frame(index: index, viewsDrawn: drawn))
-        if index == 0 {
-            let waiters = firstFrameWaiters
-            firstFrameWaiters = []
-            for waiter in waiters { waiter() }
-        }
-        // Views that marked themselves again while drawing (an animation) keep the display
-        // going at 60 Hz: the next frame comes one refresh interval after this one.
-        if window.subtreeNeedsDisplay, vsyncTimer == nil {
-            vsyncTimer = loop.schedule(afterNanoseconds: Application.frameIntervalNs, name: "vsync") { [unowned self] in
-                self.vsyncTimer = nil
-            }
-        }
-    }
-
     private func endOfIteration() {
         for violation in ThreadRules.violations where violation.id > lastReportedViolation {
             emit(.violation(rule: violation.rule, message: violation.message))
             lastReportedViolation = violation.id
         }
-        if state == .background, backgroundTasks.isEmpty, launchReturned {
-            stopCPUMonitor()
+        if state == .background, background.hasNoOpenTasks, launchReturned {
+            background.stopCPUMonitor()
             transition(to: .suspended)
         }
-    }
-
-    private func checkLaunchWatchdog() {
-        guard let options = launchOptions, state != .notRunning else { return }
-        let done = options.isBackgroundLaunch ? launchReturned : firstFrameNs != nil
-        guard !done else { return }
-        let now = runLoop.clock.nowNs
-        let deadline = launchStartNs + configuration.launchWatchdogNs
-        guard now >= deadline else { return }
-        let phase = phases.first { $0.startNs <= deadline && ($0.endNs ?? UInt64.max) >= deadline }?.name
-            ?? phases.last?.name ?? "launch"
-        terminateForWatchdog(phase: phase, stack: Sampler.captureCurrentStack())
-    }
-
-    private func terminateForWatchdog(phase: String, stack: [UInt]) {
-        let limit = configuration.launchWatchdogNs / 1_000_000
-        terminate(
-            reason: "launch watchdog: no first frame \(limit) ms after launch began; the launch was in \(phase)",
-            phase: phase, stack: stack, status: Application.exitWatchdog)
-    }
-
-    /// Ends the app for misbehaving: records why, moves to notRunning, stops the loop.
-    private func terminate(reason: String, phase: String, stack: [UInt], status: Int32) {
-        guard state != .notRunning || !runLoop.isStopped else { return }
-        terminationReason = reason
-        configuration.recorder?.recordTermination(reason: reason, phase: phase, stack: stack)
-        backgroundTasks.removeAll()
-        ThreadRules.setLaunching(false)
-        watchState.withLock { $0.launching = false }
-        cancelBackgroundBudget()
-        if state != .notRunning { transition(to: .notRunning) }
-        emit(.terminated(reason: reason))
-        exitStatus = status
-        runLoop.stop()
-    }
-
-    /// On a real clock, watches a callback from a thread of its own: if it has not returned within
-    /// `limitNs`, captures the main thread's stack, prints the report, writes the profile when one
-    /// is recorded, and ends the process. Returns the flag to set once the callback returned.
-    private func watchCallback(_ name: String, limitNs: UInt64) -> ReturnFlag? {
-        guard !runLoop.clock.isManual else { return nil }
-        let returned = ReturnFlag()
-        let deadline = Sampler.monotonicNs + limitNs
-        let mainID = Sampler.currentThreadID
-        let recorder = configuration.recorder
-        let thread = Thread { [returned] in
-            let waited = Sampler.withCurrentThreadExcluded { () -> Bool in
-                while Sampler.monotonicNs < deadline {
-                    if returned.isSet { return false }
-                    Thread.sleep(forTimeInterval: 0.02)
-                }
-                return !returned.isSet
-            }
-            guard waited else { return }
-            let stack = Sampler.captureStack(ofThread: mainID) ?? []
-            LaunchWatch.report(
-                reason: "\(name) did not return within \(limitNs / 1_000_000) ms", phase: name, stack: stack,
-                recorder: recorder, status: Application.exitBackgroundLimit)
-        }
-        thread.name = "liftoff-watchdog"
-        thread.start()
-        return returned
-    }
-
-    /// On a real clock, a watchdog thread catches a main thread stuck inside a launch callback:
-    /// it captures the main thread's stack, prints a report, writes the profile when one is
-    /// recorded, and ends the process.
-    private func startWatchdogThread() {
-        guard !runLoop.clock.isManual, !watchdogThreadStarted else { return }
-        watchdogThreadStarted = true
-        let deadline = launchStartNs + configuration.launchWatchdogNs
-        let clock = runLoop.clock
-        let mainID = Sampler.currentThreadID
-        let watch = LaunchWatch(deadline: deadline, limitMs: configuration.launchWatchdogNs / 1_000_000)
-        let recorder = configuration.recorder
-        let thread = Thread { [weak self] in
-            let waited = Sampler.withCurrentThreadExcluded { () -> Bool in
-                while clock.nowNs < deadline {
-                    Thread.sleep(forTimeInterval: 0.05)
-                    if self == nil { return false }
-                }
-                return true
-            }
-            guard waited, let self else { return }
-            let stuck = self.watchState.withLock { $0 }
-            guard stuck.launching else { return }
-            let stack = Sampler.captureStack(ofThread: mainID) ?? []
-            watch.report(phase: stuck.phase, stack: stack, recorder: recorder)
-        }
-        thread.name = "liftoff-watchdog"
-        thread.start()
-    }
-}
-
-/// Set once a watched callback has returned.
-final class ReturnFlag: Sendable {
-    private let value = Atomic<Bool>(false)
-    func set() { value.store(true, ordering: .releasing) }
-    var isSet: Bool { value.load(ordering: .acquiring) }
-}
-
-/// The report a watchdog prints when it ends a stuck launch.
-struct LaunchWatch: Sendable {
-    var deadline: UInt64
-    var limitMs: UInt64
-
-    func report(phase: String, stack: [UInt], recorder: LaunchRecorder?) -> Never {
-        LaunchWatch.report(
-            reason: "launch watchdog: no first frame \(limitMs) ms after launch began; the launch was in \(phase)",
-            phase: phase, stack: stack, recorder: recorder, status: Application.exitWatchdog)
-    }
-
-    /// Prints the reason and the stuck main thread's stack, writes the profile so far, and ends
-    /// the process with `status`.
-    static func report(reason: String, phase: String, stack: [UInt], recorder: LaunchRecorder?, status: Int32) -> Never {
-        var lines = ["liftoff: \(reason). The main thread's stack:"]
-        let symbolizer = ELFSymbolizer()
-        for (index, address) in stack.enumerated() {
-            // Taken from the stuck thread by a signal: the first address is an exact program counter.
-            let frame = symbolizer.symbolize(index == 0 ? address : address &- 1)
-            lines.append("  \(index): \(frame.name) (\(frame.object))")
-        }
-        if stack.isEmpty { lines.append("  (the main thread did not answer)") }
-        FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n").utf8))
-        if let recorder {
-            recorder.recordTermination(reason: reason, phase: phase, stack: stack, exactLeaf: true)
-            if let (_, url) = try? recorder.finishAndWrite(), let url {
-                FileHandle.standardError.write(Data("liftoff: wrote the profile so far to \(url.path)\n".utf8))
-            }
-        }
-        fflush(nil)
-        _exit(status)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import LiftoffProfile
 import LiftoffSampler
 import Synchronization
 
@@ -73,7 +74,7 @@ public final class HangWatcher: Sendable {
         let poll = min(thresholdNs / 10, 25_000_000)
         while running.load(ordering: .acquiring) {
             pause(poll)
-            guard let since = runLoop.busySinceNs, Sampler.monotonicNs - since >= thresholdNs else { continue }
+            guard let since = runLoop.busySinceNs, NanosecondDuration.between(since, MonotonicClock.nowNs).nanoseconds >= thresholdNs else { continue }
             // A hang: sample the loop thread until this iteration ends.
             let work = runLoop.currentWork
             var stacks: [[UInt]] = []
@@ -83,16 +84,16 @@ public final class HangWatcher: Sendable {
                 }
                 pause(sampleIntervalNs)
             }
-            let hang = Hang(startNs: since, durationNs: Sampler.monotonicNs - since, running: work, stacks: stacks)
+            let hang = Hang(startNs: since, durationNs: NanosecondDuration.between(since, MonotonicClock.nowNs).nanoseconds, running: work, stacks: stacks)
             recorded.withLock { $0.append(hang) }
         }
     }
 
     /// Sleeps about `nanoseconds`; a sampled thread's sleeps end early, so it sleeps to a deadline.
     private func pause(_ nanoseconds: UInt64) {
-        let deadline = Sampler.monotonicNs + nanoseconds
-        while Sampler.monotonicNs < deadline {
-            usleep(UInt32(max(1, min((deadline - Sampler.monotonicNs) / 1000, 1_000_000))))
+        let deadline = NanosecondDuration(nanoseconds: nanoseconds).after(MonotonicClock.nowNs)
+        while case let left = NanosecondDuration.between(MonotonicClock.nowNs, deadline), left > .zero {
+            usleep(UInt32(max(1, min(left.nanoseconds / 1000, 1_000_000))))
         }
     }
 }

@@ -1,4 +1,5 @@
 import Dispatch
+import LiftoffProfile
 
 /// One piece of launch work for the ``LaunchScheduler``.
 ///
@@ -20,13 +21,17 @@ public struct LaunchTask: Sendable {
         /// On `DispatchQueue.global(qos:)`.
         case background(qos: DispatchQoS.QoSClass)
 
-        public var description: String {
+        /// The lane's name in profiles, e.g. `main` or `background(utility)`.
+        public var name: Profile.LaneName {
             switch self {
-            case .main: return "main"
-            case .mainAfterFirstFrame: return "mainAfterFirstFrame"
-            case .background(let qos): return "background(\(qos))"
+            case .main: return .main
+            case .mainAfterFirstFrame: return .mainAfterFirstFrame
+            case .background(let qos): return .background(qos: "\(qos)")
             }
         }
+
+        /// The lane's name.
+        public var description: String { name.rawValue }
 
         /// Whether tasks of this lane run on the main thread.
         public var isMain: Bool {

@@ -56,13 +56,10 @@ public final class LaunchRecorder: Sendable {
     public var timeOriginNs: UInt64 { recorder.timeOriginNs }
 
     /// Now, in nanoseconds since the process start.
-    public var nowNs: UInt64 {
-        let now = Sampler.monotonicNs
-        return now > timeOriginNs ? now - timeOriginNs : 0
-    }
+    public var nowNs: UInt64 { NanosecondDuration.between(timeOriginNs, MonotonicClock.nowNs).nanoseconds }
 
     /// Runs `body` as a span named `name`; spans opened inside it are its children.
-    public func span<T>(_ name: String, category: String = "span", _ body: () throws -> T) rethrows -> T {
+    public func span<T>(_ name: String, category: Profile.SpanCategory = .span, _ body: () throws -> T) rethrows -> T {
         let index = open(name, category: category)
         defer { close(index) }
         return try LaunchRecorder.$currentSpan.withValue(index) { try body() }
@@ -72,7 +69,7 @@ public final class LaunchRecorder: Sendable {
     /// the caller's state); spans opened inside it are its children. The samples of the Swift
     /// task running it belong to the span, on whatever threads the task runs.
     public func span<T>(
-        _ name: String, category: String = "span", isolation: isolated (any Actor)? = #isolation,
+        _ name: String, category: Profile.SpanCategory = .span, isolation: isolated (any Actor)? = #isolation,
         _ body: () async throws -> T
     ) async rethrows -> T {
         let index = open(name, category: category)
@@ -81,21 +78,27 @@ public final class LaunchRecorder: Sendable {
     }
 
     /// Records a span that has already ended; `startNs` and `endNs` are `CLOCK_MONOTONIC` times.
-    public func recordSpan(name: String, category: String, startNs: UInt64, endNs: UInt64, cpuNs: UInt64? = nil) {
+    public func recordSpan(name: String, category: Profile.SpanCategory, startNs: UInt64, endNs: UInt64, cpuNs: UInt64? = nil) {
         let origin = timeOriginNs
-        let thread = Sampler.currentThreadID
+        let thread = CurrentThread.id
         state.withLock {
             $0.spans.append(
                 Profile.Span(
-                    name: name, category: category, threadID: thread, startNs: startNs > origin ? startNs - origin : 0,
-                    endNs: endNs > origin ? endNs - origin : 0, cpuNs: cpuNs))
+                    name: name, category: category, threadID: thread,
+                    startNs: NanosecondDuration.between(origin, startNs).nanoseconds,
+                    endNs: NanosecondDuration.between(origin, endNs).nanoseconds, cpuNs: cpuNs))
         }
     }
 
     /// Records a named instant.
-    public func mark(_ name: String) {
+    public func mark(_ name: Profile.MarkName) {
         let time = nowNs
         state.withLock { $0.marks.append(Profile.Mark(name: name, timeNs: time)) }
+    }
+
+    /// Records a named instant.
+    public func mark(_ name: String) {
+        mark(Profile.MarkName(name))
     }
 
     /// Marks the moment the program is ready (the first frame's equivalent for a server or
@@ -105,7 +108,7 @@ public final class LaunchRecorder: Sendable {
         state.withLock { state in
             guard state.firstFrameNs == nil else { return }
             state.firstFrameNs = time
-            state.marks.append(Profile.Mark(name: "ready", timeNs: time))
+            state.marks.append(Profile.Mark(name: .ready, timeNs: time))
         }
     }
 
@@ -120,12 +123,12 @@ public final class LaunchRecorder: Sendable {
     /// Records a committed frame; the first one is the first frame.
     func recordFrame(index: Int, iterationStartNs: UInt64, viewsDrawn: Int) {
         let commit = nowNs
-        let start = iterationStartNs > timeOriginNs ? iterationStartNs - timeOriginNs : 0
+        let start = NanosecondDuration.between(timeOriginNs, iterationStartNs).nanoseconds
         state.withLock { state in
             state.frames.append(Profile.DisplayFrame(index: index, startNs: start, commitNs: commit, viewsDrawn: viewsDrawn))
             if state.firstFrameNs == nil {
                 state.firstFrameNs = commit
-                state.marks.append(Profile.Mark(name: "firstFrame", timeNs: commit))
+                state.marks.append(Profile.Mark(name: .firstFrame, timeNs: commit))
             }
         }
     }
@@ -154,45 +157,33 @@ public final class LaunchRecorder: Sendable {
     private func build(violations: [ThreadViolation]) -> Profile {
         if let done = state.withLock({ $0.finished }) { return done }
         let snapshot = state.withLock { $0 }
-        // Violation stacks hold return addresses; hang stacks and a watchdog's were taken from
-        // another thread and start with an exact program counter.
-        var stacks = violations.map(\.stack)
-        var exact = [Bool](repeating: false, count: stacks.count)
-        let hangStacks = snapshot.hangs.flatMap(\.stacks)
-        stacks += hangStacks
-        exact += [Bool](repeating: true, count: hangStacks.count)
-        if let termination = snapshot.termination {
-            stacks.append(termination.stack)
-            exact.append(termination.exactLeaf)
-        }
-        var (profile, indices) = recorder.finish(symbolizer: nil, extraStacks: stacks, exactLeaf: exact)
-        var hangIndex = violations.count
         let origin = timeOriginNs
-        profile.hangs = snapshot.hangs.map { hang in
-            let ids = indices[hangIndex..<hangIndex + hang.stacks.count].compactMap { $0 }
-            hangIndex += hang.stacks.count
-            return Profile.HangRecord(
-                startNs: hang.startNs > origin ? hang.startNs - origin : 0, durationNs: hang.durationNs,
-                running: hang.running, stacks: ids)
-        }
-        profile.spans = snapshot.spans
-        profile.marks = snapshot.marks
-        profile.stateChanges = snapshot.stateChanges
-        profile.displayFrames = snapshot.frames
-        profile.tasks = snapshot.tasks
-        profile.phases.firstFrameNs = snapshot.firstFrameNs
-        profile.attributeSamples()
-        profile.violations = zip(violations, indices).map { violation, stack in
-            Profile.Violation(
+        var events = LaunchEvents()
+        events.spans = snapshot.spans
+        events.marks = snapshot.marks
+        events.stateChanges = snapshot.stateChanges
+        events.displayFrames = snapshot.frames
+        events.tasks = snapshot.tasks
+        events.firstFrameNs = snapshot.firstFrameNs
+        events.violations = violations.map { violation in
+            let record = Profile.Violation(
                 rule: violation.rule, message: violation.message, threadID: violation.threadID,
-                threadName: violation.threadName, timeNs: violation.timeNs > origin ? violation.timeNs - origin : 0,
-                stack: stack, count: violation.count)
+                threadName: violation.threadName, timeNs: NanosecondDuration.between(origin, violation.timeNs).nanoseconds,
+                stack: nil, count: violation.count)
+            return (record, violation.stack)
+        }
+        events.hangs = snapshot.hangs.map { hang in
+            let record = Profile.HangRecord(
+                startNs: NanosecondDuration.between(origin, hang.startNs).nanoseconds, durationNs: hang.durationNs,
+                running: hang.running, stacks: [])
+            return (record, hang.stacks)
         }
         if let termination = snapshot.termination {
-            profile.termination = Profile.Termination(
-                reason: termination.reason, phase: termination.phase, timeNs: termination.timeNs,
-                stack: indices.last ?? nil)
+            let record = Profile.Termination(
+                reason: termination.reason, phase: termination.phase, timeNs: termination.timeNs, stack: nil)
+            events.termination = (record, termination.stack, termination.exactLeaf)
         }
+        let profile = recorder.finish(symbolizer: nil, events: events)
         state.withLock { $0.finished = profile }
         return profile
     }
@@ -213,10 +204,10 @@ public final class LaunchRecorder: Sendable {
         return (profile, target)
     }
 
-    private func open(_ name: String, category: String) -> Int {
+    private func open(_ name: String, category: Profile.SpanCategory) -> Int {
         let start = nowNs
-        let thread = Sampler.currentThreadID
-        let task = Sampler.currentTask
+        let thread = CurrentThread.id
+        let task = CurrentThread.swiftTask
         let parent = LaunchRecorder.currentSpan
         return state.withLock { state in
             state.spans.append(

@@ -44,14 +44,16 @@ public final class LaunchScheduler: @unchecked Sendable {
         }
     }
 
-    private enum Status: String {
-        case pending, ready, running, completed, failed, timedOut, cancelled, skipped
+    typealias Status = Profile.TaskStatus
 
-        var isEnded: Bool { self != .pending && self != .ready && self != .running }
-        var isSuccess: Bool { self == .completed }
+    /// How a task's body ended.
+    private enum Outcome {
+        case returned
+        case threw(String)
+        case cancelled
     }
 
-    private struct Entry {
+    struct Entry {
         let task: LaunchTask
         var status = Status.pending
         var remaining: Int
@@ -67,7 +69,7 @@ public final class LaunchScheduler: @unchecked Sendable {
         var swiftTask: UInt64?
     }
 
-    private struct State {
+    struct State {
         var entries: [Entry]
         var ended = 0
         var firstFrameNs: UInt64?
@@ -85,10 +87,10 @@ public final class LaunchScheduler: @unchecked Sendable {
     private let options: Options
     private let recorder: LaunchRecorder?
     private let clock: any LaunchClock
-    private let state: Mutex<State>
+    let state: Mutex<State>
     private let progress = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
-    private let indexByName: [String: Int]
+    let indexByName: [String: Int]
     private let order: [Int]
     /// Where each task runs, as recorded: one shared string per lane, so recording it costs no
     /// allocation.
@@ -117,7 +119,7 @@ public final class LaunchScheduler: @unchecked Sendable {
             }
         }
         state = Mutex(State(entries: entries))
-        order = LaunchScheduler.topologicalOrder(plan.tasks, names)
+        order = DependencyOrder.of(plan.tasks, names)
         blocking = plan.tasks.map(\.isBlocking)
         self.names = plan.tasks.map { LaunchTaskName($0.name) }
         var labels: [LaunchTask.Lane: String] = [:]
@@ -224,7 +226,7 @@ public final class LaunchScheduler: @unchecked Sendable {
             progress.wait()
         }
         if waited {
-            let wait = now - waitStart
+            let wait = NanosecondDuration.between(waitStart, now).nanoseconds
             state.withLock { $0.entries[index].waitNs = wait }
         }
         execute(index, expectedStatus: .ready)
@@ -249,12 +251,12 @@ public final class LaunchScheduler: @unchecked Sendable {
     /// Runs `expiry` after `timeoutNs` on a thread of its own: the Dispatch pool may be busy
     /// with the very work that overran.
     private func watchTimeout(_ timeoutNs: UInt64, _ expiry: @escaping @Sendable () -> Void) {
-        let deadline = Sampler.monotonicNs + timeoutNs
+        let deadline = NanosecondDuration(nanoseconds: timeoutNs).after(MonotonicClock.nowNs)
         let thread = Thread {
             // Sleeps end early when a signal arrives, so sleep to a deadline.
             Sampler.withCurrentThreadExcluded {
-                while Sampler.monotonicNs < deadline {
-                    let left = deadline - Sampler.monotonicNs
+                while MonotonicClock.nowNs < deadline {
+                    let left = NanosecondDuration.between(MonotonicClock.nowNs, deadline).nanoseconds
                     usleep(UInt32(min(left / 1000 + 1, 50_000)))
                 }
             }
@@ -295,7 +297,7 @@ public final class LaunchScheduler: @unchecked Sendable {
         // Read the clock and the thread before taking the lock: the lock is shared by every
         // worker, so the less it covers the better.
         let start = now
-        let thread = Sampler.currentThreadID
+        let thread = CurrentThread.id
         let label = queueLabels[index]
         let claimed = state.withLock { state -> Bool in
             guard state.entries[index].status == expectedStatus else { return false }
@@ -316,29 +318,29 @@ public final class LaunchScheduler: @unchecked Sendable {
         }
         switch plan.tasks[index].body {
         case .sync(let body):
-            let cpuStart = options.measuresCPU ? Sampler.threadCPUNs : 0
-            var failure: String?
+            let cpuStart = options.measuresCPU ? CurrentThread.cpuNs : 0
+            var outcome = Outcome.returned
             do {
                 try names[index].running { try body() }
             } catch {
-                failure = "\(error)"
+                outcome = .threw("\(error)")
             }
-            let cpu = options.measuresCPU ? Sampler.threadCPUNs - cpuStart : nil
-            finish(index, failure: failure, cpuNs: cpu)
+            let cpu = options.measuresCPU ? NanosecondDuration.between(cpuStart, CurrentThread.cpuNs).nanoseconds : nil
+            finish(index, outcome, cpuNs: cpu)
         case .async(let body):
             let name = plan.tasks[index].name
             let work = Task { [self] in
-                let current = UInt64(Sampler.currentTask)
+                let current = UInt64(CurrentThread.swiftTask)
                 state.withLock { $0.entries[index].swiftTask = current == 0 ? nil : current }
-                var failure: String?
+                var outcome = Outcome.returned
                 do {
                     try await ThreadRules.$currentTask.withValue(name) { try await body() }
                 } catch is CancellationError {
-                    failure = "cancelled"
+                    outcome = .cancelled
                 } catch {
-                    failure = "\(error)"
+                    outcome = .threw("\(error)")
                 }
-                finish(index, failure: failure, cpuNs: nil)
+                finish(index, outcome, cpuNs: nil)
             }
             if let timeout = plan.tasks[index].timeoutNs {
                 watchTimeout(timeout) { work.cancel() }
@@ -354,11 +356,16 @@ public final class LaunchScheduler: @unchecked Sendable {
         }
     }
 
-    private func finish(_ index: Int, failure: String?, cpuNs: UInt64?) {
-        var status: Status = failure == nil ? .completed : (failure == "cancelled" ? .cancelled : .failed)
-        var message = failure
+    private func finish(_ index: Int, _ outcome: Outcome, cpuNs: UInt64?) {
+        var status: Status
+        var message: String?
+        switch outcome {
+        case .returned: status = .completed
+        case .threw(let error): (status, message) = (.failed, error)
+        case .cancelled: (status, message) = (.cancelled, "cancelled")
+        }
         if status == .completed || status == .cancelled, let timeout = plan.tasks[index].timeoutNs {
-            let duration = state.withLock { state in now - (state.entries[index].startNs ?? now) }
+            let duration = state.withLock { state in NanosecondDuration.between(state.entries[index].startNs ?? now, now).nanoseconds }
             if status == .cancelled, duration >= timeout {
                 // Cancelled by its own timeout watch: a timeout, not a cancellation.
                 status = .timedOut
@@ -444,120 +451,5 @@ public final class LaunchScheduler: @unchecked Sendable {
         }
         finished.signal()
         return true
-    }
-
-    // MARK: Results
-
-    /// One record per task, in plan order, with the critical path, slack and deferral analysis.
-    public var records: [Profile.TaskRecord] {
-        let snapshot = state.withLock { $0 }
-        let entries = snapshot.entries
-        let tasks = plan.tasks
-        // The work the first frame needs: UI tasks and everything they depend on.
-        var neededByUI = Set<Int>()
-        var stack = tasks.indices.filter { tasks[$0].tags.contains(.ui) }
-        while let index = stack.popLast() {
-            guard neededByUI.insert(index).inserted else { continue }
-            stack += tasks[index].dependencies.compactMap { indexByName[$0] }
-        }
-        // The critical path: from the main-lane task that ended last before the first frame,
-        // walk back through whatever it waited for last, a dependency or the previous main task.
-        var critical = Set<Int>()
-        let mainSequence = snapshot.mainSequence
-        var current = mainSequence.max { (entries[$0].endNs ?? 0) < (entries[$1].endNs ?? 0) }
-        while let index = current, critical.insert(index).inserted {
-            var candidates = tasks[index].dependencies.compactMap { indexByName[$0] }
-            if let position = mainSequence.firstIndex(of: index), position > 0 { candidates.append(mainSequence[position - 1]) }
-            let start = entries[index].startNs ?? 0
-            current = candidates.filter { (entries[$0].endNs ?? .max) <= start }
-                .max { (entries[$0].endNs ?? 0) < (entries[$1].endNs ?? 0) }
-        }
-        var threadNames: [Int: String] = [:]
-        for id in Set(entries.compactMap(\.threadID)) { threadNames[id] = LaunchScheduler.threadName(id) }
-        return tasks.indices.map { index in
-            let entry = entries[index]
-            let task = tasks[index]
-            // Slack: until the first dependent started, or the first frame for a task no one waits on.
-            // On the critical path there is no slack by definition. Work nothing waited for and
-            // that ended after the first frame did not gate anything: no slack to speak of.
-            var slack: UInt64?
-            if critical.contains(index) {
-                slack = 0
-            } else if let end = entry.endNs {
-                let dependentStarts = entry.dependents.compactMap { entries[$0].startNs }
-                var limit = dependentStarts.min()
-                if limit == nil, task.lane != .mainAfterFirstFrame, let frame = snapshot.firstFrameNs, end <= frame {
-                    limit = frame
-                }
-                slack = limit.map { $0 > end ? $0 - end : 0 }
-            }
-            return Profile.TaskRecord(
-                name: task.name, lane: task.lane.description, status: entry.status.rawValue, error: entry.error,
-                dependencies: task.dependencies, tags: task.tags.map(\.name).sorted(), threadID: entry.threadID,
-                threadName: entry.threadID.flatMap { threadNames[$0] }, queue: entry.queue, readyNs: entry.readyNs, startNs: entry.startNs,
-                endNs: entry.endNs, waitNs: entry.waitNs, cpuNs: entry.cpuNs, onCriticalPath: critical.contains(index),
-                slackNs: slack,
-                couldDefer: task.lane == .main && !task.tags.contains(.ui) && !neededByUI.contains(index),
-                task: entry.swiftTask)
-        }
-    }
-
-    /// A thread's name from /proc (`main` for the main thread); nil once the thread is gone.
-    static func threadName(_ id: Int) -> String? {
-        if id == Sampler.mainThreadID { return "main" }
-        guard let name = try? String(contentsOfFile: "/proc/self/task/\(id)/comm", encoding: .utf8) else { return nil }
-        return name.trimmingCharacters(in: .whitespacesAndNewlines)
-    }
-
-    /// Task indices in dependency order, ties in plan order.
-    private static func topologicalOrder(_ tasks: [LaunchTask], _ names: [String: Int]) -> [Int] {
-        var remaining = tasks.map { $0.dependencies.filter { names[$0] != nil }.count }
-        var dependents = [[Int]](repeating: [], count: tasks.count)
-        for (index, task) in tasks.enumerated() {
-            for dependency in task.dependencies { if let parent = names[dependency] { dependents[parent].append(index) } }
-        }
-        // A binary min-heap of ready indices: dependency order, ties in plan order, in O(n log n).
-        var heap: [Int] = []
-        func push(_ value: Int) {
-            heap.append(value)
-            var child = heap.count - 1
-            while child > 0 {
-                let parent = (child - 1) / 2
-                guard heap[parent] > heap[child] else { break }
-                heap.swapAt(parent, child)
-                child = parent
-            }
-        }
-        func pop() -> Int {
-            let top = heap[0]
-            let last = heap.removeLast()
-            if !heap.isEmpty {
-                heap[0] = last
-                var parent = 0
-                while true {
-                    let left = 2 * parent + 1
-                    let right = left + 1
-                    var smallest = parent
-                    if left < heap.count, heap[left] < heap[smallest] { smallest = left }
-                    if right < heap.count, heap[right] < heap[smallest] { smallest = right }
-                    if smallest == parent { break }
-                    heap.swapAt(parent, smallest)
-                    parent = smallest
-                }
-            }
-            return top
-        }
-        for index in tasks.indices where remaining[index] == 0 { push(index) }
-        var order: [Int] = []
-        order.reserveCapacity(tasks.count)
-        while !heap.isEmpty {
-            let next = pop()
-            order.append(next)
-            for child in dependents[next] {
-                remaining[child] -= 1
-                if remaining[child] == 0 { push(child) }
-            }
-        }
-        return order
     }
 }

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import LiftoffProfile
 import LiftoffSampler
 import Synchronization
 
@@ -105,7 +106,7 @@ public final class MainRunLoop: @unchecked Sendable {
     /// ``cancelTimer(_:)``.
     @discardableResult
     public func schedule(afterNanoseconds delayNs: UInt64, name: String, _ block: @escaping @Sendable () -> Void) -> Int {
-        let deadline = clock.nowNs + delayNs
+        let deadline = NanosecondDuration(nanoseconds: delayNs).after(clock.nowNs)
         let id = pending.withLock { state in
             let id = state.nextTimerID
             state.nextTimerID += 1
@@ -156,19 +157,19 @@ public final class MainRunLoop: @unchecked Sendable {
     /// waits (inside the loop) until an event, a due timer or main-queue work arrives; on a
     /// manual clock it moves the clock to the next timer instead. Loop thread.
     public func runIteration(waitingForWork: Bool = false) {
-        loopThread.store(Sampler.currentThreadID, ordering: .relaxed)
+        loopThread.store(CurrentThread.id, ordering: .relaxed)
         isInIteration = true
         defer { isInIteration = false }
         current = []
-        let onMainThread = Sampler.isMainThread
+        let onMainThread = CurrentThread.isMain
         var drained = false
         if waitingForWork, !hasWork {
             if clock.isManual {
                 if let deadline = nextTimerDeadline, let manual = clock as? ManualClock { manual.advance(to: deadline) }
             } else {
                 let now = clock.nowNs
-                let deadline = nextTimerDeadline ?? now + 1_000_000_000
-                let timeout = Double(deadline > now ? deadline - now : 0) / 1e9
+                let deadline = nextTimerDeadline ?? NanosecondDuration(milliseconds: 1000).after(now)
+                let timeout = Double(NanosecondDuration.between(now, deadline).nanoseconds) / 1e9
                 if onMainThread {
                     // Returns once DispatchQueue.main has work (and runs it) or at the deadline;
                     // `wake()` posts to the main queue.
@@ -183,7 +184,7 @@ public final class MainRunLoop: @unchecked Sendable {
         iterationStartNs = start
         let tracking = tracksWork.load(ordering: .relaxed)
         if tracking {
-            busySince.store(Sampler.monotonicNs, ordering: .releasing)
+            busySince.store(MonotonicClock.nowNs, ordering: .releasing)
             working(on: "main queue")
         }
         defer { if tracking { busySince.store(0, ordering: .releasing) } }

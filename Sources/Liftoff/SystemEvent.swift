@@ -1,3 +1,5 @@
+import LiftoffProfile
+
 /// What the system does to an app: the role iOS plays, injected by `liftoff simulate`, tests,
 /// or a host program.
 public enum SystemEvent: Sendable, Equatable, CustomStringConvertible {
@@ -53,7 +55,7 @@ public enum LifecycleEvent: Sendable, Equatable {
     /// A background task's expiration handler ran: its background time is nearly up.
     case expiration(name: String, id: Int)
     /// A thread rule was broken.
-    case violation(rule: String, message: String)
+    case violation(rule: Profile.RuleName, message: String)
     /// The app was terminated by the system for misbehaving (a watchdog).
     case terminated(reason: String)
 }

@@ -8,7 +8,7 @@ public struct ThreadViolation: Sendable, Equatable {
     /// A process-wide sequence number: later violations have larger ids.
     public var id: Int
     /// The rule, e.g. `ui-on-main`.
-    public var rule: String
+    public var rule: Profile.RuleName
     /// What was done, e.g. `View.setNeedsDisplay()` or the launch task's name.
     public var operation: String
     /// The launch task that was running, if the scheduler ran the code.
@@ -70,15 +70,15 @@ final class LaunchTaskName: Sendable {
 
     /// The task running on the calling thread, if a scheduler runs one.
     static var current: String? {
-        Sampler.threadContext.map { Unmanaged<LaunchTaskName>.fromOpaque($0).takeUnretainedValue().name }
+        CurrentThread.context.map { Unmanaged<LaunchTaskName>.fromOpaque($0).takeUnretainedValue().name }
     }
 
     /// Runs `body` with this task marked as running on the calling thread.
     @inline(__always)
     func running<T>(_ body: () throws -> T) rethrows -> T {
-        let previous = Sampler.threadContext
-        Sampler.threadContext = UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque())
-        defer { Sampler.threadContext = previous }
+        let previous = CurrentThread.context
+        CurrentThread.context = UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque())
+        defer { CurrentThread.context = previous }
         return try body()
     }
 }
@@ -91,36 +91,60 @@ final class LaunchTaskName: Sendable {
 ///   ``noteBlocking(_:)``, do not run on the main thread before the first frame.
 /// - Your own rules: ``report(rule:operation:)``.
 ///
-/// Each rule has a ``Policy``: record (the default), log, or trap. A violation carries the rule,
-/// the launch task, thread name and id, queue label, time and stack; repeats from one call site
-/// are counted on the first record. ``allow(prefix:)`` silences code by symbol or module prefix.
+/// A violation carries the rule, the launch task, thread name and id, queue label, time and
+/// stack. What happens to it is up to the rule's handlers (``ThreadViolationHandler``), the way
+/// swift-log hands messages to a `LogHandler`: by default ``RecordingViolationHandler`` keeps it
+/// for the profile and for tests; ``setPolicy(_:for:)`` adds printing (log) or aborting (trap),
+/// and ``setHandlers(_:for:)`` installs any handlers, your own included. Each call site reaches
+/// the handlers once; its repeats are counted on the first record. ``allow(prefix:)`` silences
+/// code by symbol or module prefix.
 ///
 /// Configure once at start-up; tests pass explicit values through `LiftoffTesting` instead.
 public enum ThreadRules {
-    /// What happens when a rule is broken.
+    /// The common sets of handlers: what happens when a rule is broken.
     public enum Policy: String, Sendable, CaseIterable {
         /// Keep the violation for the profile and for tests.
         case record
         /// Keep it and print its message to standard error the first time.
         case log
-        /// Print the whole report with its stack, then abort the process.
+        /// Keep it, print the whole report with its stack, then abort the process.
         case trap
+
+        /// The handlers that carry out this policy.
+        public var handlers: [any ThreadViolationHandler] {
+            switch self {
+            case .record: [RecordingViolationHandler()]
+            case .log: [RecordingViolationHandler(), StandardErrorViolationHandler()]
+            case .trap: [RecordingViolationHandler(), TrappingViolationHandler()]
+            }
+        }
     }
 
     /// UI work must run on the main thread.
-    public static let uiOnMain = "ui-on-main"
+    public static let uiOnMain = Profile.RuleName.uiOnMain
     /// Blocking and I/O work must not run on the main thread during launch.
-    public static let noBlockingOnMainDuringLaunch = "no-blocking-on-main-during-launch"
+    public static let noBlockingOnMainDuringLaunch = Profile.RuleName.noBlockingOnMainDuringLaunch
     /// UI work submitted to a background lane was moved to the main thread (a warning).
-    public static let uiHoppedToMain = "ui-hopped-to-main"
+    public static let uiHoppedToMain = Profile.RuleName.uiHoppedToMain
 
     private struct Configuration {
-        var policies: [String: Policy] = [:]
+        var policies: [Profile.RuleName: Policy] = [:]
+        var handlers: [Profile.RuleName: [any ThreadViolationHandler]] = [:]
+        var defaultHandlers: [any ThreadViolationHandler] = Policy.record.handlers
         var allowed: [String] = []
+    }
+
+    /// A call site: the rule, the operation and the innermost frames.
+    private struct Site: Hashable {
+        var rule: Profile.RuleName
+        var operation: String
+        var frames: [UInt]
     }
 
     private struct Record {
         var list: [ThreadViolation] = []
+        /// The violation each call site seen since the last ``clearViolations()`` became.
+        var sites: [Site: Int] = [:]
         var nextID = 1
     }
 
@@ -141,7 +165,7 @@ public enum ThreadRules {
     /// Whether the calling thread is the process's main thread: a cached thread-id compare, much
     /// cheaper than `Thread.isMainThread`.
     @inline(__always)
-    public static var isMainThread: Bool { Sampler.isMainThread }
+    public static var isMainThread: Bool { CurrentThread.isMain }
 
     /// Stops the program with a message when not on the main thread; always on.
     @inline(__always)
@@ -149,7 +173,7 @@ public enum ThreadRules {
         _ message: @autoclosure () -> String = "must run on the main thread", file: StaticString = #fileID,
         line: UInt = #line
     ) {
-        if !Sampler.isMainThread { preconditionFailure(message(), file: file, line: line) }
+        if !CurrentThread.isMain { preconditionFailure(message(), file: file, line: line) }
     }
 
     /// Like ``preconditionMainThread(_:file:line:)`` in debug builds; compiled out in release.
@@ -158,19 +182,42 @@ public enum ThreadRules {
         _ message: @autoclosure () -> String = "must run on the main thread", file: StaticString = #fileID,
         line: UInt = #line
     ) {
-        assert(Sampler.isMainThread, message(), file: file, line: line)
+        assert(CurrentThread.isMain, message(), file: file, line: line)
     }
 
     // MARK: Configuration
 
-    /// Sets the policy of a rule.
-    public static func setPolicy(_ policy: Policy, for rule: String) {
-        configuration.withLock { $0.policies[rule] = policy }
+    /// Sets the policy of a rule: its handlers become the policy's ``Policy/handlers``.
+    public static func setPolicy(_ policy: Policy, for rule: Profile.RuleName) {
+        configuration.withLock {
+            $0.policies[rule] = policy
+            $0.handlers[rule] = policy.handlers
+        }
     }
 
-    /// The policy of a rule (`record` unless set).
-    public static func policy(for rule: String) -> Policy {
+    /// The policy last set for a rule with ``setPolicy(_:for:)`` (`record` unless set).
+    public static func policy(for rule: Profile.RuleName) -> Policy {
         configuration.withLock { $0.policies[rule] ?? .record }
+    }
+
+    /// Sets the handlers of one rule, in the order they run. Leave a ``RecordingViolationHandler``
+    /// in the list to keep the rule's violations in profiles and for `LiftoffTesting`.
+    public static func setHandlers(_ handlers: [any ThreadViolationHandler], for rule: Profile.RuleName) {
+        configuration.withLock {
+            $0.policies[rule] = nil
+            $0.handlers[rule] = handlers
+        }
+    }
+
+    /// Sets the handlers of every rule that has none of its own (by default a
+    /// ``RecordingViolationHandler``).
+    public static func setDefaultHandlers(_ handlers: [any ThreadViolationHandler]) {
+        configuration.withLock { $0.defaultHandlers = handlers }
+    }
+
+    /// The handlers a violation of `rule` goes to, in order.
+    public static func handlers(for rule: Profile.RuleName) -> [any ThreadViolationHandler] {
+        configuration.withLock { $0.handlers[rule] ?? $0.defaultHandlers }
     }
 
     /// Silences violations whose stack has a frame from code with this symbol or module prefix,
@@ -179,7 +226,7 @@ public enum ThreadRules {
         configuration.withLock { $0.allowed.append(prefix) }
     }
 
-    /// Forgets policies and allow-list entries.
+    /// Forgets policies, handlers and allow-list entries.
     public static func resetConfiguration() {
         configuration.withLock { $0 = Configuration() }
     }
@@ -190,13 +237,13 @@ public enum ThreadRules {
     /// driver designated another.
     public static var uiThreadID: Int {
         let id = designated.load(ordering: .relaxed)
-        return id != 0 ? id : Sampler.mainThreadID
+        return id != 0 ? id : CurrentThread.mainThreadID
     }
 
     /// Treats the calling thread as the main thread for UI rules (for a loop a test drives),
     /// until ``resetUIThread()``.
     public static func designateCurrentThreadAsUIThread() {
-        designated.store(Sampler.currentThreadID, ordering: .relaxed)
+        designated.store(CurrentThread.id, ordering: .relaxed)
     }
 
     /// Returns to treating the OS main thread as the main thread.
@@ -206,7 +253,7 @@ public enum ThreadRules {
 
     /// Whether the calling thread is the thread UI rules treat as the main thread.
     @inline(__always)
-    public static var isUIThread: Bool { Sampler.currentThreadID == uiThreadID }
+    public static var isUIThread: Bool { CurrentThread.id == uiThreadID }
 
     /// Whether a launch is in progress (from launch start to the first frame).
     public static var isLaunching: Bool { launching.load(ordering: .relaxed) }
@@ -239,44 +286,39 @@ public enum ThreadRules {
 
     /// Records a violation of your own rule, with the caller's stack.
     @inline(never)
-    public static func report(rule: String, operation: String) {
+    public static func report(rule: Profile.RuleName, operation: String) {
         record(rule: rule, operation: operation, stack: Sampler.captureCurrentStack())
     }
 
-    static func record(rule: String, operation: String, stack: [UInt], task: String? = nil, warning: Bool = false) {
+    static func record(rule: Profile.RuleName, operation: String, stack: [UInt], task: String? = nil, warning: Bool = false) {
         // A call site is the innermost frames: Liftoff's own, then the code that called it.
-        let site = Array(stack.prefix(6))
+        let site = Site(rule: rule, operation: operation, frames: Array(stack.prefix(6)))
         let time = clockSource.withLock { $0.nowNs }
         let taskName = task ?? currentTask ?? LaunchTaskName.current
         // Repeats from one call site are counted on the first record.
         let repeated = recorded.withLock { state -> Bool in
-            guard let index = state.list.firstIndex(where: {
-                $0.rule == rule && $0.operation == operation && $0.stack.prefix(6).elementsEqual(site)
-            }) else { return false }
-            state.list[index].count += 1
+            guard let id = state.sites[site] else { return false }
+            if let index = state.list.firstIndex(where: { $0.id == id }) { state.list[index].count += 1 }
             return true
         }
         if repeated { return }
-        let (allowed, policy) = configuration.withLock { ($0.allowed, $0.policies[rule] ?? .record) }
+        let (allowed, handlers) = configuration.withLock { ($0.allowed, $0.handlers[rule] ?? $0.defaultHandlers) }
         if !allowed.isEmpty, isAllowed(stack, prefixes: allowed) { return }
         let violation = recorded.withLock { state -> ThreadViolation in
             let violation = ThreadViolation(
-                id: state.nextID, rule: rule, operation: operation, task: taskName, threadID: Sampler.currentThreadID,
-                threadName: Sampler.currentThreadName, queueLabel: Sampler.currentQueueLabel, timeNs: time,
+                id: state.nextID, rule: rule, operation: operation, task: taskName, threadID: CurrentThread.id,
+                threadName: CurrentThread.name, queueLabel: CurrentThread.queueLabel, timeNs: time,
                 stack: stack, count: 1, isWarning: warning)
             state.nextID += 1
-            state.list.append(violation)
+            state.sites[site] = violation.id
             return violation
         }
-        switch policy {
-        case .record:
-            break
-        case .log:
-            FileHandle.standardError.write(Data("liftoff: \(violation.message)\n".utf8))
-        case .trap:
-            FileHandle.standardError.write(Data("liftoff: \(violation.report())\n".utf8))
-            abort()
-        }
+        for handler in handlers { handler.handle(violation) }
+    }
+
+    /// Keeps a violation in ``violations`` (what ``RecordingViolationHandler`` does).
+    static func keep(_ violation: ThreadViolation) {
+        recorded.withLock { $0.list.append(violation) }
     }
 
     private static func isAllowed(_ stack: [UInt], prefixes: [String]) -> Bool {
@@ -295,8 +337,11 @@ public enum ThreadRules {
     /// The violations recorded so far.
     public static var violations: [ThreadViolation] { recorded.withLock { $0.list } }
 
-    /// Forgets recorded violations (ids keep growing).
+    /// Forgets recorded violations and the call sites seen (ids keep growing).
     public static func clearViolations() {
-        recorded.withLock { $0.list.removeAll() }
+        recorded.withLock {
+            $0.list.removeAll()
+            $0.sites.removeAll()
+        }
     }
 }

@@ -182,7 +182,7 @@ struct DemoCommand: ParsableCommand {
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
-        environment[ProfileRecorder.launchTimeVariable] = String(Sampler.monotonicNs)
+        environment[ProfileRecorder.launchTimeVariable] = String(MonotonicClock.nowNs)
         process.environment = environment
         do {
             try process.run()
@@ -214,10 +214,10 @@ struct DemoCommand: ParsableCommand {
         if !profile.tasks.isEmpty {
             lines.append("Launch tasks (lane, start → end, wait; * on the critical path):")
             for task in profile.tasks {
-                let times = task.startNs.map { start in "\(ms(start)) → \(ms(task.endNs ?? start))" } ?? task.status
+                let times = task.startNs.map { start in "\(ms(start)) → \(ms(task.endNs ?? start))" } ?? task.status.rawValue
                 let wait = task.waitNs > 0 ? ", waited \(ms(task.waitNs))" : ""
                 let flag = task.onCriticalPath ? "*" : " "
-                let status = task.status == "completed" ? "" : " [\(task.status)]"
+                let status = task.status == .completed ? "" : " [\(task.status)]"
                 lines.append("  \(flag) \(task.name) (\(task.lane)): \(times)\(wait)\(status)")
             }
         }

@@ -76,7 +76,7 @@ final class ProbeDelegate: ApplicationDelegate, @unchecked Sendable {
 
     private func record(_ name: String) {
         let inLoop = application?.runLoop.isInIteration ?? false
-        results[name] = (Sampler.isMainThread, inLoop)
+        results[name] = (CurrentThread.isMain, inLoop)
         if results.count == 3, let application {
             application.send(stallBackgroundMs > 0 ? .userLeaves : .userKill)
             if stallBackgroundMs > 0 { application.send(.userKill) }

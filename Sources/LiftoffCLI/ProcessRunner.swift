@@ -1,10 +1,11 @@
-import CLiftoffSampler
-import Foundation
-import Synchronization
-import LiftoffSampler
 
 #if canImport(Glibc)
+import CLiftoffSampler
+import Foundation
 import Glibc
+import LiftoffProfile
+import LiftoffSampler
+import Synchronization
 #endif
 
 /// Runs one program to completion with `posix_spawn`, timing it on the monotonic clock.
@@ -92,7 +93,7 @@ struct ProcessRunner {
 
         let argv = arguments.map { strdup($0) } + [nil]
         var envp = environment.filter { $0.key != launchVariable }.map { strdup("\($0.key)=\($0.value)") }
-        let spawnNs = Sampler.monotonicNs
+        let spawnNs = MonotonicClock.nowNs
         if let launchVariable { envp.append(strdup("\(launchVariable)=\(spawnNs)")) }
         envp.append(nil)
         defer {
@@ -129,7 +130,7 @@ struct ProcessRunner {
         var stoppedAt: UInt64?
         var killed = false
         while !ProcessRunner.hasExited(pid, pidfd: pidfd, waitingMs: 10) {
-            let now = Sampler.monotonicNs
+            let now = MonotonicClock.nowNs
             if let stopped = stoppedAt {
                 if !killed && now - stopped > 1_000_000_000 {
                     kill(-pid, SIGKILL)
@@ -145,7 +146,7 @@ struct ProcessRunner {
                 stoppedAt = now
             }
         }
-        let exitAt = Sampler.monotonicNs
+        let exitAt = MonotonicClock.nowNs
         var code: Int32 = 0
         var reaped: pid_t = -1
         repeat { reaped = waitpid(pid, &code, 0) } while reaped < 0 && errno == EINTR
@@ -177,7 +178,7 @@ struct ProcessRunner {
             let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if count < 0 && errno == EINTR { continue }
             guard count > 0 else { break }
-            let now = Sampler.monotonicNs
+            let now = MonotonicClock.nowNs
             buffer.withUnsafeBytes { _ = write(log, $0.baseAddress, count) }
             guard !matched else { continue }
             pending.append(contentsOf: buffer[0..<count])
@@ -197,7 +198,7 @@ struct ProcessRunner {
         if !matched, !pending.isEmpty {
             let line = String(decoding: pending, as: UTF8.self)
             if pattern.firstMatch(in: line, range: NSRange(line.startIndex..., in: line)) != nil {
-                found.set(Sampler.monotonicNs - spawnNs)
+                found.set(MonotonicClock.nowNs - spawnNs)
             }
         }
         found.readerDone()

@@ -3,6 +3,8 @@ import Dispatch
 import Foundation
 import Liftoff
 import LiftoffDemo
+import LiftoffProfile
+import LiftoffReports
 
 /// `liftoff simulate`: runs the demo app under a virtual clock through a scenario of system
 /// events and prints what happened as JSON lines.
@@ -158,7 +160,7 @@ struct Simulation {
         case .expiration(let name, let id):
             fields += [("kind", .string("expiration")), ("name", .string(name)), ("id", .number(Double(id)))]
         case .violation(let rule, let message):
-            fields += [("kind", .string("violation")), ("rule", .string(rule)), ("reason", .string(message))]
+            fields += [("kind", .string("violation")), ("rule", .string(rule.rawValue)), ("reason", .string(message))]
         case .terminated(let reason):
             fields += [("kind", .string("terminated")), ("reason", .string(reason))]
         }
@@ -166,7 +168,7 @@ struct Simulation {
     }
 }
 
-/// One JSON object on one line, keys in the given order.
+/// One JSON object on one line, keys in the given order, written by the reports' ``JSONWriter``.
 struct JSONLine {
     enum Value {
         case string(String)
@@ -181,36 +183,19 @@ struct JSONLine {
     }
 
     var text: String {
-        "{" + fields.map { "\(JSONLine.quote($0.0)):\(JSONLine.render($0.1))" }.joined(separator: ",") + "}"
-    }
-
-    static func render(_ value: Value) -> String {
-        switch value {
-        case .string(let text): return quote(text)
-        case .null: return "null"
-        case .number(let number):
-            if number == number.rounded(), abs(number) < 1e15 { return String(Int64(number)) }
-            return String(number)
-        }
-    }
-
-    static func quote(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 {
-                    out += String(format: "\\u%04x", scalar.value)
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
+        var json = JSONWriter(capacity: 128)
+        json.raw("{")
+        for (position, (key, value)) in fields.enumerated() {
+            if position > 0 { json.raw(",") }
+            json.key(key)
+            switch value {
+            case .string(let text): json.string(text)
+            // Times are nanoseconds shown in milliseconds: six decimals keep them exact.
+            case .number(let number): json.number(number, digits: 6)
+            case .null: json.raw("null")
             }
         }
-        return out + "\""
+        json.raw("}")
+        return json.text
     }
 }

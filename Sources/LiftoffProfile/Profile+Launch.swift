@@ -4,7 +4,7 @@ extension Profile {
         /// What ran, e.g. `didFinishLaunching` or `load settings`.
         public var name: String
         /// `callback`, `span` (a user's launch step) or `task`.
-        public var category: String
+        public var category: SpanCategory
         /// Kernel thread id it started on.
         public var threadID: Int
         /// Start, ns since the origin.
@@ -26,7 +26,7 @@ extension Profile {
 
         /// Creates a span.
         public init(
-            name: String, category: String, threadID: Int, startNs: UInt64, endNs: UInt64, parent: Int? = nil,
+            name: String, category: SpanCategory, threadID: Int, startNs: UInt64, endNs: UInt64, parent: Int? = nil,
             cpuNs: UInt64? = nil, task: UInt64? = nil, samples: Int? = nil, waitingSamples: Int? = nil
         ) {
             self.name = name
@@ -42,18 +42,18 @@ extension Profile {
         }
 
         /// Duration in nanoseconds.
-        public var durationNs: UInt64 { endNs >= startNs ? endNs - startNs : 0 }
+        public var durationNs: UInt64 { NanosecondDuration.between(startNs, endNs).nanoseconds }
     }
 
     /// A named instant: `firstLayout`, `firstDraw`, `firstFrame`, `ready`.
     public struct Mark: Codable, Sendable, Equatable {
         /// What happened.
-        public var name: String
+        public var name: MarkName
         /// When, ns since the origin.
         public var timeNs: UInt64
 
         /// Creates a mark.
-        public init(name: String, timeNs: UInt64) {
+        public init(name: MarkName, timeNs: UInt64) {
             self.name = name
             self.timeNs = timeNs
         }
@@ -99,7 +99,7 @@ extension Profile {
     /// A breach of a thread rule.
     public struct Violation: Codable, Sendable, Equatable {
         /// The rule, e.g. `ui-on-main`.
-        public var rule: String
+        public var rule: RuleName
         /// One sentence for people.
         public var message: String
         /// Kernel thread id of the offending thread.
@@ -114,7 +114,7 @@ extension Profile {
         public var count: Int
 
         /// Creates a violation record.
-        public init(rule: String, message: String, threadID: Int, threadName: String, timeNs: UInt64, stack: Int?, count: Int) {
+        public init(rule: RuleName, message: String, threadID: Int, threadName: String, timeNs: UInt64, stack: Int?, count: Int) {
             self.rule = rule
             self.message = message
             self.threadID = threadID
@@ -150,9 +150,9 @@ extension Profile {
         /// The task's name.
         public var name: String
         /// `main`, `mainAfterFirstFrame` or `background(<qos>)`.
-        public var lane: String
+        public var lane: LaneName
         /// `completed`, `failed`, `timedOut`, `cancelled`, `skipped` (a dependency failed) or `pending`.
-        public var status: String
+        public var status: TaskStatus
         /// Why it failed or was skipped.
         public var error: String?
         /// Names of the tasks it depended on.
@@ -191,7 +191,7 @@ extension Profile {
 
         /// Creates a record.
         public init(
-            name: String, lane: String, status: String, error: String? = nil, dependencies: [String] = [],
+            name: String, lane: LaneName, status: TaskStatus, error: String? = nil, dependencies: [String] = [],
             tags: [String] = [], threadID: Int? = nil, threadName: String? = nil, queue: String? = nil,
             readyNs: UInt64? = nil, startNs: UInt64? = nil, endNs: UInt64? = nil, waitNs: UInt64 = 0,
             cpuNs: UInt64? = nil, onCriticalPath: Bool = false, slackNs: UInt64? = nil, couldDefer: Bool = false,
@@ -249,19 +249,19 @@ extension Profile {
     /// Frames whose iteration took longer than 16.7 ms (slow) but no longer than 700 ms.
     public var slowFrameCount: Int {
         displayFrames.filter { frame in
-            let duration = frame.commitNs - min(frame.startNs, frame.commitNs)
+            let duration = NanosecondDuration.between(frame.startNs, frame.commitNs).nanoseconds
             return duration > 16_700_000 && duration <= 700_000_000
         }.count
     }
 
     /// Frames whose iteration took longer than 700 ms.
     public var frozenFrameCount: Int {
-        displayFrames.filter { $0.commitNs - min($0.startNs, $0.commitNs) > 700_000_000 }.count
+        displayFrames.filter { NanosecondDuration.between($0.startNs, $0.commitNs).nanoseconds > 700_000_000 }.count
     }
 
     /// Time to first frame in nanoseconds, from the process start; nil when there was none.
     public var timeToFirstFrameNs: UInt64? {
-        phases.firstFrameNs.map { $0 >= phases.processStartNs ? $0 - phases.processStartNs : 0 }
+        phases.firstFrameNs.map { NanosecondDuration.between(phases.processStartNs, $0).nanoseconds }
     }
 }
 

@@ -54,7 +54,7 @@ extension Profile {
             let thread = 1 + index % threads
             let start = UInt64(index / threads) * slot
             return Profile.TaskRecord(
-                name: "task \(index)", lane: thread == 1 ? "main" : "background(utility)", status: "completed",
+                name: "task \(index)", lane: thread == 1 ? .main : .background(qos: "utility"), status: .completed,
                 dependencies: index >= threads ? ["task \(index - threads)"] : [], threadID: thread,
                 threadName: thread == 1 ? "main" : "worker", readyNs: start, startNs: start, endNs: start + slot / 2,
                 cpuNs: slot / 3, onCriticalPath: index % 7 == 0, slackNs: 0, couldDefer: index % 5 == 0)

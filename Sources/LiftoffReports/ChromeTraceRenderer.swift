@@ -96,7 +96,7 @@ public struct ChromeTraceRenderer: Sendable {
                 begin()
                 common(interval.name, phase: "X", threadID: thread, us: us(interval.startNs))
                 json.field("dur", us(interval.endNs - interval.startNs), digits: 3)
-                json.field("cat", interval.category)
+                json.field("cat", interval.category.rawValue)
                 if let index = interval.task {
                     writeTaskArguments(&json, profile.tasks[index])
                 }
@@ -110,8 +110,8 @@ public struct ChromeTraceRenderer: Sendable {
             ("main entry", profile.phases.mainEntryNs, false),
         ]
         if let firstFrame = profile.phases.firstFrameNs { instants.append(("first frame", firstFrame, true)) }
-        for mark in profile.marks where !(mark.name == "firstFrame" && profile.phases.firstFrameNs == mark.timeNs) {
-            instants.append((mark.name, mark.timeNs, false))
+        for mark in profile.marks where !(mark.name == .firstFrame && profile.phases.firstFrameNs == mark.timeNs) {
+            instants.append((mark.name.rawValue, mark.timeNs, false))
         }
         for change in profile.stateChanges {
             instants.append(("state: \(change.from) → \(change.to)", change.timeNs, false))
@@ -162,8 +162,8 @@ public struct ChromeTraceRenderer: Sendable {
         json.nextKey("args")
         json.raw("{")
         json.key("lane")
-        json.string(task.lane)
-        json.field("status", task.status)
+        json.string(task.lane.rawValue)
+        json.field("status", task.status.rawValue)
         json.field("queue", task.queue ?? "")
         json.field("wait_ms", ReportTimeline.ms(task.waitNs), digits: 3)
         if let cpu = task.cpuNs {

@@ -148,22 +148,10 @@ public struct DiffFlameGraph: Sendable {
             rows += "<td class=\"n\">\(fmt(entry.base, digits: 2))</td><td class=\"n\">\(fmt(entry.head, digits: 2))</td>"
             rows += "<td class=\"n\">\(entry.head >= entry.base ? "+" : "")\(fmt(entry.head - entry.base, digits: 2))</td></tr>\n"
         }
-        return """
-            <!DOCTYPE html>
-            <html lang="en"><head><meta charset="utf-8">
-            <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
-            <title>\(Markup.escape(Markup.singleLine(title)))</title>
-            <style>body{font:14px system-ui,sans-serif;margin:24px;color:#222}svg{max-width:100%;height:auto}
-            table{border-collapse:collapse;margin-top:16px}td,th{padding:3px 10px;border-bottom:1px solid #ddd;text-align:left}
-            .n{text-align:right;font-variant-numeric:tabular-nums}</style></head>
-            <body><h1>\(Markup.escape(Markup.singleLine(title)))</h1>
-            \(svgText)
-            <h2>Largest changes in self time (ms per launch)</h2>
-            <table><tr><th>Function</th><th>Base</th><th>Head</th><th>Change</th></tr>
-            \(rows)</table>
-            </body></html>
-
-            """
+        var body = "<h1>\(Markup.escape(Markup.singleLine(title)))</h1>\n\(svgText)"
+        body += "<h2>Largest changes in self time (ms per launch)</h2>\n"
+        body += "<table><tr><th>Function</th><th>Base</th><th>Head</th><th>Change</th></tr>\n\(rows)</table>\n"
+        return HTMLPage(title: title, style: HTMLReportAssets.diffCSS, body: body).render()
     }
 
     /// Functions whose self time per launch changed most, summed over every path they appear on.

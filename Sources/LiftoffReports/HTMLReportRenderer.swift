@@ -26,20 +26,11 @@ public struct HTMLReportRenderer: Sendable {
     public func render(_ profile: Profile) -> String {
         let data = dataJSON(profile)
         let title = "Liftoff launch report: " + (ReportText.programName(profile) ?? "launch")
-        var page = ""
-        page.reserveCapacity(data.count + HTMLReportAssets.script.utf8.count + HTMLReportAssets.style.utf8.count + 1024)
-        page += "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-        page += "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
-        page += "script-src 'unsafe-inline'; img-src data:\">\n"
-        page += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-        page += "<title>\(Markup.escape(Markup.singleLine(title)))</title>\n"
-        page += "<style>\(HTMLReportAssets.style)</style></head>\n"
-        page += "<body><div id=\"app\"><noscript>This report draws its views with JavaScript; "
-        page += "open it in a browser with scripts enabled.</noscript></div>\n"
-        page += "<script type=\"application/json\" id=\"liftoff-data\">"
-        page += data
-        page += "</script>\n<script>\(HTMLReportAssets.script)</script>\n</body></html>\n"
-        return page
+        let body = "<div id=\"app\"><noscript>This report draws its views with JavaScript; "
+            + "open it in a browser with scripts enabled.</noscript></div>\n"
+        return HTMLPage(
+            title: title, style: HTMLReportAssets.reportCSS, body: body, data: data, script: HTMLReportAssets.reportJS
+        ).render()
     }
 
     /// The JSON the page's script reads (HTML-safe: it contains no `<`, `>` or `&`).
@@ -150,8 +141,8 @@ public struct HTMLReportRenderer: Sendable {
     private func writeMarkers(_ json: inout JSONWriter, _ profile: Profile) {
         var markers: [(kind: String, name: String, ns: UInt64, endNs: UInt64?)] = []
         if let firstFrame = profile.phases.firstFrameNs { markers.append(("firstFrame", "first frame", firstFrame, nil)) }
-        for mark in profile.marks where mark.name != "firstFrame" {
-            markers.append(("mark", mark.name, mark.timeNs, nil))
+        for mark in profile.marks where mark.name != .firstFrame {
+            markers.append(("mark", mark.name.rawValue, mark.timeNs, nil))
         }
         for change in profile.stateChanges {
             markers.append(("state", "\(change.from) → \(change.to)", change.timeNs, nil))
@@ -288,7 +279,7 @@ public struct HTMLReportRenderer: Sendable {
                 json.raw("{")
                 json.key("name")
                 json.string(interval.name)
-                json.field("category", interval.category)
+                json.field("category", interval.category.rawValue)
                 json.field("startMs", ReportTimeline.ms(interval.startNs), digits: 4)
                 json.field("endMs", ReportTimeline.ms(interval.endNs), digits: 4)
                 json.field("critical", interval.task.map { profile.tasks[$0].onCriticalPath } ?? false)
@@ -307,8 +298,8 @@ public struct HTMLReportRenderer: Sendable {
             json.raw("{")
             json.key("name")
             json.string(task.name)
-            json.field("lane", task.lane)
-            json.field("status", task.status)
+            json.field("lane", task.lane.rawValue)
+            json.field("status", task.status.rawValue)
             json.field("thread", ReportText.threadName(of: task, in: profile))
             json.field("queue", task.queue ?? "")
             json.field("readyMs", task.readyNs.map(ReportTimeline.ms))
@@ -354,7 +345,7 @@ public struct HTMLReportRenderer: Sendable {
             if index > 0 { json.raw(",") }
             json.raw("{")
             json.key("rule")
-            json.string(violation.rule)
+            json.string(violation.rule.rawValue)
             json.field("message", violation.message)
             json.field("thread", "\(violation.threadName) (\(violation.threadID))")
             json.field("timeMs", ReportTimeline.ms(violation.timeNs))
@@ -405,7 +396,7 @@ public struct HTMLReportRenderer: Sendable {
         json.raw("}")
         json.nextKey("background")
         json.raw("[")
-        for (index, span) in profile.spans.filter({ $0.category == "background-task" }).enumerated() {
+        for (index, span) in profile.spans.filter({ $0.category == .backgroundTask }).enumerated() {
             if index > 0 { json.raw(",") }
             json.raw("{")
             json.key("name")

@@ -4,22 +4,29 @@
 /// strings and printing numbers. With `htmlSafe`, `<`, `>`, `&`, U+2028 and U+2029 in
 /// strings are written as `\u` escapes, so the text can sit inside an HTML `<script>`
 /// element without ending it.
-struct JSONWriter {
+///
+/// Liftoff writes JSON two ways, each for a reason: `profile.json` goes through `Codable`
+/// (`JSONEncoder`), so the one set of types that decodes a profile also defines what is written;
+/// every other output (`record.json` and its journal, reports, speedscope, Chrome traces,
+/// `simulate`'s lines) goes through this writer, which streams large documents several times
+/// faster, lays them out as their readers need (one journal line per run) and can make them
+/// HTML-safe.
+package struct JSONWriter {
     /// The UTF-8 text written so far.
     private(set) var bytes: [UInt8] = []
     /// Escape characters that matter to an HTML parser.
     var htmlSafe = false
 
-    init(htmlSafe: Bool = false, capacity: Int = 4096) {
+    package init(htmlSafe: Bool = false, capacity: Int = 4096) {
         self.htmlSafe = htmlSafe
         bytes.reserveCapacity(capacity)
     }
 
     /// The text written so far.
-    var text: String { String(decoding: bytes, as: UTF8.self) }
+    package var text: String { String(decoding: bytes, as: UTF8.self) }
 
     /// Appends text that is already JSON (punctuation, literals).
-    mutating func raw(_ text: StaticString) {
+    package mutating func raw(_ text: StaticString) {
         text.withUTF8Buffer { bytes.append(contentsOf: $0) }
     }
 
@@ -36,6 +43,12 @@ struct JSONWriter {
         bytes.append(UInt8(ascii: ":"))
     }
 
+    /// Appends `"name":` for a key chosen at run time.
+    package mutating func key(_ name: String) {
+        string(name)
+        bytes.append(UInt8(ascii: ":"))
+    }
+
     /// Appends `,"name":`.
     mutating func nextKey(_ name: StaticString) {
         bytes.append(UInt8(ascii: ","))
@@ -43,7 +56,7 @@ struct JSONWriter {
     }
 
     /// Appends a JSON string literal.
-    mutating func string(_ value: String) {
+    package mutating func string(_ value: String) {
         let start = bytes.count
         var sawLeadByte = false
         bytes.append(UInt8(ascii: "\""))
@@ -107,7 +120,7 @@ struct JSONWriter {
     }
 
     /// Appends a number with at most `digits` decimals and no trailing zeros; `null` when not finite.
-    mutating func number(_ value: Double, digits: Int = 3) {
+    package mutating func number(_ value: Double, digits: Int = 3) {
         guard value.isFinite else {
             raw("null")
             return

@@ -65,9 +65,9 @@ public struct MarkdownRenderer: Sendable {
         }
         var lines = ["### Phases", "", "| Phase | Start | Duration |", "|---|---:|---:|"]
         for (name, start, end) in rows {
-            lines.append("| \(name) | \(ReportText.ms(start)) | \(ReportText.ms(end >= start ? end - start : 0)) |")
+            lines.append("| \(name) | \(ReportText.ms(start)) | \(ReportText.ms(NanosecondDuration.between(start, end).nanoseconds)) |")
         }
-        let callbacks = profile.spans.filter { $0.category == "callback" }
+        let callbacks = profile.spans.filter { $0.category == .callback }
         for span in callbacks.prefix(rowsPerTable) {
             lines.append(
                 "| \(MarkdownRenderer.cell(span.name)) (callback) | \(ReportText.ms(span.startNs)) | \(ReportText.ms(span.durationNs)) |")
@@ -81,7 +81,7 @@ public struct MarkdownRenderer: Sendable {
         let main = profile.threads.first(where: \.isMain)?.id
         let before = profile.tasks.filter { task in
             guard let start = task.startNs else { return false }
-            return start < firstFrame && (task.threadID == main || task.lane == "main")
+            return start < firstFrame && (task.threadID == main || task.lane == .main)
         }
         var lines = ["### Main thread before the first frame", ""]
         if before.isEmpty {
@@ -115,9 +115,9 @@ public struct MarkdownRenderer: Sendable {
         ]
         for task in sorted.prefix(rowsPerTable) {
             let name = (task.onCriticalPath ? "★ " : "") + MarkdownRenderer.cell(task.name)
-                + (task.status == "completed" ? "" : " (\(MarkdownRenderer.cell(task.status)))")
+                + (task.status == .completed ? "" : " (\(MarkdownRenderer.cell(task.status.rawValue)))")
             lines.append(
-                "| \(name) | \(MarkdownRenderer.cell(task.lane)) | \(MarkdownRenderer.cell(ReportText.threadName(of: task, in: profile))) | "
+                "| \(name) | \(MarkdownRenderer.cell(task.lane.rawValue)) | \(MarkdownRenderer.cell(ReportText.threadName(of: task, in: profile))) | "
                     + "\(task.startNs.map { ReportText.ms($0) } ?? "–") | \(task.durationNs.map { ReportText.ms($0) } ?? "–") | "
                     + "\(ReportText.ms(task.waitNs)) | \(task.cpuNs.map { ReportText.ms($0) } ?? "–") | \(task.couldDefer ? "yes" : "") |")
         }
@@ -133,7 +133,7 @@ public struct MarkdownRenderer: Sendable {
         for violation in profile.violations.prefix(rowsPerTable) {
             let place = violation.stack.flatMap { profile.userFrame(ofStack: $0) }.map(\.placeDescription) ?? "–"
             lines.append(
-                "| \(MarkdownRenderer.cell(violation.rule)) | \(MarkdownRenderer.cell(violation.threadName)) | "
+                "| \(MarkdownRenderer.cell(violation.rule.rawValue)) | \(MarkdownRenderer.cell(violation.threadName)) | "
                     + "\(ReportText.ms(violation.timeNs)) | \(violation.count) | \(MarkdownRenderer.cell(violation.message)) | "
                     + "\(MarkdownRenderer.cell(place)) |")
         }
@@ -168,7 +168,7 @@ public struct MarkdownRenderer: Sendable {
             "Frames: \(profile.displayFrames.count), slow (over 16.7 ms) \(profile.slowFrameCount), "
                 + "frozen (over 700 ms) \(profile.frozenFrameCount).",
         ]
-        let background = profile.spans.filter { $0.category == "background-task" }
+        let background = profile.spans.filter { $0.category == .backgroundTask }
         if !background.isEmpty {
             lines.append("Background tasks: " + background.prefix(rowsPerTable).map {
                 "`\(MarkdownRenderer.code($0.name))` \(ReportText.ms($0.durationNs))"

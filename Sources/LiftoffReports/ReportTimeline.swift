@@ -6,7 +6,7 @@ struct ReportTimeline {
     /// A named interval on one thread (a task, a span, a hang).
     struct Interval: Equatable {
         var name: String
-        var category: String
+        var category: Profile.SpanCategory
         var threadID: Int
         var startNs: UInt64
         var endNs: UInt64
@@ -51,7 +51,7 @@ struct ReportTimeline {
             guard let start = task.startNs, let end = task.endNs, let thread = task.threadID else { continue }
             result.append(
                 Interval(
-                    name: task.name, category: "task", threadID: thread, startNs: start, endNs: max(end, start),
+                    name: task.name, category: .launchTask, threadID: thread, startNs: start, endNs: max(end, start),
                     task: index))
         }
         let main = profile.threads.first(where: \.isMain)?.id
@@ -59,7 +59,7 @@ struct ReportTimeline {
             for hang in profile.hangs {
                 result.append(
                     Interval(
-                        name: "hang: \(hang.running)", category: "hang", threadID: main, startNs: hang.startNs,
+                        name: "hang: \(hang.running)", category: .hang, threadID: main, startNs: hang.startNs,
                         endNs: hang.endNs))
             }
         }
@@ -88,4 +88,9 @@ struct ReportTimeline {
 
     /// Nanoseconds as milliseconds.
     static func ms(_ ns: UInt64) -> Double { Double(ns) / 1e6 }
+}
+
+extension Profile.SpanCategory {
+    /// A hang of the main thread, drawn as an interval in the time-ordered views.
+    static let hang: Profile.SpanCategory = "hang"
 }

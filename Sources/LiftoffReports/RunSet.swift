@@ -282,11 +282,11 @@ public struct RunSet: Sendable {
             if let ttff = profile.timeToFirstFrameNs { add(RunSet.timeToFirstFrame, Double(ttff) / 1e6) }
             if groups.contains(.phases) {
                 let phases = profile.phases
-                add("pre-main", Double(phases.mainEntryNs - min(phases.processStartNs, phases.mainEntryNs)) / 1e6)
+                add("pre-main", NanosecondDuration.between(phases.processStartNs, phases.mainEntryNs).millisecondsValue)
                 if let firstFrame = phases.firstFrameNs {
-                    add("main → first frame", Double(firstFrame - min(phases.mainEntryNs, firstFrame)) / 1e6)
+                    add("main → first frame", NanosecondDuration.between(phases.mainEntryNs, firstFrame).millisecondsValue)
                 }
-                for span in profile.spans where span.category == "callback" {
+                for span in profile.spans where span.category == .callback {
                     add("callback: \(span.name)", Double(span.durationNs) / 1e6)
                 }
             }

@@ -22,11 +22,11 @@ public struct SpeedscopeRenderer: Sendable {
         var json = JSONWriter(capacity: 64 + profile.samples.count * 24)
         let intervals = ReportTimeline.intervals(profile)
         // Shared frames: the profile's frames, then one per distinct interval name and category.
-        var intervalFrame: [String: [String: Int]] = [:]
+        var intervalFrame: [Profile.SpanCategory: [String: Int]] = [:]
         var extraFrames: [(name: String, file: String)] = []
         for interval in intervals where intervalFrame[interval.category]?[interval.name] == nil {
             intervalFrame[interval.category, default: [:]][interval.name] = profile.frames.count + extraFrames.count
-            extraFrames.append((interval.name, interval.category))
+            extraFrames.append((interval.name, interval.category.rawValue))
         }
         var waitingFrame: Int?
         if profile.samples.state.contains(.waiting) {
@@ -172,7 +172,7 @@ public struct SpeedscopeRenderer: Sendable {
     }
 
     private func writeEvented(
-        _ json: inout JSONWriter, name: String, intervals: [ReportTimeline.Interval], frames: [String: [String: Int]]
+        _ json: inout JSONWriter, name: String, intervals: [ReportTimeline.Interval], frames: [Profile.SpanCategory: [String: Int]]
     ) {
         let start = intervals.map(\.startNs).min() ?? 0
         let end = intervals.map(\.endNs).max() ?? start

@@ -44,7 +44,7 @@ public struct ProfileBuilder {
     /// one byte earlier, inside the call instruction.
     public mutating func add(_ sample: RawSample) {
         guard !sample.addresses.isEmpty else { return }
-        let time = sample.timeNs > timeOriginNs ? sample.timeNs - timeOriginNs : 0
+        let time = NanosecondDuration.between(timeOriginNs, sample.timeNs).nanoseconds
         if let last = lastStack[sample.threadID], last.truncated == sample.truncated, last.addresses == sample.addresses {
             samples.append(
                 thread: sample.threadID, timeNs: time, stack: last.stack, state: sample.state,

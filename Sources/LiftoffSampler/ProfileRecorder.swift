@@ -7,7 +7,8 @@ import Glibc
 #endif
 
 /// Records one profile: starts the sampler with the calling thread registered, and on
-/// ``finish()`` stops it and builds the ``Profile`` with phases and metadata.
+/// ``finish(symbolizer:events:)`` stops it and builds the ``Profile``: metadata, phases,
+/// samples, and the launch's events with their stacks.
 ///
 /// ```swift
 /// let recorder = try ProfileRecorder.start()
@@ -32,7 +33,7 @@ public final class ProfileRecorder: Sendable {
         self.startTime = Date()
         self.mainEntryNs = mainEntryNs
         self.processStartNs = ProfileRecorder.processStart(now: mainEntryNs)
-        self.registeredThread = Sampler.currentThreadID
+        self.registeredThread = CurrentThread.id
     }
 
     /// Starts sampling and registers the calling thread (as `main` when it is the main thread).
@@ -41,7 +42,7 @@ public final class ProfileRecorder: Sendable {
         configuration: SamplerConfiguration = SamplerConfiguration(),
         commandLine: [String] = CommandLine.arguments
     ) throws -> ProfileRecorder {
-        let now = lo_monotonic_ns()
+        let now = MonotonicClock.nowNs
         Sampler.resetThreadNames()
         try Sampler.start(configuration)
         try Sampler.registerCurrentThread()
@@ -51,37 +52,57 @@ public final class ProfileRecorder: Sendable {
     /// Stops sampling and builds the profile, symbolizing with `symbolizer` (by default an
     /// ``ELFSymbolizer`` made after sampling stopped, so its work is not in the profile).
     public func finish(symbolizer: (any Symbolizer)? = nil) -> Profile {
-        finish(symbolizer: symbolizer, extraStacks: []).profile
+        finish(symbolizer: symbolizer, events: LaunchEvents())
     }
 
-    /// Stops sampling and builds the profile, adding `extraStacks` (captured stacks, leaf first,
-    /// such as those of thread-rule violations) to its stack table.
-    /// - Returns: the profile, and the stack index of each extra stack (nil for an empty one).
-    /// - Parameter exactLeaf: for each extra stack, whether its first address is an exact program
-    ///   counter (captured from another thread); return addresses when absent.
-    public func finish(
-        symbolizer: (any Symbolizer)?, extraStacks: [[UInt]], exactLeaf: [Bool] = []
-    ) -> (profile: Profile, stacks: [Int?]) {
-        let endNs = lo_monotonic_ns()
+    /// Stops sampling and builds the whole profile: the samples, with `events` (spans, marks,
+    /// tasks, violations, hangs, a termination) and their stacks in its tables, and each sample
+    /// attributed to the span and task it ran in. This is the one place a profile is assembled
+    /// from a recording.
+    public func finish(symbolizer: (any Symbolizer)?, events: LaunchEvents) -> Profile {
+        let endNs = MonotonicClock.nowNs
         try? Sampler.unregisterThread(registeredThread)
         let recording = Sampler.stop()
         var builder = ProfileBuilder(symbolizer: symbolizer ?? ELFSymbolizer(), timeOriginNs: processStartNs)
         for sample in recording.samples { builder.add(sample) }
-        let extra = extraStacks.enumerated().map { index, stack in
-            builder.addStack(stack, leafIsExact: index < exactLeaf.count && exactLeaf[index])
-        }
+        // Violation stacks hold return addresses; hang stacks and a watchdog's were taken from
+        // another thread by a signal and start with an exact program counter.
+        let violationStacks = events.violations.map { builder.addStack($0.stack) }
+        let hangStacks = events.hangs.map { hang in hang.stacks.map { builder.addStack($0, leafIsExact: true) } }
+        let terminationStack = events.termination.map { builder.addStack($0.stack, leafIsExact: $0.exactLeaf) }
         let premain = lo_premain_ns()
         let phases = Profile.Phases(
             processStartNs: 0,
-            preMainNs: premain > processStartNs ? premain - processStartNs : 0,
-            mainEntryNs: mainEntryNs - processStartNs,
-            endNs: endNs - processStartNs)
-        let profile = builder.build(
+            preMainNs: NanosecondDuration.between(processStartNs, premain).nanoseconds,
+            mainEntryNs: NanosecondDuration.between(processStartNs, mainEntryNs).nanoseconds,
+            endNs: NanosecondDuration.between(processStartNs, endNs).nanoseconds,
+            firstFrameNs: events.firstFrameNs)
+        var profile = builder.build(
             metadata: ProfileRecorder.metadata(
                 commandLine: commandLine, startTime: startTime, rateHz: configuration.rateHz),
-            phases: phases, threadNames: recording.threadNames, mainThreadID: Sampler.mainThreadID,
+            phases: phases, threadNames: recording.threadNames, mainThreadID: CurrentThread.mainThreadID,
             counts: recording.counts)
-        return (profile, extra)
+        profile.spans = events.spans
+        profile.marks = events.marks
+        profile.stateChanges = events.stateChanges
+        profile.displayFrames = events.displayFrames
+        profile.tasks = events.tasks
+        profile.hangs = zip(events.hangs, hangStacks).map { hang, stacks in
+            var record = hang.hang
+            record.stacks = stacks.compactMap { $0 }
+            return record
+        }
+        profile.violations = zip(events.violations, violationStacks).map { violation, stack in
+            var record = violation.violation
+            record.stack = stack
+            return record
+        }
+        if let termination = events.termination {
+            profile.termination = termination.termination
+            profile.termination?.stack = terminationStack ?? nil
+        }
+        profile.attributeSamples()
+        return profile
     }
 
     /// `CLOCK_MONOTONIC` nanoseconds of the process start: every profile time is relative to it.
@@ -131,4 +152,31 @@ public final class ProfileRecorder: Sendable {
             name: text(names.nodename), os: "\(text(names.sysname)) \(text(names.release))",
             architecture: text(names.machine), cpuCount: ProcessInfo.processInfo.activeProcessorCount)
     }
+}
+
+/// What a launch recorded besides samples, in the profile's terms, with the raw stacks its
+/// stack table will hold. Times are nanoseconds since the process start.
+public struct LaunchEvents: Sendable {
+    /// Timed spans.
+    public var spans: [Profile.Span] = []
+    /// Named instants.
+    public var marks: [Profile.Mark] = []
+    /// Execution-state changes, in order.
+    public var stateChanges: [Profile.StateChange] = []
+    /// Committed frames, in order.
+    public var displayFrames: [Profile.DisplayFrame] = []
+    /// Launch tasks.
+    public var tasks: [Profile.TaskRecord] = []
+    /// The first frame (or ready moment).
+    public var firstFrameNs: UInt64?
+    /// Thread-rule violations, each with its captured stack (return addresses, leaf first).
+    public var violations: [(violation: Profile.Violation, stack: [UInt])] = []
+    /// Hangs, each with the main thread's stacks taken while it hung (exact program counters first).
+    public var hangs: [(hang: Profile.HangRecord, stacks: [[UInt]])] = []
+    /// Why the app was terminated, with the main thread's stack; `exactLeaf` when it was taken
+    /// from another thread.
+    public var termination: (termination: Profile.Termination, stack: [UInt], exactLeaf: Bool)?
+
+    /// Creates an empty set of events.
+    public init() {}
 }

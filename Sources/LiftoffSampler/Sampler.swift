@@ -207,7 +207,7 @@ public enum Sampler {
             throw SamplerError(.system, "The sampler's signal handler could not be installed.")
         }
         let tid = Int(lo_current_tid())
-        let resolved = name ?? currentThreadNameValue()
+        let resolved = name ?? CurrentThread.name
         names.withLock { $0[tid] = resolved }
     }
 
@@ -288,51 +288,6 @@ public enum Sampler {
         lo_signal_current_thread()
     }
 
-    /// The kernel thread id of the calling thread.
-    public static var currentThreadID: Int { Int(lo_current_tid()) }
-
-    /// The kernel thread id of the main thread.
-    public static var mainThreadID: Int { Int(lo_main_tid()) }
-
-    /// Whether the calling thread is the process's main thread (a cached thread-id compare).
-    @inline(__always)
-    public static var isMainThread: Bool { lo_is_main_thread() != 0 }
-
-    /// `CLOCK_MONOTONIC` now, in nanoseconds.
-    @inline(__always)
-    public static var monotonicNs: UInt64 { lo_monotonic_ns() }
-
-    /// CPU time the calling thread has used, in nanoseconds.
-    public static var threadCPUNs: UInt64 { lo_thread_cpu_ns() }
-
-    /// CPU time thread `threadID` of this process has used, in nanoseconds; nil when it ended.
-    public static func cpuNs(ofThread threadID: Int) -> UInt64? {
-        var value: UInt64 = 0
-        guard let tid = pid_t(exactly: threadID), lo_thread_cpu_ns_of(tid, &value) == 0 else { return nil }
-        return value
-    }
-
-    /// The Swift task running the calling code (an opaque identity that samples also carry),
-    /// or 0 outside a task.
-    public static var currentTask: UInt { UInt(lo_current_swift_task()) }
-
-    /// An opaque per-thread pointer for Liftoff's own bookkeeping (the launch task running on
-    /// this thread): a thread-local variable, cheaper than a task-local value.
-    package static var threadContext: UnsafeRawPointer? {
-        get { lo_thread_context() }
-        set { lo_set_thread_context(newValue) }
-    }
-
-    /// The label of the Dispatch queue running the calling code, or "" when there is none.
-    public static var currentQueueLabel: String {
-        guard let label = lo_current_queue_label() else { return "" }
-        return String(decoding: UnsafeRawBufferPointer(start: label, count: strlen(label)), as: UTF8.self)
-    }
-
-    /// The calling thread's name: `main` for the main thread, else its pthread name, else
-    /// `thread <tid>`.
-    public static var currentThreadName: String { currentThreadNameValue() }
-
     /// Captures the calling thread's stack now (not from a signal): addresses, leaf first,
     /// starting with the return address into the caller of this function.
     @inline(never)
@@ -388,15 +343,5 @@ public enum Sampler {
             samples.append(sample)
         }
         return samples
-    }
-
-    private static func currentThreadNameValue() -> String {
-        if lo_is_main_thread() != 0 { return "main" }
-        var buffer = [CChar](repeating: 0, count: 64)
-        if lo_current_thread_name(&buffer, buffer.count) == 0 {
-            let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            if !name.isEmpty { return name }
-        }
-        return "thread \(lo_current_tid())"
     }
 }

@@ -190,13 +190,13 @@ func hostileBrowserProfile() -> Profile {
             thread: [1, 1, 1, 1], timeNs: [1_000_000, 2_000_000, 3_000_000, 4_000_000], stack: [2, 2, 1, 0]))
     profile.tasks = [
         Profile.TaskRecord(
-            name: evil[1], lane: evil[2], status: "completed", dependencies: [evil[0]], threadID: 1, threadName: evil[0],
+            name: evil[1], lane: .init(evil[2]), status: "completed", dependencies: [evil[0]], threadID: 1, threadName: evil[0],
             startNs: 1_000_000, endNs: 2_000_000, couldDefer: true)
     ]
-    profile.spans = [Profile.Span(name: evil[0], category: evil[1], threadID: 1, startNs: 500_000, endNs: 2_500_000)]
-    profile.marks = [Profile.Mark(name: evil[2], timeNs: 2_000_000)]
+    profile.spans = [Profile.Span(name: evil[0], category: .init(evil[1]), threadID: 1, startNs: 500_000, endNs: 2_500_000)]
+    profile.marks = [Profile.Mark(name: .init(evil[2]), timeNs: 2_000_000)]
     profile.violations = [
-        Profile.Violation(rule: evil[0], message: evil[1], threadID: 1, threadName: evil[2], timeNs: 1_500_000, stack: 2, count: 1)
+        Profile.Violation(rule: .init(evil[0]), message: evil[1], threadID: 1, threadName: evil[2], timeNs: 1_500_000, stack: 2, count: 1)
     ]
     profile.hangs = [Profile.HangRecord(startNs: 1_000_000, durationNs: 2_000_000, running: evil[1], stacks: [2, 2])]
     return profile

@@ -169,7 +169,7 @@ struct MarkdownRendererTests {
         }
         profile.violations = (0..<10_000).map { index in
             Profile.Violation(
-                rule: long, message: long, threadID: 1, threadName: "main", timeNs: UInt64(index), stack: nil, count: 1)
+                rule: .init(long), message: long, threadID: 1, threadName: "main", timeNs: UInt64(index), stack: nil, count: 1)
         }
         profile.frames += (0..<5_000).map { Profile.Frame(name: "\(long)\($0)", object: "app") }
         for rows in [20, 1_000] {

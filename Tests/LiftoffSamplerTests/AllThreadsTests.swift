@@ -47,7 +47,7 @@ extension SamplerTests {
         let window = Mutex<(UInt64, UInt64)>((0, 0))
         let done = DispatchSemaphore(value: 0)
         DispatchQueue.global().async {
-            dispatchTID.withLock { $0 = Sampler.currentThreadID }
+            dispatchTID.withLock { $0 = CurrentThread.id }
             let start = DispatchTime.now().uptimeNanoseconds
             unregisteredDispatchWork(until: deadline(afterMilliseconds: 300))
             window.withLock { $0 = (start, DispatchTime.now().uptimeNanoseconds) }
@@ -145,7 +145,7 @@ extension SamplerTests {
         try Sampler.start(SamplerConfiguration(rateHz: 1000))
         let tid = Mutex(0)
         onNewThread(name: "clock-reader") {
-            tid.withLock { $0 = Sampler.currentThreadID }
+            tid.withLock { $0 = CurrentThread.id }
             readClockInALoop(until: deadline(afterMilliseconds: 300))
         }
         let recording = Sampler.stop()
@@ -189,7 +189,7 @@ extension SamplerTests {
         let release = DispatchSemaphore(value: 0)
         // From computing straight into the wait, so the step costs the thread only microseconds.
         let thread = Thread {
-            tid.withLock { $0 = Sampler.currentThreadID }
+            tid.withLock { $0 = CurrentThread.id }
             workerSpin2(until: deadline(afterMilliseconds: 150))
             release.wait()
         }
@@ -220,7 +220,7 @@ extension SamplerTests {
         let tid = Mutex(0)
         let done = Atomic<Bool>(false)
         let thread = Thread {
-            tid.withLock { $0 = Sampler.currentThreadID }
+            tid.withLock { $0 = CurrentThread.id }
             workerSpin0(until: deadline(afterMilliseconds: 800))
             done.store(true, ordering: .releasing)
         }

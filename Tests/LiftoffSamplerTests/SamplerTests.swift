@@ -17,7 +17,7 @@ struct SamplerTests {
         let tid = Mutex(0)
         onNewThread(name: "chain") {
             try? Sampler.registerCurrentThread(name: "chain")
-            tid.withLock { $0 = Sampler.currentThreadID }
+            tid.withLock { $0 = CurrentThread.id }
             chainA(until: deadline(afterMilliseconds: 1000))
             try? Sampler.unregisterCurrentThread()
         }
@@ -56,14 +56,14 @@ struct SamplerTests {
             // A serial queue of its own runs on its own pool thread.
             DispatchQueue(label: "liftoff.test.worker-\(index)").async(group: group) {
                 Sampler.withCurrentThreadRegistered(name: "worker-\(index)") {
-                    workerIDs.withLock { $0[index] = Sampler.currentThreadID }
+                    workerIDs.withLock { $0[index] = CurrentThread.id }
                     spins[index](end)
                 }
             }
         }
         onNewThread(name: "main-like") {
             Sampler.withCurrentThreadRegistered(name: "main-like") {
-                workerIDs.withLock { $0[4] = Sampler.currentThreadID }
+                workerIDs.withLock { $0[4] = CurrentThread.id }
                 workerSpinMain(until: end)
             }
         }

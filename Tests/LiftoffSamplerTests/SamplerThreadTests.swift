@@ -1,6 +1,7 @@
 import CLiftoffSampler
 import Dispatch
 import Foundation
+import LiftoffProfile
 import LiftoffTestSupport
 import Synchronization
 import Testing
@@ -26,7 +27,7 @@ final class ThreadGroup: Sendable {
                 } catch {
                     failures.withLock { $0.append("\(error)") }
                 }
-                ids.withLock { $0.append(Sampler.currentThreadID) }
+                ids.withLock { $0.append(CurrentThread.id) }
                 ready.signal()
                 gate.wait()
                 teardown()
@@ -111,7 +112,7 @@ struct SamplerThreadTests {
         // Generous windows: 340 threads must each be signalled once, on two shared cores.
         sleepThrough(milliseconds: 1_000)
         leaving.releaseAndWait()
-        let gone = Sampler.monotonicNs
+        let gone = MonotonicClock.nowNs
         sleepThrough(milliseconds: 1_000)
         let recording = Sampler.stop()
         let seen = Set(recording.samples.map(\.threadID))

@@ -95,7 +95,7 @@ final class ParkedThread: Sendable {
     init() {
         let started = DispatchSemaphore(value: 0)
         let thread = Thread { [self] in
-            id.withLock { $0 = Sampler.currentThreadID }
+            id.withLock { $0 = CurrentThread.id }
             started.signal()
             gate.wait()
         }

@@ -64,7 +64,7 @@ extension RuntimeTests {
                 let match = violations.first { violation in frameNames(violation).contains { $0.contains(caller) } }
                 #expect(match != nil, "\(caller) is in a violation's stack")
                 #expect(match?.rule == ThreadRules.uiOnMain)
-                #expect(match?.threadID != Sampler.mainThreadID)
+                #expect(match?.threadID != CurrentThread.mainThreadID)
             }
         }
 

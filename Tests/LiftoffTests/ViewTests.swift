@@ -186,7 +186,7 @@ extension RuntimeTests {
             #expect(ThreadRules.violations.count == 1, "repeats from one call site are counted")
             #expect(violation.count == 2)
             #expect(violation.operation == "View.setNeedsDisplay()")
-            #expect(violation.threadID != Sampler.currentThreadID)
+            #expect(violation.threadID != CurrentThread.id)
             let symbolizer = ELFSymbolizer()
             let names = violation.stack.map { symbolizer.symbolize($0 &- 1).name }
             #expect(names.contains { $0.contains("touchViewOffMainThread") }, "\(names.prefix(6))")

@@ -54,7 +54,7 @@ final class XCTestAssertionTests: XCTestCase {
         capturing = false
         XCTAssertEqual(captured.count, 1, "one failure per violation: \(captured)")
         let report = captured.first ?? ""
-        XCTAssertTrue(report.contains(ThreadRules.uiOnMain), report)
+        XCTAssertTrue(report.contains(ThreadRules.uiOnMain.rawValue), report)
         XCTAssertTrue(report.contains("uiWorkFromXCTestWorker"), "the violating stack is in the message: \(report)")
     }
 }
