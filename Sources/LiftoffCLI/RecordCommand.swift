@@ -161,26 +161,26 @@ struct RecordCommand: ParsableCommand {
         guard result.outcome.succeeded else { return failed(result.outcome.description) }
         if access(profileURL.path, F_OK) == 0 {
             // Every run of one command must be measured the same way, or the runs do not compare.
-            if side.measured.contains("ready") || side.measured.contains("exit") {
+            if side.measured.contains(.ready) || side.measured.contains(.exit) {
                 return failed("it wrote a profile, unlike the runs before it, which were timed without one")
             }
             do {
                 let profile = try Profile.load(from: profileURL)
                 side.lastTTFF = profile.timeToFirstFrameNs.map { Double($0) / 1e6 }
-                side.measured.insert("profile")
+                side.measured.insert(.profile)
             } catch let error as ProfileError {
                 return failed("its profile is unusable: \(error.message)")
             }
         } else {
             // A program without Liftoff: its times live in the run list alone.
-            if side.measured.contains("profile") {
+            if side.measured.contains(.profile) {
                 return failed("it wrote no profile to LIFTOFF_PROFILE_OUT, unlike the runs before it")
             }
             if pattern != nil && result.readyNs == nil {
                 return failed("exited without printing a line matching --ready")
             }
             side.lastTTFF = readyMs ?? exitMs
-            side.measured.insert(result.readyNs != nil ? "ready" : "exit")
+            side.measured.insert(result.readyNs != nil ? .ready : .exit)
             return RecordManifest.Run(
                 index: index, profile: nil, log: logName, outcome: result.outcome.description, succeeded: true,
                 exitMs: exitMs, readyMs: readyMs)
@@ -201,14 +201,14 @@ struct RecordCommand: ParsableCommand {
                 continue
             }
             let failed = set.failedRuns
-            let what = side.measured.contains("profile") ? "time to first frame"
-                : side.measured.contains("ready") ? "time to the ready line (as time to first frame)"
+            let what = side.measured.contains(.profile) ? "time to first frame"
+                : side.measured.contains(.ready) ? "time to the ready line (as time to first frame)"
                 : "time to exit (as time to first frame)"
             lines.append(
                 "\(side.name.isEmpty ? "Recorded" : "\(side.name.capitalized):") \(set.profiles.count) runs of "
                     + "\(side.command.joined(separator: " ")) in \(side.folder.path)/" + (failed > 0 ? ", \(failed) failed" : "")
                     + (set.profiles.isEmpty ? "; none succeeded." : "; \(what):"))
-            for (name, values) in set.metrics(side.measured.contains("profile") ? [.phases] : []) where !values.isEmpty {
+            for (name, values) in set.metrics(side.measured.contains(.profile) ? [.phases] : []) where !values.isEmpty {
                 let median = Statistics.median(values)
                 let mad = Statistics.medianAbsoluteDeviation(values)
                 lines.append(
@@ -234,14 +234,14 @@ struct RecordCommand: ParsableCommand {
         let folder: URL
         var manifest: RecordManifest
         var lastTTFF: Double?
-        var measured = Set<String>()
+        var measured = Set<RunMeasure>()
         private let journal: Int32
 
         init(name: String, command: [String], folder: URL) throws {
             self.name = name
             self.command = command
             self.folder = folder
-            manifest = RecordManifest(command: command, measure: "profile")
+            manifest = RecordManifest(command: command, measure: .profile)
             do {
                 try AtomicFile.createFolder(folder.appendingPathComponent("runs"))
             } catch let error as ProfileError {
@@ -274,7 +274,7 @@ struct RecordCommand: ParsableCommand {
 
         /// Writes `record.json` and removes the journal it replaces.
         func saveManifest() throws {
-            manifest.measure = measured.contains("profile") ? "profile" : measured.contains("ready") ? "ready" : "exit"
+            manifest.measure = measured.contains(.profile) ? .profile : measured.contains(.ready) ? .ready : .exit
             do {
                 try AtomicFile.write(manifest.jsonData(), to: folder.appendingPathComponent("record.json"))
             } catch let error as ProfileError {

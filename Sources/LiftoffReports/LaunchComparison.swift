@@ -219,12 +219,11 @@ public struct LaunchComparison: Sendable {
         return json.text
     }
 
-    static func measureName(_ measure: String) -> String {
+    static func measureName(_ measure: RunMeasure) -> String {
         switch measure {
-        case "profile": return "their own profiles"
-        case "ready": return "the time to their ready line"
-        case "exit": return "the time to their exit"
-        default: return "'\(measure)'"
+        case .profile: return "their own profiles"
+        case .ready: return "the time to their ready line"
+        case .exit: return "the time to their exit"
         }
     }
 

@@ -1,6 +1,16 @@
 import Foundation
 import LiftoffProfile
 
+/// How `liftoff record` measured a run's time to first frame.
+public enum RunMeasure: String, Codable, Sendable, CaseIterable {
+    /// The program wrote a profile: its first frame (or ready mark).
+    case profile
+    /// The program printed a line matching `--ready`.
+    case ready
+    /// The program exited.
+    case exit
+}
+
 /// What `liftoff record` writes next to its runs: `record.json`, written atomically when
 /// recording ends. While it runs, each finished run is appended to a journal (`runs.jsonl`),
 /// so nothing recorded is lost if recording stops early.
@@ -44,13 +54,13 @@ public struct RecordManifest: Codable, Sendable, Equatable {
     public var schema = RecordManifest.currentSchema
     /// The recorded command.
     public var command: [String]
-    /// How time to first frame was measured: `profile` (the program wrote one), `ready` or `exit`.
-    public var measure: String
+    /// How time to first frame was measured.
+    public var measure: RunMeasure
     /// The runs so far.
     public var runs: [Run]
 
     /// Creates a manifest.
-    public init(command: [String], measure: String, runs: [Run] = []) {
+    public init(command: [String], measure: RunMeasure, runs: [Run] = []) {
         self.command = command
         self.measure = measure
         self.runs = runs
@@ -76,7 +86,7 @@ public struct RecordManifest: Codable, Sendable, Equatable {
         json.string(schema)
         json.nextKey("command")
         json.stringArray(command)
-        json.field("measure", measure)
+        json.field("measure", measure.rawValue)
     }
 
     /// One run as a journal line.
@@ -95,7 +105,7 @@ public struct RecordManifest: Codable, Sendable, Equatable {
         struct Header: Decodable {
             var schema: String
             var command: [String]
-            var measure: String
+            var measure: RunMeasure
         }
         guard let first = lines.first, let header = try? decoder.decode(Header.self, from: Data(first)),
             header.schema == currentSchema
@@ -149,12 +159,12 @@ public struct RunSet: Sendable {
     public var profiles: [Profile]
     /// Runs that failed (crashed, timed out, exited non-zero, or wrote no profile).
     public var failedRuns: Int
-    /// How time to first frame was measured: `profile`, `ready` or `exit` (`liftoff record`'s
-    /// `measure`); `profile` for a folder of profiles.
-    public var measure: String
+    /// How time to first frame was measured (`liftoff record`'s `measure`); `profile` for a
+    /// folder of profiles.
+    public var measure: RunMeasure
 
     /// Creates a run set from profiles already in memory.
-    public init(folder: URL, profiles: [Profile], failedRuns: Int = 0, measure: String = "profile") {
+    public init(folder: URL, profiles: [Profile], failedRuns: Int = 0, measure: RunMeasure = .profile) {
         self.folder = folder
         self.profiles = profiles
         self.failedRuns = failedRuns

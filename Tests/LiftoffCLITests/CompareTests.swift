@@ -107,7 +107,7 @@ struct CompareCommandTests {
         let profiles = try runFolder(noisy(100))
         let timed = temporaryFolder()
         let manifest = RecordManifest(
-            command: ["app"], measure: "exit",
+            command: ["app"], measure: .exit,
             runs: (1...5).map {
                 RecordManifest.Run(index: $0, profile: nil, log: "l", outcome: "exit status 0", succeeded: true, exitMs: 100, readyMs: nil)
             })

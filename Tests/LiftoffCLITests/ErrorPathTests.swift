@@ -109,7 +109,7 @@ struct ErrorPathTests {
             try FileManager.default.createDirectory(at: folder.appendingPathComponent(name), withIntermediateDirectories: true)
         }
         let timed = RecordManifest(
-            command: ["app"], measure: "exit",
+            command: ["app"], measure: .exit,
             runs: (1...5).map {
                 RecordManifest.Run(
                     index: $0, profile: nil, log: "l", outcome: "exit status 0", succeeded: true, exitMs: 100 + Double($0), readyMs: nil)

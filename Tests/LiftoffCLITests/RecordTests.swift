@@ -21,7 +21,7 @@ struct RecordTests {
         let manifest = try JSONDecoder().decode(
             RecordManifest.self, from: Data(contentsOf: folder.appendingPathComponent("record.json")))
         #expect(manifest.runs.count == 3)
-        #expect(manifest.measure == "ready")
+        #expect(manifest.measure == .ready)
         for run in manifest.runs {
             #expect(run.succeeded)
             #expect(run.outcome == "stopped when ready")
