@@ -134,17 +134,18 @@ public enum ThreadRules {
         var allowed: [String] = []
     }
 
-    /// A call site: the rule, the operation and the innermost frames.
-    private struct Site: Hashable {
+    /// A call site seen before: its rule and operation, and the violation it became.
+    private struct Site {
         var rule: Profile.RuleName
         var operation: String
-        var frames: [UInt]
+        var id: Int
     }
 
     private struct Record {
         var list: [ThreadViolation] = []
-        /// The violation each call site seen since the last ``clearViolations()`` became.
-        var sites: [Site: Int] = [:]
+        /// The call sites seen since the last ``clearViolations()``, by their innermost frames
+        /// (hashing six addresses is cheaper than hashing the names).
+        var sites: [[UInt]: [Site]] = [:]
         var nextID = 1
     }
 
@@ -292,13 +293,15 @@ public enum ThreadRules {
 
     static func record(rule: Profile.RuleName, operation: String, stack: [UInt], task: String? = nil, warning: Bool = false) {
         // A call site is the innermost frames: Liftoff's own, then the code that called it.
-        let site = Site(rule: rule, operation: operation, frames: Array(stack.prefix(6)))
+        let frames = Array(stack.prefix(6))
         let time = clockSource.withLock { $0.nowNs }
         let taskName = task ?? currentTask ?? LaunchTaskName.current
         // Repeats from one call site are counted on the first record.
         let repeated = recorded.withLock { state -> Bool in
-            guard let id = state.sites[site] else { return false }
-            if let index = state.list.firstIndex(where: { $0.id == id }) { state.list[index].count += 1 }
+            guard let id = state.sites[frames]?.first(where: { $0.rule == rule && $0.operation == operation })?.id else {
+                return false
+            }
+            if let index = state.list.lastIndex(where: { $0.id == id }) { state.list[index].count += 1 }
             return true
         }
         if repeated { return }
@@ -310,7 +313,7 @@ public enum ThreadRules {
                 threadName: CurrentThread.name, queueLabel: CurrentThread.queueLabel, timeNs: time,
                 stack: stack, count: 1, isWarning: warning)
             state.nextID += 1
-            state.sites[site] = violation.id
+            state.sites[frames, default: []].append(Site(rule: rule, operation: operation, id: violation.id))
             return violation
         }
         for handler in handlers { handler.handle(violation) }
