@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <string.h>
 #include <sys/syscall.h>
 
 static pid_t g_main_tid;
@@ -65,6 +66,8 @@ const char *lo_current_queue_label(void) {
     const char *label = dispatch_queue_get_label(NULL);
     return label ? label : "";
 }
+
+int lo_on_main_queue(void) { return strcmp(lo_current_queue_label(), "com.apple.main-thread") == 0; }
 
 // swift_task_getCurrent takes no argument and returns a pointer, which the Swift calling
 // convention passes as C does; it only reads a thread-local value, so handlers may call it.

@@ -22,7 +22,7 @@ open class Control: View, @unchecked Sendable {
 open class Button: Control, @unchecked Sendable {
     /// The title.
     public var title: String {
-        didSet { setNeedsDisplay() }
+        didSet { ThreadRules.requireUIThread("Button.title") { setNeedsDisplay() } }
     }
 
     /// Creates a button.
@@ -40,7 +40,7 @@ open class Button: Control, @unchecked Sendable {
 open class Label: View, @unchecked Sendable {
     /// The text.
     public var text: String {
-        didSet { if text != oldValue { setNeedsDisplay() } }
+        didSet { ThreadRules.requireUIThread("Label.text") { if text != oldValue { setNeedsDisplay() } } }
     }
 
     /// Creates a label.
@@ -59,7 +59,7 @@ open class Label: View, @unchecked Sendable {
 open class ImageView: View, @unchecked Sendable {
     /// The image's name.
     public var imageName: String {
-        didSet { if imageName != oldValue { setNeedsDisplay() } }
+        didSet { ThreadRules.requireUIThread("ImageView.imageName") { if imageName != oldValue { setNeedsDisplay() } } }
     }
 
     /// Creates an image view.

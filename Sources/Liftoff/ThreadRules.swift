@@ -252,9 +252,15 @@ public enum ThreadRules {
         designated.store(0, ordering: .relaxed)
     }
 
-    /// Whether the calling thread is the thread UI rules treat as the main thread.
+    /// Whether the calling code runs where UI work belongs: on the thread UI rules treat as the
+    /// main thread, or on Dispatch's main queue, where the main actor runs (under `swift test` on
+    /// Linux a pool thread drains that queue, not the OS main thread).
     @inline(__always)
-    public static var isUIThread: Bool { CurrentThread.id == uiThreadID }
+    public static var isUIThread: Bool { CurrentThread.id == uiThreadID || CurrentThread.isOnMainQueue }
+
+    /// Set while a UI operation that has been checked runs: the checks of what it calls are part
+    /// of it, so one statement off the main thread is one violation.
+    @TaskLocal static var insideUIOperation = false
 
     /// Whether a launch is in progress (from launch start to the first frame).
     public static var isLaunching: Bool { launching.load(ordering: .relaxed) }
@@ -273,8 +279,17 @@ public enum ThreadRules {
     /// Records a `ui-on-main` violation when the caller is not on the main thread.
     @inline(never)
     public static func requireUIThread(_ operation: @autoclosure () -> String) {
-        guard !isUIThread else { return }
+        guard !isUIThread, !insideUIOperation else { return }
         record(rule: uiOnMain, operation: operation(), stack: Sampler.captureCurrentStack())
+    }
+
+    /// Runs `body`, the UI operation `operation`: a `ui-on-main` violation when the caller is not
+    /// on the main thread, and none for the UI work `body` does in turn.
+    @inline(never)
+    public static func requireUIThread<T>(_ operation: @autoclosure () -> String, around body: () throws -> T) rethrows -> T {
+        if isUIThread { return try body() }
+        if !insideUIOperation { record(rule: uiOnMain, operation: operation(), stack: Sampler.captureCurrentStack()) }
+        return try $insideUIOperation.withValue(true) { try body() }
     }
 
     /// Declares that the caller is about to block (file or network I/O, a lock, heavy work):

@@ -21,8 +21,9 @@ open class View: Responder, @unchecked Sendable {
     /// Frame in the superview's coordinates.
     public var frame: Rect {
         didSet {
-            ThreadRules.requireUIThread("\(type(of: self)).frame")
-            if frame.size != oldValue.size, contentMode == .redraw { setNeedsDisplay() }
+            ThreadRules.requireUIThread("\(type(of: self)).frame") {
+                if frame.size != oldValue.size, contentMode == .redraw { setNeedsDisplay() }
+            }
         }
     }
 
@@ -39,8 +40,9 @@ open class View: Responder, @unchecked Sendable {
     /// Hidden views neither draw nor receive taps.
     public var isHidden = false {
         didSet {
-            ThreadRules.requireUIThread("\(type(of: self)).isHidden")
-            if !isHidden, oldValue { setNeedsDisplay() }
+            ThreadRules.requireUIThread("\(type(of: self)).isHidden") {
+                if !isHidden, oldValue { setNeedsDisplay() }
+            }
         }
     }
 
@@ -76,29 +78,32 @@ open class View: Responder, @unchecked Sendable {
 
     /// Adds `view` on top of the other subviews, moving it from any previous superview.
     public func addSubview(_ view: View) {
-        ThreadRules.requireUIThread("\(type(of: self)).addSubview(_:)")
-        view.removeFromSuperview()
-        subviews.append(view)
-        view.superview = self
-        view.setNeedsDisplay()
+        ThreadRules.requireUIThread("\(type(of: self)).addSubview(_:)") {
+            view.removeFromSuperview()
+            subviews.append(view)
+            view.superview = self
+            view.setNeedsDisplay()
+        }
     }
 
     /// Inserts `view` at `index` in the back-to-front order.
     public func insertSubview(_ view: View, at index: Int) {
-        ThreadRules.requireUIThread("\(type(of: self)).insertSubview(_:at:)")
-        view.removeFromSuperview()
-        subviews.insert(view, at: max(0, min(index, subviews.count)))
-        view.superview = self
-        view.setNeedsDisplay()
+        ThreadRules.requireUIThread("\(type(of: self)).insertSubview(_:at:)") {
+            view.removeFromSuperview()
+            subviews.insert(view, at: max(0, min(index, subviews.count)))
+            view.superview = self
+            view.setNeedsDisplay()
+        }
     }
 
     /// Removes the view from its superview.
     public func removeFromSuperview() {
-        ThreadRules.requireUIThread("\(type(of: self)).removeFromSuperview()")
-        guard let parent = superview else { return }
-        parent.subviews.removeAll { $0 === self }
-        superview = nil
-        parent.setNeedsDisplay()
+        ThreadRules.requireUIThread("\(type(of: self)).removeFromSuperview()") {
+            guard let parent = superview else { return }
+            parent.subviews.removeAll { $0 === self }
+            superview = nil
+            parent.setNeedsDisplay()
+        }
     }
 
     /// Marks the view to draw at the end of the current run-loop iteration.
@@ -172,22 +177,24 @@ open class Window: View, @unchecked Sendable {
     /// The controller whose view fills the window.
     public var rootViewController: ViewController? {
         didSet {
-            ThreadRules.requireUIThread("Window.rootViewController")
-            oldValue?.viewIfLoaded?.removeFromSuperview()
-            if let controller = rootViewController {
-                let view = controller.view
-                view.frame = bounds
-                addSubview(view)
+            ThreadRules.requireUIThread("Window.rootViewController") {
+                oldValue?.viewIfLoaded?.removeFromSuperview()
+                if let controller = rootViewController {
+                    let view = controller.view
+                    view.frame = bounds
+                    addSubview(view)
+                }
             }
         }
     }
 
     /// Makes this the application's key window and shows it.
     public func makeKeyAndVisible(in application: Application) {
-        ThreadRules.requireUIThread("Window.makeKeyAndVisible()")
-        self.application = application
-        isHidden = false
-        application.setKeyWindow(self)
+        ThreadRules.requireUIThread("Window.makeKeyAndVisible()") {
+            self.application = application
+            isHidden = false
+            application.setKeyWindow(self)
+        }
     }
 
     /// A window passes taps to the application.

@@ -46,6 +46,10 @@ public enum CurrentThread {
         return String(decoding: UnsafeRawBufferPointer(start: label, count: strlen(label)), as: UTF8.self)
     }
 
+    /// Whether the calling code runs on Dispatch's main queue, where the main actor runs, on
+    /// whatever thread drains it (under `swift test` on Linux that is not the OS main thread).
+    public static var isOnMainQueue: Bool { lo_on_main_queue() != 0 }
+
     /// The calling thread's name: `main` for the main thread, else its pthread name, else
     /// `thread <tid>`.
     public static var name: String { nameValue() }

@@ -39,8 +39,11 @@ struct ThreadRuleSnapshot {
     }
 }
 
-/// Runs `body` and returns the thread-rule violations recorded while it ran.
-public func collectThreadViolations(_ body: () async throws -> Void) async rethrows -> [ThreadViolation] {
+/// Runs `body` and returns the thread-rule violations recorded while it ran. `body` runs in the
+/// caller's isolation, so a `@MainActor` test can touch its views in it.
+public func collectThreadViolations(
+    isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> Void
+) async rethrows -> [ThreadViolation] {
     let before = ThreadRuleSnapshot()
     try await body()
     return before.violationsSince()

@@ -164,3 +164,53 @@ extension RuntimeTests {
         }
     }
 }
+
+@inline(never)
+func setTextOffMain(_ label: Label) { label.text = "changed off the main thread" }
+@inline(never)
+func addSubviewOffMain(_ parent: View, _ child: View) { parent.addSubview(child) }
+
+extension RuntimeTests {
+    @Suite("UI context")
+    struct UIContextTests {
+        @Test("the main actor and the main queue are UI context, whichever thread drains them")
+        @MainActor
+        func mainActorIsUIContext() async {
+            // Under `swift test` on Linux a pool thread drains the main queue: this test's main
+            // actor is not the OS main thread, the thread UI rules otherwise go by.
+            ThreadRules.resetUIThread()
+            let label = Label(text: "a", frame: Rect(x: 0, y: 0, width: 10, height: 10))
+            let (_, onMainActor) = collectThreadViolations {
+                label.text = "b"
+                label.frame = Rect(x: 0, y: 0, width: 20, height: 10)
+            }
+            #expect(onMainActor.isEmpty, "\(onMainActor.map(\.message))")
+            let onMainQueue = await collectThreadViolations {
+                await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                    DispatchQueue.main.async {
+                        label.text = "c"
+                        done.resume()
+                    }
+                }
+            }
+            #expect(onMainQueue.isEmpty, "\(onMainQueue.map(\.message))")
+            let offMain = await collectThreadViolations {
+                await Task.detached { setTextOffMain(label) }.value
+            }
+            #expect(offMain.map(\.operation) == ["Label.text"], "off-main UI work is still caught")
+        }
+
+        @Test("one statement off the main thread is one violation, not one per view it touches")
+        func oneStatementOneViolation() async {
+            ThreadRules.resetUIThread()
+            let parent = View(frame: Rect(x: 0, y: 0, width: 10, height: 10))
+            let child = Label(text: "child")
+            let violations = await collectThreadViolations {
+                await Task.detached { addSubviewOffMain(parent, child) }.value
+            }
+            #expect(violations.map(\.operation) == ["View.addSubview(_:)"])
+            let names = violations.first.map { $0.stack.map { ThreadRules.symbolizer.symbolize($0 &- 1).name } } ?? []
+            #expect(names.contains { $0.contains("addSubviewOffMain") }, "the statement's own call site is in the stack")
+        }
+    }
+}

@@ -156,6 +156,9 @@ void lo_signal_current_thread(void);
 /// The label of the Dispatch queue running the calling code, or "" when none (or when
 /// libdispatch is not loaded).
 const char *lo_current_queue_label(void);
+// Whether the calling code runs on Dispatch's main queue (where the main actor runs), on
+// whatever thread drains it.
+int lo_on_main_queue(void);
 
 /// Sets an opaque per-thread pointer (the launch task running on this thread), or NULL.
 void lo_set_thread_context(const void *context);
