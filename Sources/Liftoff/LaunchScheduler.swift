@@ -90,6 +90,8 @@ public final class LaunchScheduler: @unchecked Sendable {
     let state: Mutex<State>
     private let progress = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
+    /// The collection scope the scheduler was made in (see `ThreadRules.scope`).
+    private let scope = ThreadRules.scope
     let indexByName: [String: Int]
     private let order: [Int]
     /// Where each task runs, as recorded: one shared string per lane, so recording it costs no
@@ -293,6 +295,14 @@ public final class LaunchScheduler: @unchecked Sendable {
     }
 
     private func execute(_ index: Int, expectedStatus: Status) {
+        // Violations of the task belong to the test (collection scope) that made the scheduler.
+        if let scope, ThreadRules.scope != scope {
+            return ThreadRules.$scope.withValue(scope) { run(index, expectedStatus: expectedStatus) }
+        }
+        run(index, expectedStatus: expectedStatus)
+    }
+
+    private func run(_ index: Int, expectedStatus: Status) {
         let lane = plan.tasks[index].lane
         // Read the clock and the thread before taking the lock: the lock is shared by every
         // worker, so the less it covers the better.

@@ -27,6 +27,9 @@ public struct ThreadViolation: Sendable, Equatable {
     public var count: Int
     /// Whether this is a warning (the work was moved to the main thread) rather than an error.
     public var isWarning: Bool
+    /// The collection scope (`LiftoffTesting`'s) the code ran in, if any: its task, child tasks,
+    /// unstructured tasks it started and launch tasks a scheduler it started ran.
+    package var scope: UInt64? = nil
 
     /// One sentence for people.
     public var message: String {
@@ -134,10 +137,11 @@ public enum ThreadRules {
         var allowed: [String] = []
     }
 
-    /// A call site seen before: its rule and operation, and the violation it became.
+    /// A call site seen before: its rule, operation and scope, and the violation it became.
     private struct Site {
         var rule: Profile.RuleName
         var operation: String
+        var scope: UInt64?
         var id: Int
     }
 
@@ -160,6 +164,37 @@ public enum ThreadRules {
 
     /// The launch task running on this thread or task, set by the scheduler.
     @TaskLocal static var currentTask: String?
+
+    /// The collection scope of the running code, so that tests running side by side each see
+    /// their own violations (set by `LiftoffTesting`; carried into child and unstructured tasks,
+    /// and into launch tasks by the scheduler).
+    @TaskLocal package static var scope: UInt64?
+
+    /// Each collection scope's enclosing scope: a collection inside another belongs to both.
+    private static let scopes = Mutex((next: UInt64(1), parents: [UInt64: UInt64]()))
+
+    /// A new collection scope, inside the current one when there is one.
+    package static func makeScope() -> UInt64 {
+        let enclosing = scope
+        return scopes.withLock { state in
+            let id = state.next
+            state.next += 1
+            if let enclosing { state.parents[id] = enclosing }
+            return id
+        }
+    }
+
+    /// Whether code in scope `inner` ran inside scope `outer` (or is `outer`'s own).
+    package static func scope(_ inner: UInt64, isWithin outer: UInt64) -> Bool {
+        scopes.withLock { state in
+            var current: UInt64? = inner
+            while let id = current {
+                if id == outer { return true }
+                current = state.parents[id]
+            }
+            return false
+        }
+    }
 
     // MARK: Cheap checks
 
@@ -311,9 +346,14 @@ public enum ThreadRules {
         let frames = Array(stack.prefix(6))
         let time = clockSource.withLock { $0.nowNs }
         let taskName = task ?? currentTask ?? LaunchTaskName.current
+        let scope = ThreadRules.scope
         // Repeats from one call site are counted on the first record.
         let repeated = recorded.withLock { state -> Bool in
-            guard let id = state.sites[frames]?.first(where: { $0.rule == rule && $0.operation == operation })?.id else {
+            guard
+                let id = state.sites[frames]?.first(where: {
+                    $0.rule == rule && $0.operation == operation && $0.scope == scope
+                })?.id
+            else {
                 return false
             }
             if let index = state.list.lastIndex(where: { $0.id == id }) { state.list[index].count += 1 }
@@ -326,9 +366,9 @@ public enum ThreadRules {
             let violation = ThreadViolation(
                 id: state.nextID, rule: rule, operation: operation, task: taskName, threadID: CurrentThread.id,
                 threadName: CurrentThread.name, queueLabel: CurrentThread.queueLabel, timeNs: time,
-                stack: stack, count: 1, isWarning: warning)
+                stack: stack, count: 1, isWarning: warning, scope: scope)
             state.nextID += 1
-            state.sites[frames, default: []].append(Site(rule: rule, operation: operation, id: violation.id))
+            state.sites[frames, default: []].append(Site(rule: rule, operation: operation, scope: scope, id: violation.id))
             return violation
         }
         for handler in handlers { handler.handle(violation) }

@@ -5,7 +5,7 @@
 /// Each is an open set, stored in `profile.json` as its plain string: a program may name its own
 /// span categories, marks and rules, and a profile from a later version may carry a status this
 /// one does not know.
-public protocol ProfileVocabulary: RawRepresentable, Codable, Hashable, Sendable, ExpressibleByStringLiteral,
+public protocol ProfileVocabulary: RawRepresentable, Codable, Hashable, Sendable, ExpressibleByStringInterpolation,
     CustomStringConvertible, Comparable
 where RawValue == String {
     /// Creates a value from its spelling in `profile.json`.

@@ -5,8 +5,13 @@ import Testing
 import XCTest
 #endif
 
-/// Runs `body` and returns what it returned with the thread-rule violations recorded while it
-/// ran (on any thread).
+/// Runs `body` and returns what it returned with the thread-rule violations its code caused.
+///
+/// The code runs in a collection scope of its own, carried into the tasks it starts (child and
+/// unstructured tasks) and the launch tasks of schedulers it makes: their violations are
+/// collected, and those of tests running beside it in their own scopes are not. Work it hands to
+/// Dispatch queues or threads carries no scope; violations from such work are collected when
+/// they happen while `body` runs.
 ///
 /// ```swift
 /// let (_, violations) = collectThreadViolations { model.reload() }
@@ -14,12 +19,14 @@ import XCTest
 /// ```
 public func collectThreadViolations<T>(_ body: () throws -> T) rethrows -> (result: T, violations: [ThreadViolation]) {
     let before = ThreadRuleSnapshot()
-    let result = try body()
+    let result = try ThreadRules.$scope.withValue(before.scope) { try body() }
     return (result, before.violationsSince())
 }
 
 /// The violations recorded at one moment, to tell new ones (and new repeats of old ones) apart.
 struct ThreadRuleSnapshot {
+    /// The collection scope the collected code runs in.
+    let scope = ThreadRules.makeScope()
     private let counts: [Int: Int]
 
     init() {
@@ -30,6 +37,8 @@ struct ThreadRuleSnapshot {
     /// their count).
     func violationsSince() -> [ThreadViolation] {
         ThreadRules.violations.compactMap { violation in
+            // Another collection's code, such as a test running beside this one.
+            if let other = violation.scope, !ThreadRules.scope(other, isWithin: scope) { return nil }
             guard let earlier = counts[violation.id] else { return violation }
             guard violation.count > earlier else { return nil }
             var repeated = violation
@@ -45,7 +54,7 @@ public func collectThreadViolations(
     isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> Void
 ) async rethrows -> [ThreadViolation] {
     let before = ThreadRuleSnapshot()
-    try await body()
+    try await ThreadRules.$scope.withValue(before.scope) { try await body() }
     return before.violationsSince()
 }
 

@@ -1,0 +1,96 @@
+import Dispatch
+import Liftoff
+import LiftoffTesting
+import Testing
+
+/// Parties that wait for each other once, so two collections overlap in time for sure.
+actor Rendezvous {
+    private let parties: Int
+    private var arrived = 0
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    init(parties: Int) {
+        self.parties = parties
+    }
+
+    func meet() async {
+        arrived += 1
+        if arrived >= parties {
+            for continuation in waiting { continuation.resume() }
+            waiting = []
+        } else {
+            await withCheckedContinuation { waiting.append($0) }
+        }
+    }
+}
+
+@inline(never)
+func breakRule(_ rule: Profile.RuleName, _ operation: String) { ThreadRules.report(rule: rule, operation: operation) }
+
+/// Not serialized: these run beside every other test, as a user's suites do.
+@Suite("Collections side by side")
+struct ParallelCollectionTests {
+    @Test("two collections running at once each get their own violations, repeats included, and those of the tasks they start")
+    func overlappingCollections() async {
+        let started = Rendezvous(parties: 2)
+        let finishing = Rendezvous(parties: 2)
+        let results = await withTaskGroup(of: (String, [ThreadViolation]).self) { group in
+            for side in ["left", "right"] {
+                group.addTask {
+                    let violations = await collectThreadViolations {
+                        breakRule("parallel-\(side)", "before")
+                        await started.meet()
+                        // A repeat of the other side's call site must not count here.
+                        for _ in 0..<3 { breakRule("parallel-shared", "same call site") }
+                        await Task { breakRule("parallel-\(side)", "in a task it started") }.value
+                        await finishing.meet()
+                    }
+                    return (side, violations)
+                }
+            }
+            var results: [String: [ThreadViolation]] = [:]
+            for await (side, violations) in group { results[side] = violations }
+            return results
+        }
+        for side in ["left", "right"] {
+            let violations = results[side] ?? []
+            #expect(
+                violations.map { $0.rule.rawValue }.sorted() == ["parallel-\(side)", "parallel-\(side)", "parallel-shared"],
+                "\(side): \(violations.map { "\($0.rule) \($0.operation)" })")
+            #expect(violations.first { $0.rule == "parallel-shared" }?.count == 3, "\(side) counts its own three repeats")
+        }
+    }
+
+    @Test("a test beside others sees exactly its own violations (1 of 2)")
+    func besideOthersOne() async {
+        let violations = await collectThreadViolations {
+            for round in 0..<20 {
+                breakRule("beside-one", "round \(round % 2)")
+                try? await Task.sleep(for: .milliseconds(2))
+            }
+        }
+        #expect(Set(violations.map(\.rule)) == ["beside-one"])
+        #expect(violations.map(\.count).reduce(0, +) == 20)
+    }
+
+    @Test("a test beside others sees exactly its own violations (2 of 2)")
+    func besideOthersTwo() async {
+        let violations = await collectThreadViolations {
+            for round in 0..<20 {
+                breakRule("beside-two", "round \(round % 2)")
+                try? await Task.sleep(for: .milliseconds(2))
+            }
+        }
+        #expect(Set(violations.map(\.rule)) == ["beside-two"])
+        #expect(violations.map(\.count).reduce(0, +) == 20)
+    }
+
+    @Test("a collection inside another belongs to both")
+    func nestedCollections() {
+        let (inner, outer) = collectThreadViolations { () -> [ThreadViolation] in
+            collectThreadViolations { breakRule("nested", "inside") }.violations
+        }
+        #expect(inner.map(\.operation) == ["inside"])
+        #expect(outer.map(\.operation) == ["inside"])
+    }
+}
