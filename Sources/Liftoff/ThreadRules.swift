@@ -30,6 +30,8 @@ public struct ThreadViolation: Sendable, Equatable {
     /// The collection scope (`LiftoffTesting`'s) the code ran in, if any: its task, child tasks,
     /// unstructured tasks it started and launch tasks a scheduler it started ran.
     package var scope: UInt64? = nil
+    /// The test whose task broke the rule, when a test framework told (see `testIdentity`).
+    package var test: String? = nil
 
     /// One sentence for people.
     public var message: String {
@@ -142,6 +144,7 @@ public enum ThreadRules {
         var rule: Profile.RuleName
         var operation: String
         var scope: UInt64?
+        var test: String?
         var id: Int
     }
 
@@ -172,6 +175,10 @@ public enum ThreadRules {
 
     /// Each collection scope's enclosing scope: a collection inside another belongs to both.
     private static let scopes = Mutex((next: UInt64(1), parents: [UInt64: UInt64]()))
+
+    /// Names the test the calling task belongs to (`LiftoffTesting` installs Swift Testing's
+    /// `Test.current`), so code outside any collection is still told apart by test.
+    package static let testIdentity = Mutex<(@Sendable () -> String?)?>(nil)
 
     /// A new collection scope, inside the current one when there is one.
     package static func makeScope() -> UInt64 {
@@ -347,11 +354,12 @@ public enum ThreadRules {
         let time = clockSource.withLock { $0.nowNs }
         let taskName = task ?? currentTask ?? LaunchTaskName.current
         let scope = ThreadRules.scope
+        let test = testIdentity.withLock { $0 }?()
         // Repeats from one call site are counted on the first record.
         let repeated = recorded.withLock { state -> Bool in
             guard
                 let id = state.sites[frames]?.first(where: {
-                    $0.rule == rule && $0.operation == operation && $0.scope == scope
+                    $0.rule == rule && $0.operation == operation && $0.scope == scope && $0.test == test
                 })?.id
             else {
                 return false
@@ -366,9 +374,10 @@ public enum ThreadRules {
             let violation = ThreadViolation(
                 id: state.nextID, rule: rule, operation: operation, task: taskName, threadID: CurrentThread.id,
                 threadName: CurrentThread.name, queueLabel: CurrentThread.queueLabel, timeNs: time,
-                stack: stack, count: 1, isWarning: warning, scope: scope)
+                stack: stack, count: 1, isWarning: warning, scope: scope, test: test)
             state.nextID += 1
-            state.sites[frames, default: []].append(Site(rule: rule, operation: operation, scope: scope, id: violation.id))
+            state.sites[frames, default: []].append(
+                Site(rule: rule, operation: operation, scope: scope, test: test, id: violation.id))
             return violation
         }
         for handler in handlers { handler.handle(violation) }

@@ -27,10 +27,24 @@ public func collectThreadViolations<T>(_ body: () throws -> T) rethrows -> (resu
 struct ThreadRuleSnapshot {
     /// The collection scope the collected code runs in.
     let scope = ThreadRules.makeScope()
+    /// The Swift Testing test collecting, if any.
+    let test: String?
     private let counts: [Int: Int]
 
     init() {
+        ThreadRuleSnapshot.nameTests()
+        test = ThreadRuleSnapshot.currentTest()
         counts = Dictionary(ThreadRules.violations.map { ($0.id, $0.count) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// The running Swift Testing test's identity.
+    @Sendable static func currentTest() -> String? {
+        Test.current.map { "\($0.id)" }
+    }
+
+    /// Tells thread rules how to name the test a violating task belongs to (once).
+    static func nameTests() {
+        ThreadRules.testIdentity.withLock { if $0 == nil { $0 = currentTest } }
     }
 
     /// Violations recorded since, and earlier ones that repeated since (with the new repeats as
@@ -39,6 +53,8 @@ struct ThreadRuleSnapshot {
         ThreadRules.violations.compactMap { violation in
             // Another collection's code, such as a test running beside this one.
             if let other = violation.scope, !ThreadRules.scope(other, isWithin: scope) { return nil }
+            // Code of another test, outside any collection.
+            if let test, let other = violation.test, other != test { return nil }
             guard let earlier = counts[violation.id] else { return violation }
             guard violation.count > earlier else { return nil }
             var repeated = violation

@@ -79,6 +79,17 @@ struct ParallelCollectionTests {
     @Test("a test beside others sees exactly its own violations (2 of 2)")
     func besideOthersTwo() async { await breakTwentyTimes("beside-two") }
 
+    @Test("code of a test outside any collection is not collected by the tests beside it")
+    func outsideAnyCollection() async {
+        // The two tests above collect while this one breaks a rule from its own task.
+        for _ in 0..<20 {
+            breakRule("outside-any-collection", "in the test's task")
+            try? await Task.sleep(for: .milliseconds(2))
+        }
+        let mine = ThreadRules.violations.filter { $0.rule == "outside-any-collection" }
+        #expect(mine.map(\.count).reduce(0, +) >= 20)
+    }
+
     @Test("a collection inside another belongs to both")
     func nestedCollections() {
         let (inner, outer) = collectThreadViolations { () -> [ThreadViolation] in
