@@ -295,14 +295,11 @@ public final class LaunchScheduler: @unchecked Sendable {
     }
 
     private func execute(_ index: Int, expectedStatus: Status) {
-        // Violations of the task belong to the test (collection scope) that made the scheduler.
+        // Violations of the task belong to the test (collection scope) that made the scheduler;
+        // outside tests there is none, and no extra frame in the task's stacks.
         if let scope, ThreadRules.scope != scope {
-            return ThreadRules.$scope.withValue(scope) { run(index, expectedStatus: expectedStatus) }
+            return ThreadRules.$scope.withValue(scope) { execute(index, expectedStatus: expectedStatus) }
         }
-        run(index, expectedStatus: expectedStatus)
-    }
-
-    private func run(_ index: Int, expectedStatus: Status) {
         let lane = plan.tasks[index].lane
         // Read the clock and the thread before taking the lock: the lock is shared by every
         // worker, so the less it covers the better.
@@ -319,7 +316,7 @@ public final class LaunchScheduler: @unchecked Sendable {
             return true
         }
         guard claimed else { return }
-        if blocking[index], ThreadRules.isUIThread, ThreadRules.isLaunching {
+        if blocking[index], ThreadRules.isLaunching, ThreadRules.isUIThread {
             let tags = plan.tasks[index].tags.map(\.name).sorted().joined(separator: ", ")
             ThreadRules.record(
                 rule: ThreadRules.noBlockingOnMainDuringLaunch,

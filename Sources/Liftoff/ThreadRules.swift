@@ -338,7 +338,8 @@ public enum ThreadRules {
     /// a violation when it runs on the main thread during launch.
     @inline(never)
     public static func noteBlocking(_ what: @autoclosure () -> String) {
-        guard isUIThread, isLaunching else { return }
+        // The launch flag first: it is one load, the UI check may ask Dispatch for the queue.
+        guard isLaunching, isUIThread else { return }
         record(rule: noBlockingOnMainDuringLaunch, operation: what(), stack: Sampler.captureCurrentStack())
     }
 

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Liftoff
+import LiftoffTesting
 import LiftoffProfile
 import LiftoffTestSupport
 import Synchronization
@@ -75,6 +76,27 @@ extension RuntimeTests {
                 ])
             }
             #expect(error?.problems == ["'show' runs before the first frame but depends on 'warm', which runs after it."])
+        }
+
+        @Test("a scheduler made inside a collection hands its scope to its background launch tasks")
+        func schedulerCarriesScope() throws {
+            let clock = ManualClock()
+            let plan = try LaunchPlan([
+                LaunchTask("report from the pool", lane: .background(qos: .utility)) {
+                    breakRule("scheduler-scope", "in a launch task")
+                }
+            ])
+            let delegate = SchedulingDelegate(clock: clock) { plan }
+            let (_, violations) = try collectThreadViolations { () throws -> Void in
+                let driver = ApplicationDriver(delegate: delegate, clock: clock)
+                defer { driver.close() }
+                driver.send(.launch(LaunchOptions()))
+                let scheduler = try #require(delegate.scheduler)
+                #expect(scheduler.waitUntilFinished())
+            }
+            let violation = violations.first { $0.rule == "scheduler-scope" }
+            #expect(violation?.task == "report from the pool")
+            #expect(violation?.scope != nil, "the launch task ran in the collection's scope")
         }
 
         @Test("with the hop-to-main policy, UI work on a background lane moves to main with a warning")
