@@ -59,3 +59,21 @@ extension Trait where Self == ProcessStateTrait {
     /// signals, changes process-wide state or loads the machine's cores.
     public static var processState: Self { ProcessStateTrait() }
 }
+
+/// Holds ``ProcessStateLock`` once around a whole suite: its tests run beside each other, as a
+/// user's parallel suites do, but not beside tests that change process-wide state (clear the
+/// recorded violations, replace the rules' handlers).
+public struct SuiteProcessStateTrait: SuiteTrait, TestScoping {
+    public var isRecursive: Bool { false }
+
+    public func provideScope(
+        for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
+    ) async throws {
+        try await ProcessStateLock.shared.withLock(function)
+    }
+}
+
+extension Trait where Self == SuiteProcessStateTrait {
+    /// The suite holds the process-wide lock while all its tests run, side by side.
+    public static var processStateForWholeSuite: Self { SuiteProcessStateTrait() }
+}

@@ -1,5 +1,6 @@
 import Dispatch
 import Liftoff
+import LiftoffTestSupport
 import LiftoffTesting
 import Testing
 
@@ -27,8 +28,10 @@ actor Rendezvous {
 @inline(never)
 func breakRule(_ rule: Profile.RuleName, _ operation: String) { ThreadRules.report(rule: rule, operation: operation) }
 
-/// Not serialized: these run beside every other test, as a user's suites do.
-@Suite("Collections side by side")
+/// Not serialized: these tests run beside each other, as a user's parallel suites do. The suite
+/// as a whole holds the process lock, so tests that clear the record or replace the rules'
+/// handlers do not run meanwhile.
+@Suite("Collections side by side", .processStateForWholeSuite)
 struct ParallelCollectionTests {
     @Test("two collections running at once each get their own violations, repeats included, and those of the tasks they start")
     func overlappingCollections() async {
