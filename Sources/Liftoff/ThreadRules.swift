@@ -178,7 +178,16 @@ public enum ThreadRules {
 
     /// Names the test the calling task belongs to (`LiftoffTesting` installs Swift Testing's
     /// `Test.current`), so code outside any collection is still told apart by test.
-    package static let testIdentity = Mutex<(@Sendable () -> String?)?>(nil)
+    private static let testIdentity = Mutex<(@Sendable () -> String?)?>(nil)
+    /// Whether `testIdentity` is set: outside tests, recording a violation reads only this.
+    private static let namesTests = Atomic<Bool>(false)
+
+    /// Installs how to name the test a violating task belongs to, once.
+    package static func nameTests(with identity: @escaping @Sendable () -> String?) {
+        guard !namesTests.load(ordering: .acquiring) else { return }
+        testIdentity.withLock { if $0 == nil { $0 = identity } }
+        namesTests.store(true, ordering: .releasing)
+    }
 
     /// A new collection scope, inside the current one when there is one.
     package static func makeScope() -> UInt64 {
@@ -355,7 +364,7 @@ public enum ThreadRules {
         let time = clockSource.withLock { $0.nowNs }
         let taskName = task ?? currentTask ?? LaunchTaskName.current
         let scope = ThreadRules.scope
-        let test = testIdentity.withLock { $0 }?()
+        let test = namesTests.load(ordering: .acquiring) ? testIdentity.withLock({ $0 })?() : nil
         // Repeats from one call site are counted on the first record.
         let repeated = recorded.withLock { state -> Bool in
             guard

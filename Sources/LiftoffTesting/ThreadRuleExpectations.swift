@@ -44,7 +44,7 @@ struct ThreadRuleSnapshot {
 
     /// Tells thread rules how to name the test a violating task belongs to (once).
     static func nameTests() {
-        ThreadRules.testIdentity.withLock { if $0 == nil { $0 = currentTest } }
+        ThreadRules.nameTests(with: currentTest)
     }
 
     /// Violations recorded since, and earlier ones that repeated since (with the new repeats as
