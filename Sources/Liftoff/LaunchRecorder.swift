@@ -13,7 +13,7 @@ import Synchronization
 /// let config = try recorder.span("load config") { try loadConfig() }
 /// await recorder.span("connect") { await database.connect(config) }
 /// recorder.ready()                                   // the first frame's equivalent
-/// try recorder.finishAndWrite()                      // to $LIFTOFF_PROFILE_OUT, if set
+/// try recorder.finishAndWrite()                      // to $LIFTOFF_PROFILE_OUT, or liftoff-profiles/
 /// ```
 public final class LaunchRecorder: Sendable {
     /// Environment variable naming the file the profile is written to.
@@ -188,20 +188,47 @@ public final class LaunchRecorder: Sendable {
         return profile
     }
 
-    /// Finishes and writes the profile to `url`, or to `$LIFTOFF_PROFILE_OUT` when `url` is nil.
+    /// Finishes and writes the profile: to `url` when given, else to `$LIFTOFF_PROFILE_OUT`, else
+    /// to ``defaultProfileURL(executable:currentDirectory:)`` (`liftoff-profiles/NAME.json` in the
+    /// current directory), saying where on standard error. An empty `LIFTOFF_PROFILE_OUT`
+    /// writes nothing.
     /// - Parameter environment: where `LIFTOFF_PROFILE_OUT` is looked up (the process's own by default).
-    /// - Returns: the profile and where it was written (nil when neither names a file).
+    /// - Returns: the profile and where it was written (nil when `LIFTOFF_PROFILE_OUT` is empty).
     /// - Throws: ``ProfileError`` when the file cannot be written.
     @discardableResult
     public func finishAndWrite(
         to url: URL? = nil, environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws -> (profile: Profile, url: URL?) {
         let profile = finish()
-        let target = url ?? environment[LaunchRecorder.outputVariable].flatMap {
-            $0.isEmpty ? nil : URL(fileURLWithPath: $0)
+        if let url {
+            try profile.write(to: url)
+            return (profile, url)
         }
-        if let target { try profile.write(to: target) }
+        if let named = environment[LaunchRecorder.outputVariable] {
+            guard !named.isEmpty else { return (profile, nil) }
+            let target = URL(fileURLWithPath: named)
+            try profile.write(to: target)
+            return (profile, target)
+        }
+        let target = LaunchRecorder.defaultProfileURL()
+        try FileManager.default.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try profile.write(to: target)
+        let note = "liftoff: wrote the launch profile to \(target.path) (set \(LaunchRecorder.outputVariable) to choose the file, or to an empty value to write none)\n"
+        FileHandle.standardError.write(Data(note.utf8))
         return (profile, target)
+    }
+
+    /// Where ``finishAndWrite(to:environment:)`` writes when `LIFTOFF_PROFILE_OUT` is unset:
+    /// `liftoff-profiles/EXECUTABLE.json` in `currentDirectory`, or in the temporary directory
+    /// when `currentDirectory` cannot be written. Each run replaces the last one's file.
+    public static func defaultProfileURL(
+        executable: String = ProcessInfo.processInfo.processName,
+        currentDirectory: String = FileManager.default.currentDirectoryPath
+    ) -> URL {
+        let name = executable.isEmpty ? "profile" : executable.replacingOccurrences(of: "/", with: "-")
+        let writable = FileManager.default.isWritableFile(atPath: currentDirectory)
+        let base = writable ? URL(fileURLWithPath: currentDirectory) : FileManager.default.temporaryDirectory
+        return base.appendingPathComponent("liftoff-profiles").appendingPathComponent("\(name).json")
     }
 
     private func open(_ name: String, category: Profile.SpanCategory) -> Int {

@@ -182,6 +182,17 @@ public enum ThreadRules {
     /// Whether `testIdentity` is set: outside tests, recording a violation reads only this.
     private static let namesTests = Atomic<Bool>(false)
 
+    /// The test that handed the running work over (`LiftoffTesting` carries it, with `scope`,
+    /// into blocks given to Dispatch queues, where the test framework's own task-local is unset).
+    @TaskLocal package static var handingTest: String?
+
+    /// The test the running code belongs to: the one that handed it over, or the test
+    /// framework's current test once `nameTests(with:)` was called.
+    package static var currentTest: String? {
+        if let handingTest { return handingTest }
+        return namesTests.load(ordering: .acquiring) ? testIdentity.withLock({ $0 })?() : nil
+    }
+
     /// Installs how to name the test a violating task belongs to, once.
     package static func nameTests(with identity: @escaping @Sendable () -> String?) {
         guard !namesTests.load(ordering: .acquiring) else { return }
@@ -364,7 +375,7 @@ public enum ThreadRules {
         let time = clockSource.withLock { $0.nowNs }
         let taskName = task ?? currentTask ?? LaunchTaskName.current
         let scope = ThreadRules.scope
-        let test = namesTests.load(ordering: .acquiring) ? testIdentity.withLock({ $0 })?() : nil
+        let test = currentTest
         // Repeats from one call site are counted on the first record.
         let repeated = recorded.withLock { state -> Bool in
             guard

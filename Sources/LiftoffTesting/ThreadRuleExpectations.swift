@@ -8,10 +8,10 @@ import XCTest
 /// Runs `body` and returns what it returned with the thread-rule violations its code caused.
 ///
 /// The code runs in a collection scope of its own, carried into the tasks it starts (child and
-/// unstructured tasks) and the launch tasks of schedulers it makes: their violations are
-/// collected, and those of tests running beside it in their own scopes are not. Work it hands to
-/// Dispatch queues or threads carries no scope; violations from such work are collected when
-/// they happen while `body` runs.
+/// unstructured tasks), the blocks it hands to Dispatch queues (`async`, `asyncAfter`, groups)
+/// and the launch tasks of schedulers it makes: their violations are collected, and those of
+/// tests running beside it are not. Threads it starts itself and `Task.detached` carry no scope;
+/// violations there are collected when they happen while `body` runs.
 ///
 /// ```swift
 /// let (_, violations) = collectThreadViolations { model.reload() }

@@ -43,4 +43,26 @@ extension SamplerTests {
         #expect(profile.timeToFirstFrameNs == ready)
         #expect(profile.frames.contains { $0.name.contains("recordedLaunchStep") }, "the steps' work was sampled")
     }
+
+    @Test("with LIFTOFF_PROFILE_OUT empty nothing is written; unset, the profile goes to liftoff-profiles/ in a writable directory")
+    func profileDefaultPlace() throws {
+        let recorder = try LaunchRecorder.start(configuration: SamplerConfiguration(rateHz: 100))
+        recorder.ready()
+        let (profile, url) = try recorder.finishAndWrite(environment: [LaunchRecorder.outputVariable: ""])
+        #expect(url == nil)
+        #expect(profile.phases.firstFrameNs != nil)
+
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("liftoff-default-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let inFolder = LaunchRecorder.defaultProfileURL(executable: "MyServer", currentDirectory: folder.path)
+        #expect(inFolder.path == folder.appendingPathComponent("liftoff-profiles/MyServer.json").path)
+        // A current directory the process cannot write (gone, or a server started in /): the
+        // temporary directory.
+        let gone = folder.appendingPathComponent("removed").path
+        let elsewhere = LaunchRecorder.defaultProfileURL(executable: "MyServer", currentDirectory: gone)
+        #expect(elsewhere.deletingLastPathComponent().deletingLastPathComponent().path
+            == FileManager.default.temporaryDirectory.path)
+        #expect(elsewhere.lastPathComponent == "MyServer.json")
+    }
 }

@@ -33,27 +33,31 @@ func breakRule(_ rule: Profile.RuleName, _ operation: String) { ThreadRules.repo
 /// handlers do not run meanwhile.
 @Suite("Collections side by side", .processStateForWholeSuite)
 struct ParallelCollectionTests {
-    @Test("two collections running at once each get their own violations, repeats included, and those of the tasks they start")
-    func overlappingCollections() async {
-        let started = Rendezvous(parties: 2)
-        let finishing = Rendezvous(parties: 2)
-        let results = await withTaskGroup(of: (String, [ThreadViolation]).self) { group in
+    /// Runs `body` for sides "left" and "right" at once, each in a collection of its own.
+    private func collectOnTwoSides(
+        _ body: @escaping @Sendable (String) async -> Void
+    ) async -> [String: [ThreadViolation]] {
+        await withTaskGroup(of: (String, [ThreadViolation]).self) { group in
             for side in ["left", "right"] {
-                group.addTask {
-                    let violations = await collectThreadViolations {
-                        breakRule("parallel-\(side)", "before")
-                        await started.meet()
-                        // A repeat of the other side's call site must not count here.
-                        for _ in 0..<3 { breakRule("parallel-shared", "same call site") }
-                        await Task { breakRule("parallel-\(side)", "in a task it started") }.value
-                        await finishing.meet()
-                    }
-                    return (side, violations)
-                }
+                group.addTask { (side, await collectThreadViolations { await body(side) }) }
             }
             var results: [String: [ThreadViolation]] = [:]
             for await (side, violations) in group { results[side] = violations }
             return results
+        }
+    }
+
+    @Test("two collections running at once each get their own violations, repeats included, and those of the tasks they start")
+    func overlappingCollections() async {
+        let started = Rendezvous(parties: 2)
+        let finishing = Rendezvous(parties: 2)
+        let results = await collectOnTwoSides { side in
+            breakRule("parallel-\(side)", "before")
+            await started.meet()
+            // A repeat of the other side's call site must not count here.
+            for _ in 0..<3 { breakRule("parallel-shared", "same call site") }
+            await Task { breakRule("parallel-\(side)", "in a task it started") }.value
+            await finishing.meet()
         }
         for side in ["left", "right"] {
             let violations = results[side] ?? []
@@ -61,6 +65,79 @@ struct ParallelCollectionTests {
                 violations.map { $0.rule.rawValue }.sorted() == ["parallel-\(side)", "parallel-\(side)", "parallel-shared"],
                 "\(side): \(violations.map { "\($0.rule) \($0.operation)" })")
             #expect(violations.first { $0.rule == "parallel-shared" }?.count == 3, "\(side) counts its own three repeats")
+        }
+    }
+
+    @Test("work two collections hand to Dispatch queues at once belongs to the collection that handed it over")
+    func dispatchedWorkBelongsToItsCollection() async {
+        let started = Rendezvous(parties: 2)
+        let results = await collectOnTwoSides { side in
+            await started.meet()
+            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                let work = DispatchGroup()
+                DispatchQueue.global().async(group: work) { breakRule("handed-\(side)", "group") }
+                work.enter()
+                DispatchQueue.global(qos: .utility).async {
+                    breakRule("handed-\(side)", "async")
+                    // Handed on again, from a worker thread.
+                    DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(5)) {
+                        breakRule("handed-\(side)", "after")
+                        work.leave()
+                    }
+                }
+                work.notify(queue: .global()) {
+                    breakRule("handed-\(side)", "notify")
+                    done.resume()
+                }
+            }
+        }
+        for side in ["left", "right"] {
+            let violations = results[side] ?? []
+            #expect(Set(violations.map(\.rule)) == ["handed-\(side)"], "\(side): \(violations.map { "\($0.rule)" })")
+            #expect(violations.map(\.operation).sorted() == ["after", "async", "group", "notify"])
+        }
+    }
+
+    @Test("work a test hands to Dispatch outside any collection is not collected beside it")
+    func dispatchedOutsideAnyCollection() async {
+        // The tests above collect while this one's dispatched blocks break a rule.
+        for _ in 0..<20 {
+            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                DispatchQueue.global().async {
+                    breakRule("handed-outside-any-collection", "from a queue")
+                    done.resume()
+                }
+            }
+            try? await Task.sleep(for: .milliseconds(2))
+        }
+        let mine = ThreadRules.violations.filter { $0.rule == "handed-outside-any-collection" }
+        #expect(mine.map(\.count).reduce(0, +) >= 20)
+        #expect(mine.allSatisfy { $0.test != nil }, "the blocks carry the test that handed them over")
+    }
+
+    @Test("the .threadRules trait records one issue, with the violating stack, per violation of the test's code")
+    func traitRecordsViolations() async throws {
+        let trait = ThreadRulesTrait.threadRules
+        let test = try #require(Test.current)
+        try await withKnownIssue {
+            try await trait.provideScope(for: test, testCase: nil) {
+                await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                    DispatchQueue.global().async {
+                        breakRule("trait-rule", "from a queue")
+                        done.resume()
+                    }
+                }
+            }
+        } matching: { issue in
+            issue.comments.contains { $0.rawValue.contains("trait-rule") && $0.rawValue.contains("breakRule") }
+        }
+    }
+
+    @Test("the .threadRules trait records nothing for a test that breaks no rule")
+    func traitPassesCleanCode() async throws {
+        // Runs beside the test above: its violation must not land here.
+        try await ThreadRulesTrait.threadRules.provideScope(for: try #require(Test.current), testCase: nil) {
+            try? await Task.sleep(for: .milliseconds(10))
         }
     }
 

@@ -58,3 +58,45 @@ final class XCTestAssertionTests: XCTestCase {
         XCTAssertTrue(report.contains("uiWorkFromXCTestWorker"), "the violating stack is in the message: \(report)")
     }
 }
+
+/// `ThreadRulesTestCase`: every test of a subclass fails once per violation its code caused,
+/// work it handed to a Dispatch queue included, and passes when there is none.
+final class ThreadRulesTestCaseTests: ThreadRulesTestCase {
+    /// Failures the base class recorded for violations, kept instead of failing this test.
+    private var ruleFailures: [String] = []
+
+    override func recordFailure(withDescription description: String, inFile filePath: String, atLine lineNumber: Int, expected: Bool) {
+        if description.contains("Thread rule '") {
+            ruleFailures.append(description)
+        } else {
+            super.recordFailure(withDescription: description, inFile: filePath, atLine: lineNumber, expected: expected)
+        }
+    }
+
+    override func invokeTest() {
+        super.invokeTest()
+        let expected = name.contains("Breaks") ? 1 : 0
+        XCTAssertEqual(ruleFailures.count, expected, "\(name): \(ruleFailures)")
+        if expected > 0 {
+            XCTAssertTrue(ruleFailures.first?.contains("uiWorkFromXCTestWorker") == true, "\(ruleFailures)")
+        }
+        ThreadRules.resetUIThread()
+    }
+
+    func testCleanUIWorkPasses() {
+        ThreadRules.designateCurrentThreadAsUIThread()
+        let window = Window(frame: Rect(x: 0, y: 0, width: 10, height: 10))
+        window.setNeedsDisplay()
+    }
+
+    func testBreaksTheRuleFromAQueue() {
+        ThreadRules.designateCurrentThreadAsUIThread()
+        let view = View(frame: Rect(x: 0, y: 0, width: 1, height: 1), name: "badge")
+        let done = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            uiWorkFromXCTestWorker(view)
+            done.signal()
+        }
+        done.wait()
+    }
+}
