@@ -50,9 +50,18 @@ public struct ThreadViolation: Sendable, Equatable {
         }
     }
 
+    /// The frame of the code that broke the rule: the first frame outside Liftoff with a source
+    /// file and line, or nil when the debug information names none.
+    public func callSite(symbolizer: any Symbolizer = ThreadRules.symbolizer) -> SymbolizedFrame? {
+        stack.lazy.flatMap { symbolizer.frames(at: $0 &- 1) }
+            .first { !Profile.Frame.isLiftoff($0.name) && $0.file != nil && $0.line != nil }
+    }
+
     /// The message followed by the symbolized stack, one frame a line with its `File.swift:42`,
     /// from the first frame outside Liftoff (Liftoff's own frames above it are counted in one
-    /// line). Functions the compiler inlined are frames of their own, marked `inlined`.
+    /// line). Functions the compiler inlined are frames of their own, marked `inlined`. Further
+    /// down, Liftoff's frames with the thunks and task-local bindings around them (a block
+    /// that `LiftoffTesting` handed over to Dispatch) are counted in one line too.
     public func report(symbolizer: any Symbolizer = ThreadRules.symbolizer) -> String {
         var lines = ["Thread rule '\(rule)' violated: \(message)"]
         let frames = stack.flatMap { symbolizer.frames(at: $0 &- 1) }
@@ -60,11 +69,47 @@ public struct ThreadViolation: Sendable, Equatable {
         let shown = own < frames.count ? own : 0
         let short = SwiftNameSimplifier.shortNames(of: Array(frames.dropFirst(shown)))
         if shown > 0 { lines.append("  (\(shown) Liftoff frame\(shown == 1 ? "" : "s") above)") }
-        for (position, frame) in frames.dropFirst(shown).enumerated() {
+        let hidden = ThreadViolation.handOffFrames(in: frames)
+        var position = shown
+        while position < frames.count {
+            if hidden.contains(position) {
+                let run = frames[position...].indices.prefix { hidden.contains($0) }.count
+                lines.append("  (\(run) frame\(run == 1 ? "" : "s") of Liftoff's hand-over)")
+                position += run
+                continue
+            }
+            let frame = frames[position]
             let place = [frame.isInlined ? "inlined" : nil, frame.location ?? frame.object].compactMap { $0 }
-            lines.append("  \(shown + position): \(short[position] ?? frame.name) (\(place.joined(separator: ", ")))")
+            lines.append("  \(position): \(short[position - shown] ?? frame.name) (\(place.joined(separator: ", ")))")
+            position += 1
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// Positions of Liftoff frames below the first frame outside Liftoff, with the thunks,
+    /// partial applications and task-local bindings next to them.
+    static func handOffFrames(in frames: [SymbolizedFrame]) -> Set<Int> {
+        func isGlue(_ name: String) -> Bool {
+            name.hasPrefix("thunk for ") || name.hasPrefix("partial apply for ") || name.hasPrefix("reabstraction thunk")
+                || name.contains("TaskLocal.withValue") || name.contains("TaskLocal<")
+        }
+        guard let firstOutside = frames.firstIndex(where: { !Profile.Frame.isLiftoff($0.name) }) else { return [] }
+        var hidden = Set<Int>()
+        var index = firstOutside
+        while index < frames.count {
+            guard Profile.Frame.isLiftoff(frames[index].name) || frames[index].name.contains("LiftoffTesting.") else {
+                index += 1
+                continue
+            }
+            // Widen to the glue on both sides.
+            var low = index
+            while low - 1 > firstOutside, isGlue(frames[low - 1].name) || Profile.Frame.isLiftoff(frames[low - 1].name) { low -= 1 }
+            var high = index
+            while high + 1 < frames.count, isGlue(frames[high + 1].name) || Profile.Frame.isLiftoff(frames[high + 1].name) { high += 1 }
+            for hiddenIndex in low...high { hidden.insert(hiddenIndex) }
+            index = high + 1
+        }
+        return hidden
     }
 }
 

@@ -1,4 +1,5 @@
 @_exported import Liftoff
+import Synchronization
 import Testing
 
 #if canImport(XCTest)
@@ -31,6 +32,11 @@ struct ThreadRuleSnapshot {
     let test: String?
     private let counts: [Int: Int]
 
+    /// Repeats of each violation that a collection returned, by that collection's scope: an
+    /// enclosing collection (a `.threadRules` test around a `collectThreadViolations`) leaves
+    /// them to it.
+    private static let claims = Mutex<[UInt64: [Int: Int]]>([:])
+
     init() {
         ThreadRuleSnapshot.nameTests()
         test = ThreadRuleSnapshot.currentTest()
@@ -48,19 +54,50 @@ struct ThreadRuleSnapshot {
     }
 
     /// Violations recorded since, and earlier ones that repeated since (with the new repeats as
-    /// their count).
+    /// their count), less those a collection inside this one returned. What it returns is this
+    /// collection's: collections around it do not report them again.
     func violationsSince() -> [ThreadViolation] {
-        ThreadRules.violations.compactMap { violation in
+        let claimedInside = ThreadRuleSnapshot.claims.withLock { claims in
+            claims.filter { $0.key != scope && ThreadRules.scope($0.key, isWithin: scope) }.values
+                .reduce(into: [Int: Int]()) { total, claim in total.merge(claim, uniquingKeysWith: +) }
+        }
+        let collected = ThreadRules.violations.compactMap { violation -> ThreadViolation? in
             // Another collection's code, such as a test running beside this one.
             if let other = violation.scope, !ThreadRules.scope(other, isWithin: scope) { return nil }
             // Code of another test, outside any collection.
             if let test, let other = violation.test, other != test { return nil }
-            guard let earlier = counts[violation.id] else { return violation }
-            guard violation.count > earlier else { return nil }
+            let new = violation.count - (counts[violation.id] ?? 0) - (claimedInside[violation.id] ?? 0)
+            guard new > 0 else { return nil }
             var repeated = violation
-            repeated.count = violation.count - earlier
+            repeated.count = new
             return repeated
         }
+        ThreadRuleSnapshot.claims.withLock { claims in
+            for violation in collected { claims[scope, default: [:]][violation.id, default: 0] += violation.count }
+        }
+        return collected
+    }
+}
+
+extension ThreadViolation {
+    /// Where a test framework should point for this violation: the code that broke the rule,
+    /// when its debug information names a file and line.
+    var sourceLocation: SourceLocation? {
+        guard let site = callSite(), let path = site.file, let line = site.line else { return nil }
+        let file = path.split(separator: "/").last.map(String.init) ?? path
+        return SourceLocation(fileID: "\(site.moduleName ?? "Unknown")/\(file)", filePath: path, line: line, column: 1)
+    }
+}
+
+extension SymbolizedFrame {
+    /// The Swift module of a mangled Swift symbol (`$s5Inbox…` is in `Inbox`).
+    var moduleName: String? {
+        guard let symbol, symbol.hasPrefix("$s") || symbol.hasPrefix("$S") else { return nil }
+        let rest = symbol.dropFirst(2)
+        let digits = rest.prefix { $0.isASCII && $0.isNumber }
+        guard let length = Int(digits), length > 0 else { return nil }
+        let name = rest.dropFirst(digits.count).prefix(length)
+        return name.count == length ? String(name) : nil
     }
 }
 
@@ -91,6 +128,24 @@ public func expectNoThreadViolations(
     }
 }
 
+/// Fails the current Swift Testing test, with each violating stack in the message, when the
+/// async `body` breaks a thread rule. `body` runs in the caller's isolation.
+///
+/// ```swift
+/// @Test func reloadKeepsUIOnMain() async {
+///     await expectNoThreadViolations { await model.reload() }
+/// }
+/// ```
+public func expectNoThreadViolations(
+    isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> Void,
+    sourceLocation: SourceLocation = #_sourceLocation
+) async rethrows {
+    let violations = try await collectThreadViolations(isolation: isolation, body)
+    for violation in violations {
+        Issue.record(Comment(rawValue: violation.report()), sourceLocation: sourceLocation)
+    }
+}
+
 #if canImport(XCTest)
 /// Fails the current XCTest test, with each violating stack in the message, when `body`
 /// breaks a thread rule.
@@ -98,6 +153,18 @@ public func XCTAssertNoThreadViolations(
     _ body: () throws -> Void, file: StaticString = #filePath, line: UInt = #line
 ) rethrows {
     let (_, violations) = try collectThreadViolations(body)
+    for violation in violations {
+        XCTFail(violation.report(), file: file, line: line)
+    }
+}
+
+/// Fails the current XCTest test, with each violating stack in the message, when the async
+/// `body` breaks a thread rule.
+public func XCTAssertNoThreadViolations(
+    isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> Void,
+    file: StaticString = #filePath, line: UInt = #line
+) async rethrows {
+    let violations = try await collectThreadViolations(isolation: isolation, body)
     for violation in violations {
         XCTFail(violation.report(), file: file, line: line)
     }

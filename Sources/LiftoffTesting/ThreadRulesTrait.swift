@@ -17,14 +17,16 @@ public struct ThreadRulesTrait: TestTrait, SuiteTrait, TestScoping {
     /// Applies to every test in a suite it is on, nested suites included.
     public var isRecursive: Bool { true }
 
-    /// Runs one test in a collection of its own and records an issue, with the violating stack,
-    /// for each violation.
+    /// Runs one test in a collection of its own and records an issue for each violation, at the
+    /// line that broke the rule, with the violating stack. Violations the test collected itself
+    /// (with `collectThreadViolations`) are left to it.
     public func provideScope(
         for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
     ) async throws {
         let violations = try await collectThreadViolations { try await function() }
         for violation in violations {
-            Issue.record(Comment(rawValue: violation.report()), sourceLocation: test.sourceLocation)
+            // At the code that broke the rule when its file and line are known.
+            Issue.record(Comment(rawValue: violation.report()), sourceLocation: violation.sourceLocation ?? test.sourceLocation)
         }
     }
 }
@@ -44,11 +46,16 @@ extension Trait where Self == ThreadRulesTrait {
 /// }
 /// ```
 open class ThreadRulesTestCase: XCTestCase {
-    /// Runs the test in a collection of its own, then fails it once per violation.
+    /// Runs the test in a collection of its own, then fails it once per violation, at the line
+    /// that broke the rule when its file and line are known. Violations the test collected
+    /// itself (with `collectThreadViolations`) are left to it.
     open override func invokeTest() {
         let (_, violations) = collectThreadViolations { super.invokeTest() }
         for violation in violations {
-            XCTFail(violation.report())
+            let site = violation.sourceLocation
+            recordFailure(
+                withDescription: violation.report(), inFile: site?.filePath ?? #filePath, atLine: site?.line ?? #line,
+                expected: true)
         }
     }
 }

@@ -170,12 +170,34 @@ struct ParallelCollectionTests {
         #expect(mine.map(\.count).reduce(0, +) >= 20)
     }
 
-    @Test("a collection inside another belongs to both")
+    @Test("a collection inside another keeps what it collected; the outer one sees the rest, repeats included")
     func nestedCollections() {
         let (inner, outer) = collectThreadViolations { () -> [ThreadViolation] in
-            collectThreadViolations { breakRule("nested", "inside") }.violations
+            breakRule("nested", "outside")
+            let inner = collectThreadViolations {
+                for _ in 0..<2 { breakRule("nested", "shared call site") }
+                breakRule("nested", "inside")
+            }.violations
+            for _ in 0..<3 { breakRule("nested", "shared call site") }
+            return inner
         }
-        #expect(inner.map(\.operation) == ["inside"])
-        #expect(outer.map(\.operation) == ["inside"])
+        #expect(inner.map(\.operation).sorted() == ["inside", "shared call site"])
+        #expect(inner.first { $0.operation == "shared call site" }?.count == 2)
+        #expect(outer.map(\.operation).sorted() == ["outside", "shared call site"])
+        #expect(outer.first { $0.operation == "shared call site" }?.count == 3, "the repeats after the inner collection")
+    }
+
+    @Test("the .threadRules trait points its issue at the line that broke the rule")
+    func traitIssueAtCallSite() async throws {
+        let test = try #require(Test.current)
+        let line = #line + 3
+        try await withKnownIssue {
+            try await ThreadRulesTrait.threadRules.provideScope(for: test, testCase: nil) {
+                ThreadRules.report(rule: "trait-call-site", operation: "here")
+            }
+        } matching: { issue in
+            issue.comments.contains { $0.rawValue.contains("trait-call-site") }
+                && issue.sourceLocation?.line == line && issue.sourceLocation?.fileName == "ParallelCollectionTests.swift"
+        }
     }
 }
