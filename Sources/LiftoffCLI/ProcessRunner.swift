@@ -10,10 +10,10 @@ import Synchronization
 
 /// Runs one program to completion with `posix_spawn`, timing it on the monotonic clock.
 ///
-/// The child's standard output and error go to a log file. With a `ready` pattern, standard
-/// output is read line by line (and still copied to the log) and the time of the first
-/// matching line is kept. A child that outlives `timeout` is sent SIGTERM, then SIGKILL a
-/// second later.
+/// The child's standard output and error go to a log file. With a `ready` pattern, the watched
+/// streams (both by default) are read line by line, in linear time, and still copied to the
+/// log; the time of the first matching line is kept. A child that outlives `timeout` is sent
+/// SIGTERM, then SIGKILL a second later.
 struct ProcessRunner {
     /// How a run ended.
     enum Outcome: Equatable {
@@ -55,6 +55,8 @@ struct ProcessRunner {
     var log: URL
     var ready: NSRegularExpression?
     var timeoutSeconds: Double
+    /// The output streams `ready` is looked for in.
+    var readyStreams: ReadyStreams = .both
 
     /// Spawns the program and waits for it.
     /// - Parameter launchVariable: an environment variable to set to the spawn time (monotonic
@@ -65,21 +67,30 @@ struct ProcessRunner {
         let logFD = open(log.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard logFD >= 0 else { throw CLIError("Cannot write the run log \(log.path): \(String(cString: strerror(errno))).") }
         defer { close(logFD) }
-        var pipeFDs: [Int32] = [-1, -1]
-        if ready != nil {
-            guard pipe(&pipeFDs) == 0 else {
-                throw CLIError("Cannot create a pipe: \(String(cString: strerror(errno))).")
+        // A pipe for each watched stream (1 standard output, 2 standard error); the others go
+        // straight to the log.
+        let watched = ready == nil ? [] : readyStreams.descriptors
+        var pipes: [(child: Int32, read: Int32, write: Int32)] = []
+        defer { for pipe in pipes { close(pipe.read) } }
+        for child in watched {
+            var ends: [Int32] = [-1, -1]
+            guard pipe(&ends) == 0 else {
+                let reason = String(cString: strerror(errno))
+                for pipe in pipes { close(pipe.write) }
+                throw CLIError("Cannot create a pipe: \(reason).")
             }
             // Neither end may leak into other children; the spawn's dup2 gives this one its copy.
-            _ = fcntl(pipeFDs[0], F_SETFD, FD_CLOEXEC)
-            _ = fcntl(pipeFDs[1], F_SETFD, FD_CLOEXEC)
+            _ = fcntl(ends[0], F_SETFD, FD_CLOEXEC)
+            _ = fcntl(ends[1], F_SETFD, FD_CLOEXEC)
+            pipes.append((child, ends[0], ends[1]))
         }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, ready != nil ? pipeFDs[1] : logFD, 1)
-        posix_spawn_file_actions_adddup2(&actions, logFD, 2)
+        for child: Int32 in [1, 2] {
+            posix_spawn_file_actions_adddup2(&actions, pipes.first { $0.child == child }?.write ?? logFD, child)
+        }
         // No other descriptor of this process reaches the child (some are not close-on-exec).
         for fd in ProcessRunner.openDescriptors() where fd > 2 {
             posix_spawn_file_actions_addclose(&actions, fd)
@@ -102,9 +113,8 @@ struct ProcessRunner {
         }
         var pid: pid_t = 0
         let status = posix_spawnp(&pid, program, &actions, &attributes, argv, envp)
-        if ready != nil { close(pipeFDs[1]) }
+        for pipe in pipes { close(pipe.write) }
         guard status == 0 else {
-            if ready != nil { close(pipeFDs[0]) }
             throw CLIError("Cannot start \(program): \(String(cString: strerror(status))).")
         }
         runningChildGroup.store(pid, ordering: .sequentiallyConsistent)
@@ -112,14 +122,17 @@ struct ProcessRunner {
 
         let readyTime = ReadyWatch()
         if let ready {
-            let readFD = pipeFDs[0]
-            let readerLog = dup(logFD)  // the reader's own descriptor: it may outlive this call
-            readyTime.expectReader()
-            Thread {
-                ProcessRunner.watchOutput(readFD, log: readerLog, pattern: ready, spawnNs: spawnNs, found: readyTime)
-                close(readFD)
-                close(readerLog)
-            }.start()
+            for pipe in pipes {
+                // The reader's own descriptors: it may outlive this call.
+                let readFD = dup(pipe.read)
+                let readerLog = dup(logFD)
+                readyTime.expectReader()
+                Thread {
+                    ProcessRunner.watchOutput(readFD, log: readerLog, pattern: ready, spawnNs: spawnNs, found: readyTime)
+                    close(readFD)
+                    close(readerLog)
+                }.start()
+            }
         }
         // Wait for the exit on a pidfd (no thread per run), waking every 10 ms to stop a program
         // that printed its ready line and to enforce the timeout.
@@ -167,13 +180,33 @@ struct ProcessRunner {
         return Result(outcome: outcome, spawnNs: spawnNs, exitNs: exitAt - spawnNs, readyNs: readyTime.value)
     }
 
-    /// Copies the child's output to the log, noting when a line first matches.
-    private static func watchOutput(
+    /// The index of the first newline in `bytes` at or after `start` (memchr: fast in any build).
+    static func newline(in bytes: [UInt8], from start: Int) -> Int? {
+        bytes.withUnsafeBufferPointer { buffer in
+            guard let base = buffer.baseAddress, start < buffer.count,
+                let found = memchr(base + start, Int32(UInt8(ascii: "\n")), buffer.count - start)
+            else { return nil }
+            return UnsafeRawPointer(found) - UnsafeRawPointer(base)
+        }
+    }
+
+    /// How much of each output line `--ready` is matched against.
+    static let readyLineLimit = 65_536
+
+    /// Copies the child's output to the log, noting when a line first matches. Each byte is
+    /// looked at once for a newline and each line matched once, so a huge line costs its length.
+    static func watchOutput(
         _ fd: Int32, log: Int32, pattern: NSRegularExpression, spawnNs: UInt64, found: ReadyWatch
     ) {
         var pending: [UInt8] = []
+        var scanned = 0
         var buffer = [UInt8](repeating: 0, count: 65_536)
         var matched = false
+        func matches(_ bytes: ArraySlice<UInt8>) -> Bool {
+            // A ready line is short: a huge line (a data dump) is matched on its first 64 KB.
+            let line = String(decoding: bytes.prefix(ProcessRunner.readyLineLimit), as: UTF8.self)
+            return pattern.firstMatch(in: line, range: NSRange(line.startIndex..., in: line)) != nil
+        }
         while true {
             let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if count < 0 && errno == EINTR { continue }
@@ -182,24 +215,27 @@ struct ProcessRunner {
             buffer.withUnsafeBytes { _ = write(log, $0.baseAddress, count) }
             guard !matched else { continue }
             pending.append(contentsOf: buffer[0..<count])
-            while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
-                let line = String(decoding: pending[..<newline], as: UTF8.self)
-                pending.removeSubrange(...newline)
-                let range = NSRange(line.startIndex..., in: line)
-                if pattern.firstMatch(in: line, range: range) != nil {
+            var lineStart = 0
+            while let newline = ProcessRunner.newline(in: pending, from: scanned) {
+                scanned = newline + 1
+                if matches(pending[lineStart..<newline]) {
                     matched = true
                     found.set(now - spawnNs)
-                    pending.removeAll()
                     break
                 }
+                lineStart = newline + 1
+            }
+            if matched {
+                pending = []
+            } else {
+                // Only the unfinished line stays; its scanned part is not looked at again.
+                pending.removeFirst(lineStart)
+                scanned = pending.count
             }
         }
         // A last line without a newline counts too.
-        if !matched, !pending.isEmpty {
-            let line = String(decoding: pending, as: UTF8.self)
-            if pattern.firstMatch(in: line, range: NSRange(line.startIndex..., in: line)) != nil {
-                found.set(MonotonicClock.nowNs - spawnNs)
-            }
+        if !matched, !pending.isEmpty, matches(pending[...]) {
+            found.set(MonotonicClock.nowNs - spawnNs)
         }
         found.readerDone()
     }
@@ -271,13 +307,12 @@ struct ProcessRunner {
 /// The process group of the child being run, 0 when none: read by the interrupt handler.
 private let runningChildGroup = Atomic<Int32>(0)
 
-/// When the ready line appeared, handed from the thread reading the child's output.
-private final class ReadyWatch: @unchecked Sendable {
+/// When the ready line appeared, handed from the threads reading the child's output.
+final class ReadyWatch: @unchecked Sendable {
     // @unchecked Sendable: every field is guarded by `condition`.
     private let condition = NSCondition()
     private var readyNs: UInt64?
-    private var readerFinished = false
-    private var hasReader = false
+    private var readers = 0
 
     func set(_ ns: UInt64) {
         condition.lock()
@@ -287,24 +322,24 @@ private final class ReadyWatch: @unchecked Sendable {
 
     func readerDone() {
         condition.lock()
-        readerFinished = true
+        readers -= 1
         condition.broadcast()
         condition.unlock()
     }
 
-    /// Waits (up to a second) for the reader to see the end of the output.
+    /// Waits (up to a second) for the readers to see the end of the output.
     func waitForReader() {
         condition.lock()
         defer { condition.unlock() }
         let deadline = Date(timeIntervalSinceNow: 1)
-        while hasReader && !readerFinished {
+        while readers > 0 {
             if !condition.wait(until: deadline) { break }
         }
     }
 
     func expectReader() {
         condition.lock()
-        hasReader = true
+        readers += 1
         condition.unlock()
     }
 
@@ -312,5 +347,30 @@ private final class ReadyWatch: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         return readyNs
+    }
+}
+
+/// The output streams `--ready` watches.
+enum ReadyStreams: String, CaseIterable, Sendable {
+    case both
+    case stdout
+    case stderr
+
+    /// The child's descriptors: 1 for standard output, 2 for standard error.
+    var descriptors: [Int32] {
+        switch self {
+        case .both: return [1, 2]
+        case .stdout: return [1]
+        case .stderr: return [2]
+        }
+    }
+
+    /// `standard output and error`, for sentences.
+    var phrase: String {
+        switch self {
+        case .both: return "standard output and error"
+        case .stdout: return "standard output"
+        case .stderr: return "standard error"
+        }
     }
 }

@@ -19,8 +19,9 @@ struct RecordCommand: ParsableCommand {
             Each run gets LIFTOFF_LAUNCH_NS (its spawn time, so pre-main time is measured) and \
             LIFTOFF_PROFILE_OUT (where a program linked with Liftoff writes its profile). For any \
             other program, time to first frame is the time to exit, or to the first output line \
-            matching --ready; a program still running then (a server) is stopped with SIGTERM and \
-            the run counts. All runs of a command must be measured the same way. Profiles go to OUT/runs/run-NNN.json and the child's output to \
+            matching --ready, on standard output or standard error (servers often log there; \
+            --ready-stream picks one); a program still running then (a server) is stopped with \
+            SIGTERM and the run counts. All runs of a command must be measured the same way. Profiles go to OUT/runs/run-NNN.json and the child's output to \
             run-NNN.log. Each finished run is appended to OUT/runs.jsonl at once; at the end \
             OUT/record.json lists every run with its times and replaces the journal. If recording \
             stops early, liftoff compare reads the journal.
@@ -45,8 +46,13 @@ struct RecordCommand: ParsableCommand {
     @Option(name: .long, help: "Folder for the runs (with --baseline: OUT/base and OUT/head).")
     var out: String
 
-    @Option(name: .long, help: "A regular expression: a program is ready at its first output line matching it (then it is stopped).")
+    @Option(
+        name: .long,
+        help: "A regular expression: a program is ready at its first line on standard output or error matching it (then it is stopped).")
     var ready: String?
+
+    @Option(name: .long, help: "The output --ready watches: both (the default), stdout or stderr.")
+    var readyStream: ReadyStreams = .both
 
     @Option(name: .long, parsing: .unconditional, help: "Seconds a run may take before it is killed and recorded as failed.")
     var timeout: Double = 60
@@ -137,7 +143,8 @@ struct RecordCommand: ParsableCommand {
         var environment = RecordCommand.environment
         environment[LaunchRecorder.outputVariable] = profile.path
         let runner = ProcessRunner(
-            arguments: side.command, environment: environment, log: log, ready: pattern, timeoutSeconds: timeout)
+            arguments: side.command, environment: environment, log: log, ready: pattern, timeoutSeconds: timeout,
+            readyStreams: readyStream)
         var result = try runner.run(launchVariable: ProfileRecorder.launchTimeVariable)
         if result.outcome == .timedOut { result.readyNs = nil }
         return result
@@ -156,7 +163,7 @@ struct RecordCommand: ParsableCommand {
         }
         if result.outcome == .timedOut {
             let limit = "timed out after \(RecordCommand.seconds(timeout))"
-            return failed(pattern != nil && result.readyNs == nil ? limit + " without printing a line matching --ready" : limit)
+            return failed(pattern != nil && result.readyNs == nil ? limit + " without a line matching --ready on \(readyStream.phrase)" : limit)
         }
         guard result.outcome.succeeded else { return failed(result.outcome.description) }
         if access(profileURL.path, F_OK) == 0 {
@@ -177,7 +184,7 @@ struct RecordCommand: ParsableCommand {
                 return failed("it wrote no profile to LIFTOFF_PROFILE_OUT, unlike the runs before it")
             }
             if pattern != nil && result.readyNs == nil {
-                return failed("exited without printing a line matching --ready")
+                return failed("exited (\(result.outcome.description)) without a line matching --ready on \(readyStream.phrase)")
             }
             side.lastTTFF = readyMs ?? exitMs
             side.measured.insert(result.readyNs != nil ? .ready : .exit)
@@ -215,6 +222,18 @@ struct RecordCommand: ParsableCommand {
                     String(
                         format: "  %@  median %.1f ms  MAD %.1f ms  min %.1f ms  max %.1f ms", name.padding(toLength: 32, withPad: " ", startingAt: 0),
                         median, mad, values.min() ?? 0, values.max() ?? 0))
+            }
+            // Why runs failed, each reason once, with a log to read.
+            var reasons: [(outcome: String, count: Int, log: String)] = []
+            for run in side.manifest.runs where !run.succeeded {
+                if let index = reasons.firstIndex(where: { $0.outcome == run.outcome }) {
+                    reasons[index].count += 1
+                } else {
+                    reasons.append((run.outcome, 1, side.folder.appendingPathComponent(run.log).path))
+                }
+            }
+            for reason in reasons {
+                lines.append("  \(reason.count) run\(reason.count == 1 ? "" : "s") failed: \(reason.outcome) (output in \(reason.log))")
             }
         }
         if sides.count == 2 {
@@ -373,3 +392,5 @@ enum ShellWords {
         return words
     }
 }
+
+extension ReadyStreams: ExpressibleByArgument {}

@@ -47,11 +47,11 @@ struct ErrorPathTests {
         ErrorPath(
             ["record", "--runs", "1", "--warmup", "0", "--ready", "never", "--timeout", "1", "--out", "{dir}/o", "--", "sh", "-c", "echo up; sleep 30"],
             1,
-            "Error: Every run of sh -c echo up; sleep 30 failed (the last: timed out after 1 s without printing a line matching --ready); see the logs in {dir}/o/runs/."
+            "Error: Every run of sh -c echo up; sleep 30 failed (the last: timed out after 1 s without a line matching --ready on standard output and error); see the logs in {dir}/o/runs/."
         ),
         ErrorPath(
             ["record", "--runs", "1", "--warmup", "0", "--ready", "never", "--out", "{dir}/o", "--", "echo", "up"], 1,
-            "Error: Every run of echo up failed (the last: exited without printing a line matching --ready); see the logs in {dir}/o/runs/."),
+            "Error: Every run of echo up failed (the last: exited (exit status 0) without a line matching --ready on standard output and error); see the logs in {dir}/o/runs/."),
         ErrorPath(
             ["record", "--runs", "1", "--warmup", "0", "--out", "{dir}/o", "--", "sh", "-c", "echo '{' > \"$LIFTOFF_PROFILE_OUT\""], 1,
             "Error: Every run of sh -c echo '{' > \"$LIFTOFF_PROFILE_OUT\" failed (the last: its profile is unusable: "

@@ -79,6 +79,70 @@ struct RecordTests {
         #expect(manifest.runs.first?.readyMs != nil)
     }
 
+    @Test("--ready watches standard error too (a server's log); with --ready-stream stdout the summary says what was missed")
+    func readyOnStandardError() throws {
+        let server = ["--", "/bin/sh", "-c", "echo 'Server started and listening on 127.0.0.1:8080' >&2; sleep 30"]
+        let both = temporaryFolder()
+        let found = try BuiltTool.find().run(
+            ["record", "--runs", "2", "--warmup", "0", "--out", both.path, "--ready", "listening on"] + server)
+        #expect(found.status == 0, "stderr: \(found.stderr)")
+        let manifest = try JSONDecoder().decode(
+            RecordManifest.self, from: Data(contentsOf: both.appendingPathComponent("record.json")))
+        #expect(manifest.runs.allSatisfy { $0.succeeded && $0.readyMs != nil })
+        let log = try String(contentsOf: both.appendingPathComponent(manifest.runs[0].log), encoding: .utf8)
+        #expect(log == "Server started and listening on 127.0.0.1:8080\n", "still copied to the log")
+
+        let stdoutOnly = temporaryFolder()
+        let missed = try BuiltTool.find().run(
+            ["record", "--runs", "2", "--warmup", "0", "--timeout", "1", "--out", stdoutOnly.path, "--ready", "listening on",
+             "--ready-stream", "stdout"] + server)
+        #expect(missed.status == 1)
+        #expect(missed.stdout.contains("none succeeded"))
+        #expect(
+            missed.stdout.contains("2 runs failed: timed out after 1 s without a line matching --ready on standard output"),
+            "stdout: \(missed.stdout)")
+        #expect(!missed.stdout.contains("as time to first frame"), "no heading without figures under it")
+    }
+
+    /// Whether `watchOutput` finds `pattern` in `output`, written through a pipe.
+    private func watch(_ output: [UInt8], for pattern: String) throws -> Bool {
+        var ends: [Int32] = [-1, -1]
+        try #require(pipe(&ends) == 0)
+        let (readEnd, writeEnd) = (ends[0], ends[1])
+        let log = open("/dev/null", O_WRONLY)
+        defer { close(log) }
+        let found = ReadyWatch()
+        found.expectReader()
+        let expression = try NSRegularExpression(pattern: pattern)
+        Thread {
+            ProcessRunner.watchOutput(readEnd, log: log, pattern: expression, spawnNs: 0, found: found)
+            close(readEnd)
+        }.start()
+        output.withUnsafeBytes { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let written = write(writeEnd, bytes.baseAddress! + offset, bytes.count - offset)
+                if written <= 0 { break }
+                offset += written
+            }
+        }
+        close(writeEnd)
+        found.waitForReader()
+        return found.value != nil
+    }
+
+    @Test("a ready line after a 20 MB line is found; a huge line is matched on its first 64 KB")
+    func readyAfterAHugeLine() throws {
+        // The needle sits past the first 64 KB of a huge line.
+        let output = [UInt8](repeating: UInt8(ascii: "x"), count: 20_000_000) + Array("needle\nlistening on 8080\n".utf8)
+        #expect(try watch(output, for: "listening on"), "the line after the huge one is matched")
+        #expect(try !watch(output, for: "needle"), "only the first 64 KB of a line are looked at")
+        #expect(try watch(Array("x\nneedle".utf8), for: "needle"), "a last line without a newline is matched")
+        #expect(ProcessRunner.newline(in: Array("ab\ncd\n".utf8), from: 3) == 5)
+        #expect(ProcessRunner.newline(in: Array("ab".utf8), from: 0) == nil)
+        #expect(ProcessRunner.newline(in: [], from: 0) == nil)
+    }
+
     @Test("an interrupted recording keeps every finished run in its journal, and compare reads it")
     func interrupted() throws {
         let folder = temporaryFolder()
