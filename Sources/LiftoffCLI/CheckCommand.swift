@@ -16,6 +16,7 @@ struct CheckCommand: ParsableCommand {
             Examples:
               liftoff check profile.json --max-ttff 400ms --max-violations 0 --max-hangs 0
               liftoff check runs/head --max-ttff 250ms --max-phase pre-main=20ms
+              liftoff check runs/head --max-phase 'build router=10ms' --max-phase 'read settings=30ms'
             """
     )
 
@@ -31,7 +32,9 @@ struct CheckCommand: ParsableCommand {
     @Option(name: .long, parsing: .unconditional, help: "Most hangs allowed.")
     var maxHangs: Int?
 
-    @Option(name: .long, help: "A phase's limit as NAME=DURATION (pre-main, main → first frame, callback: NAME, task: NAME); repeatable.")
+    @Option(
+        name: .long,
+        help: "A limit as NAME=DURATION for a span, callback or launch task by its name, or pre-main and main → first frame; repeatable.")
     var maxPhase: [String] = []
 
     func validate() throws {
@@ -55,13 +58,17 @@ struct CheckCommand: ParsableCommand {
         }
         guard !runs.profiles.isEmpty else { throw CLIError("\(path) has no successful run to check.") }
         let many = runs.profiles.count > 1
-        let metrics = Dictionary(runs.metrics([.phases, .tasks]).map { ($0.name, $0.values) }, uniquingKeysWith: { a, _ in a })
+        let metrics = Dictionary(runs.metrics([.phases, .tasks, .spans]).map { ($0.name, $0.values) }, uniquingKeysWith: { a, _ in a })
         var breaches: [String] = []
         var passes: [String] = []
         var details: [String] = []
-        func checkTime(_ name: String, limit: Double) {
-            guard let values = metrics[name], !values.isEmpty else {
-                breaches.append("No run recorded '\(name)', so its budget of \(fmt(limit)) ms cannot be checked.")
+        func checkTime(_ given: String, limit: Double) {
+            guard let name = RunSet.metric(named: given, among: metrics.keys), let values = metrics[name], !values.isEmpty else {
+                let known = metrics.keys.filter { $0 != RunSet.timeToFirstFrame }.sorted()
+                breaches.append(
+                    "No run recorded '\(given)', so its budget of \(fmt(limit)) ms cannot be checked"
+                        + (known.isEmpty ? "." : "; the runs have: \(known.prefix(12).joined(separator: ", "))"
+                            + (known.count > 12 ? " and \(known.count - 12) more." : ".")))
                 return
             }
             let value = Statistics.median(values)

@@ -26,6 +26,7 @@ struct CompareCommand: ParsableCommand {
               liftoff compare runs/base runs/head
               liftoff compare base head --metrics phases --format markdown -o pr.md
               liftoff compare runs/base runs/head --diff-out runs/diff
+              liftoff compare base head --metrics spans --gate 'build router' --diff-span 'build router' --diff-out diff
             """
     )
 
@@ -35,10 +36,14 @@ struct CompareCommand: ParsableCommand {
     @Argument(help: "The head runs: a folder written by liftoff record.")
     var head: String
 
-    @Option(name: .long, help: "Metrics to report besides time to first frame, comma-separated: phases, tasks, cpu.")
+    @Option(
+        name: .long,
+        help: "Metrics to report besides time to first frame, comma-separated: phases, tasks, cpu, spans, or all.")
     var metrics: String = ""
 
-    @Option(name: .long, help: "Metrics that decide the verdict, comma-separated (names as printed).")
+    @Option(
+        name: .long,
+        help: "Metrics that decide the verdict, comma-separated: names as printed, or a span's, callback's or task's name.")
     var gate: String = RunSet.timeToFirstFrame
 
     @Option(name: .long, help: "Smallest change of a median that counts, as a percentage (5% or 0.05).")
@@ -58,6 +63,9 @@ struct CompareCommand: ParsableCommand {
 
     @Option(name: .long, help: "Folder for the differential flame graph (diff-flame.svg and diff-flame.html).")
     var diffOut: String?
+
+    @Option(name: .long, help: "Draw the differential flame graph of this span's samples only (its name).")
+    var diffSpan: String?
 
     enum InconclusivePolicy: String, ExpressibleByArgument, CaseIterable {
         case fail, pass
@@ -92,10 +100,13 @@ struct CompareCommand: ParsableCommand {
         } catch let error as RunSetError {
             throw CLIError(error.description)
         }
-        let diff = DiffFlameGraph(base: baseRuns.profiles, head: headRuns.profiles)
+        if let diffSpan, !(baseRuns.profiles + headRuns.profiles).contains(where: { $0.spans.contains { $0.name == diffSpan } }) {
+            throw CLIError("No run has a span named '\(diffSpan)', so --diff-span has nothing to draw.")
+        }
+        let diff = DiffFlameGraph(base: baseRuns.profiles, head: headRuns.profiles, span: diffSpan)
         if let diffOut {
             let folder = URL(fileURLWithPath: diffOut, isDirectory: true)
-            let title = "Launch flame graph: head against base"
+            let title = "Launch flame graph: head against base" + (diffSpan.map { ", span '\($0)'" } ?? "")
             do {
                 try AtomicFile.write(diff.svg(title: title), to: folder.appendingPathComponent("diff-flame.svg"))
                 try AtomicFile.write(diff.html(title: title), to: folder.appendingPathComponent("diff-flame.html"))
@@ -129,8 +140,13 @@ struct CompareCommand: ParsableCommand {
     private func groups() throws -> Set<MetricGroup> {
         var result = Set<MetricGroup>()
         for word in metrics.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces).lowercased() }) where !word.isEmpty {
+            if word == "all" {
+                result.formUnion(MetricGroup.allCases)
+                continue
+            }
             guard let group = MetricGroup(rawValue: word) else {
-                throw ValidationError("--metrics '\(word)' is not one of: \(MetricGroup.allCases.map(\.rawValue).joined(separator: ", ")).")
+                throw ValidationError(
+                    "--metrics '\(word)' is not one of: \((MetricGroup.allCases.map(\.rawValue) + ["all"]).joined(separator: ", ")).")
             }
             result.insert(group)
         }

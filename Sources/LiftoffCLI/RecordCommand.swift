@@ -215,7 +215,7 @@ struct RecordCommand: ParsableCommand {
                 "\(side.name.isEmpty ? "Recorded" : "\(side.name.capitalized):") \(set.profiles.count) runs of "
                     + "\(side.command.joined(separator: " ")) in \(side.folder.path)/" + (failed > 0 ? ", \(failed) failed" : "")
                     + (set.profiles.isEmpty ? "; none succeeded." : "; \(what):"))
-            for (name, values) in set.metrics(side.measured.contains(.profile) ? [.phases] : []) where !values.isEmpty {
+            for (name, values) in set.metrics(side.measured.contains(.profile) ? [.phases, .spans] : []) where !values.isEmpty {
                 let median = Statistics.median(values)
                 let mad = Statistics.medianAbsoluteDeviation(values)
                 lines.append(

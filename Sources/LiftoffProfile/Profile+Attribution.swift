@@ -27,6 +27,22 @@ extension Profile {
     }
 }
 
+extension Profile {
+    /// The samples the spans named `name` own, as ``attributeSamples()`` counts them: each
+    /// span's Swift task's samples between its start and end, or its thread's when it ran in
+    /// no task. A sample inside two such spans (one nested in the other) is listed once.
+    public func sampleIndices(inSpansNamed name: String) -> [Int] {
+        let matching = spans.filter { $0.name == name }
+        guard !matching.isEmpty, samples.count > 0 else { return [] }
+        let index = SampleIndex(samples)
+        var found = Set<Int>()
+        for span in matching {
+            found.formUnion(index.indices(task: span.task ?? 0, thread: span.threadID, from: span.startNs, to: span.endNs))
+        }
+        return found.sorted()
+    }
+}
+
 /// Samples grouped by Swift task and by thread, each group sorted by time.
 private struct SampleIndex {
     private var byTask: [UInt64: [Int]] = [:]
@@ -50,12 +66,18 @@ private struct SampleIndex {
         for key in byTask.keys { byTask[key]!.sort { times[$0] < times[$1] } }
     }
 
-    func tally(task: UInt64, thread: Int, from start: UInt64, to end: UInt64) -> Tally {
+    /// The samples of `task` (or, when it is 0, of `thread`) from `start` to `end`, in time order.
+    func indices(task: UInt64, thread: Int, from start: UInt64, to end: UInt64) -> ArraySlice<Int> {
         let group = task != 0 ? byTask[task] ?? [] : byThread[thread] ?? []
+        let first = firstIndex(in: group, atOrAfter: start)
+        var last = first
+        while last < group.count, samples.timeNs[group[last]] <= end { last += 1 }
+        return group[first..<last]
+    }
+
+    func tally(task: UInt64, thread: Int, from start: UInt64, to end: UInt64) -> Tally {
         var tally = Tally()
-        var position = firstIndex(in: group, atOrAfter: start)
-        while position < group.count, samples.timeNs[group[position]] <= end {
-            let sample = group[position]
+        for sample in indices(task: task, thread: thread, from: start, to: end) {
             if samples.state[sample] == .running {
                 tally.running += 1
                 let (sum, overflow) = tally.cpuNs.addingReportingOverflow(samples.cpuNs[sample])
@@ -63,7 +85,6 @@ private struct SampleIndex {
             } else {
                 tally.waiting += 1
             }
-            position += 1
         }
         return tally
     }

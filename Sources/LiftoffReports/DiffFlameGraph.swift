@@ -26,8 +26,10 @@ public struct DiffFlameGraph: Sendable {
     /// Node 0 is the root.
     public private(set) var nodes: [Node]
 
-    /// Merges the samples of each side's profiles.
-    public init(base: [Profile], head: [Profile]) {
+    /// Merges the samples of each side's profiles: all of their running samples, or only those
+    /// of the spans named `span` (as a span's samples are counted: its Swift task's, or its
+    /// thread's, while it ran), to see where one span's time went.
+    public init(base: [Profile], head: [Profile], span: String? = nil) {
         nodes = [Node(name: "all", base: 0, head: 0, depth: 0, children: [])]
         var index: [Key: Int] = [:]
         for (side, profiles) in [(0, base), (1, head)] where !profiles.isEmpty {
@@ -36,7 +38,8 @@ public struct DiffFlameGraph: Sendable {
                 let weight = 1000.0 / Double(profile.metadata.samplingRateHz) / Double(profiles.count)
                 var known = [Int](repeating: -1, count: profile.stacks.count)
                 // CPU: running samples only, so waits do not pose as work that grew.
-                for sample in 0..<profile.samples.count where profile.samples.state[sample] == .running {
+                let chosen = span.map { profile.sampleIndices(inSpansNamed: $0) } ?? Array(0..<profile.samples.count)
+                for sample in chosen where profile.samples.state[sample] == .running {
                     var path: [Int] = []
                     var stack = profile.samples.stack[sample]
                     while stack >= 0 && known[stack] < 0 {

@@ -118,6 +118,7 @@ public struct HTMLReportRenderer: Sendable {
         json.nextKey("threads")
         json.raw(bytes: threads.bytes)
         writeTasks(&json, profile)
+        writeSpanRows(&json, profile)
         writeViolations(&json, profile)
         writeHangs(&json, profile)
         writeBudgets(&json, profile)
@@ -314,6 +315,27 @@ public struct HTMLReportRenderer: Sendable {
             json.nextKey("dependencies")
             json.stringArray(task.dependencies)
             json.field("error", task.error)
+            json.raw("}")
+        }
+        json.raw("]")
+    }
+
+    private func writeSpanRows(_ json: inout JSONWriter, _ profile: Profile) {
+        json.nextKey("spanRows")
+        json.raw("[")
+        for (index, row) in SpanTable(profile).rows.enumerated() {
+            if index > 0 { json.raw(",") }
+            json.raw("{")
+            json.key("name")
+            json.string(row.name)
+            json.field("category", row.category.rawValue)
+            json.field("depth", row.depth)
+            json.field("thread", row.thread)
+            json.field("startMs", ReportTimeline.ms(row.startNs))
+            json.field("durationMs", ReportTimeline.ms(row.durationNs))
+            json.field("cpuMs", row.cpuNs.map(ReportTimeline.ms))
+            if let samples = row.samples { json.field("samples", samples) }
+            if let waiting = row.waitingSamples { json.field("waitingSamples", waiting) }
             json.raw("}")
         }
         json.raw("]")

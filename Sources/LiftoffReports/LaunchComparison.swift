@@ -37,10 +37,11 @@ public struct LaunchComparison: Sendable {
                     + "\(LaunchComparison.measureName(head.measure)), so they cannot be compared.")
         }
         var groups = groups
+        // A gated name may be a span's, callback's or task's plain name ("build router").
+        let available = Set(base.metrics(Set(MetricGroup.allCases)).map(\.name))
+        let gated = gated.map { RunSet.metric(named: $0, among: available) ?? $0 }
         for name in gated {
-            if name == "pre-main" || name == "main → first frame" || name.hasPrefix("callback: ") { groups.insert(.phases) }
-            if name.hasPrefix("task: ") { groups.insert(.tasks) }
-            if name.hasPrefix("cpu: ") { groups.insert(.cpu) }
+            if let group = RunSet.group(ofMetric: name) { groups.insert(group) }
         }
         self.base = (base.folder.path, base.profiles.count, base.failedRuns)
         self.head = (head.folder.path, head.profiles.count, head.failedRuns)

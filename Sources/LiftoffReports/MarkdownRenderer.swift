@@ -2,7 +2,7 @@ import Foundation
 import LiftoffProfile
 
 /// Renders a short Markdown summary of a launch for a pull-request comment: time to first
-/// frame against the target, phases, what ran on the main thread before the first frame and
+/// frame against the target, phases, spans, what ran on the main thread before the first frame and
 /// what could move, the slowest tasks, violations, hangs, frames, background tasks and the
 /// functions with the most self time.
 ///
@@ -45,6 +45,7 @@ public struct MarkdownRenderer: Sendable {
                 + "\(MarkdownRenderer.inline(profile.metadata.buildConfiguration)) build, \(MarkdownRenderer.inline(profile.metadata.startTime)).")
         lines.append("")
         lines += phaseTable(profile)
+        lines += spanTable(profile)
         lines += mainThreadAnswer(profile)
         lines += taskTable(profile)
         lines += violationTable(profile)
@@ -72,6 +73,23 @@ public struct MarkdownRenderer: Sendable {
             lines.append(
                 "| \(MarkdownRenderer.cell(span.name)) (callback) | \(ReportText.ms(span.startNs)) | \(ReportText.ms(span.durationNs)) |")
         }
+        lines.append("")
+        return lines
+    }
+
+    private func spanTable(_ profile: Profile) -> [String] {
+        let rows = SpanTable(profile).rows
+        guard !rows.isEmpty else { return [] }
+        var lines = ["### Spans", "", "| Span | Thread | Start | Duration | CPU | Samples |", "|---|---|---:|---:|---:|---:|"]
+        for row in rows.prefix(rowsPerTable) {
+            let name = String(repeating: "↳ ", count: min(row.depth, 8)) + MarkdownRenderer.cell(row.name)
+            let cpu = row.cpuNs.map { ReportText.ms($0) } ?? ""
+            let samples = row.samples.map { "\($0) running" + (row.waitingSamples.map { ", \($0) waiting" } ?? "") } ?? ""
+            lines.append(
+                "| \(name) | \(MarkdownRenderer.cell(row.thread)) | \(ReportText.ms(row.startNs)) | "
+                    + "\(ReportText.ms(row.durationNs)) | \(cpu) | \(samples) |")
+        }
+        if rows.count > rowsPerTable { lines += ["", "… and \(rows.count - rowsPerTable) more spans."] }
         lines.append("")
         return lines
     }
@@ -182,7 +200,8 @@ public struct MarkdownRenderer: Sendable {
         }
         let counts = profile.counts
         lines.append(
-            "Samples: captured \(counts.captured), dropped \(counts.dropped), failed \(counts.failed), "
+            "Stacks captured by signal: \(counts.captured) (a thread that had not run since its last sample "
+                + "is recorded as waiting, without a signal), dropped \(counts.dropped), failed \(counts.failed), "
                 + "skipped \(counts.skipped), truncated \(counts.truncated).")
         lines.append("")
         return lines

@@ -268,7 +268,11 @@ public struct RunSet: Sendable {
     /// - with `phases`: `pre-main`, `main → first frame`, and `callback: NAME` for each
     ///   life-cycle callback;
     /// - with `tasks`: `task: NAME` for each launch task's duration;
-    /// - with `cpu`: `cpu: NAME` for each task's CPU time and `cpu: all tasks`.
+    /// - with `cpu`: `cpu: NAME` for each task's CPU time and `cpu: all tasks`, and
+    ///   `span cpu: NAME` for each span's CPU time;
+    /// - with `spans`: `span: NAME` for each span's duration (spans of a `LaunchRecorder`, of
+    ///   the tracing backend and of services; not callbacks, launch tasks or background tasks,
+    ///   which have metrics of their own).
     public func metrics(_ groups: Set<MetricGroup> = []) -> [(name: String, values: [Double])] {
         var order: [String] = []
         var values: [String: [Double]] = [:]
@@ -314,6 +318,14 @@ public struct RunSet: Sendable {
                     }
                 }
                 if !profile.tasks.isEmpty { add("cpu: all tasks", Double(total) / 1e6) }
+                for span in profile.spans where RunSet.isSpanMetric(span) {
+                    if let cpu = span.cpuNs { add("span cpu: \(span.name)", Double(cpu) / 1e6) }
+                }
+            }
+            if groups.contains(.spans) {
+                for span in profile.spans where RunSet.isSpanMetric(span) {
+                    add("span: \(span.name)", Double(span.durationNs) / 1e6)
+                }
             }
         }
         return order.map { ($0, values[$0] ?? []) }
@@ -321,6 +333,30 @@ public struct RunSet: Sendable {
 
     /// The name of the default metric.
     public static let timeToFirstFrame = "time to first frame"
+
+    /// Whether a span is measured as `span: NAME`: every span but callbacks, launch tasks and
+    /// background tasks, which are measured as `callback: NAME` and `task: NAME` or budgeted.
+    public static func isSpanMetric(_ span: Profile.Span) -> Bool {
+        span.category != .callback && span.category != .launchTask && span.category != .backgroundTask
+    }
+
+    /// The metric a name given on the command line means, among `names`: the name itself, or
+    /// else the span, callback or task of that name (in that order), so `build router` finds
+    /// `span: build router`. Nil when none matches.
+    public static func metric(named name: String, among names: some Sequence<String>) -> String? {
+        let known = Set(names)
+        if known.contains(name) { return name }
+        return ["span: ", "callback: ", "task: "].lazy.map { $0 + name }.first { known.contains($0) }
+    }
+
+    /// The group a metric's name belongs to, if it is not always present.
+    public static func group(ofMetric name: String) -> MetricGroup? {
+        if name == "pre-main" || name == "main → first frame" || name.hasPrefix("callback: ") { return .phases }
+        if name.hasPrefix("task: ") { return .tasks }
+        if name.hasPrefix("cpu: ") || name.hasPrefix("span cpu: ") { return .cpu }
+        if name.hasPrefix("span: ") { return .spans }
+        return nil
+    }
 }
 
 /// Groups of metrics `liftoff compare` can add to time to first frame.
@@ -329,6 +365,8 @@ public enum MetricGroup: String, Sendable, CaseIterable, Hashable {
     case phases
     /// Each launch task's duration.
     case tasks
-    /// Each launch task's CPU time.
+    /// Each launch task's and span's CPU time.
     case cpu
+    /// Each span's duration, by name.
+    case spans
 }

@@ -77,7 +77,7 @@ struct ErrorPathTests {
         ErrorPath(["compare", "{dir}/exits", "{dir}/exits", "--alpha", "-0.1"], 64, "Error: --alpha must be between 0 and 1, not -0.1."),
         ErrorPath(
             ["compare", "{dir}/exits", "{dir}/exits", "--metrics", "bogus"], 64,
-            "Error: --metrics 'bogus' is not one of: phases, tasks, cpu."),
+            "Error: --metrics 'bogus' is not one of: phases, tasks, cpu, spans, all."),
         ErrorPath(
             ["compare", "{dir}/exits", "{dir}/exits", "-o", "{dir}/file/out.md"], 1,
             "Error: Cannot create the folder {dir}/file: {dir}/file is a file, not a folder."),

@@ -145,7 +145,7 @@ struct MarkdownRendererTests {
             ### Frames and budgets
 
             Frames: 0, slow (over 16.7 ms) 0, frozen (over 700 ms) 0.
-            Samples: captured 0, dropped 0, failed 0, skipped 0, truncated 0.
+            Stacks captured by signal: 0 (a thread that had not run since its last sample is recorded as waiting, without a signal), dropped 0, failed 0, skipped 0, truncated 0.
 
             ### Top functions by CPU time (running samples)
 

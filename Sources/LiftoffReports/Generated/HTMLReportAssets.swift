@@ -706,6 +706,7 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
       },
       threads: records(d.threads),
       tasks: records(d.tasks),
+      spanRows: records(d.spanRows),
       violations: records(d.violations),
       hangs: records(d.hangs),
       budgets: {
@@ -905,7 +906,7 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
       h('h1', null, oneLine(data.title)),
       data.subtitle ? h('p', { class: 'subtitle' }, oneLine(data.subtitle)) : null,
       h('nav', { class: 'nav', 'aria-label': 'Sections' }, [
-        ['#flame', 'Flame graph'], ['#timeline', 'Timeline'], ['#tasks', 'Launch tasks'],
+        ['#flame', 'Flame graph'], ['#timeline', 'Timeline'], ['#spans', 'Spans'], ['#tasks', 'Launch tasks'],
         ['#issues', 'Violations & hangs'], ['#budgets', 'Budgets'], ['#sampling', 'Sampling']
       ].map(function (link) { return h('a', { href: link[0] }, link[1]); }))
     ]);
@@ -1735,6 +1736,36 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
     return str(x).localeCompare(str(y)) * direction;
   }
 
+  // Spans as launch metrics: each with its duration, CPU time and samples, nested under its parent.
+  function drawSpanTable(app, data) {
+    var view = card('spans', 'Spans',
+      'Spans of the program (LaunchRecorder, tracing, services), nested under their parents. ' +
+      'Samples are those of the span\'s Swift task (or thread) while it ran.');
+    app.appendChild(view.section);
+    if (!data.spanRows.length) {
+      view.section.appendChild(emptyNote('No spans were recorded. Wrap launch steps in recorder.span(…) to measure them.'));
+      return;
+    }
+    view.section.appendChild(table(
+      [
+        { label: 'Span' }, { label: 'Thread' }, { label: 'Start (ms)', num: true }, { label: 'Duration (ms)', num: true },
+        { label: 'CPU (ms)', num: true }, { label: 'Running samples', num: true }, { label: 'Waiting samples', num: true }
+      ],
+      data.spanRows.slice(0, LIST_LIMIT).map(function (row) {
+        var depth = clamp(numOr(row.depth, 0), 0, 8);
+        return h('tr', null, [
+          h('td', { class: 'span-name', style: 'padding-left: ' + (0.5 + depth * 1.1) + 'em' }, oneLine(row.name)),
+          cell(oneLine(row.thread)), cell(tableMs(row.startMs), true), cell(tableMs(row.durationMs), true),
+          cell(tableMs(row.cpuMs), true), cell(isNum(row.samples) ? fmtInt(row.samples) : '', true),
+          cell(isNum(row.waitingSamples) ? fmtInt(row.waitingSamples) : '', true)
+        ]);
+      })
+    ));
+    if (data.spanRows.length > LIST_LIMIT) {
+      view.section.appendChild(h('p', { class: 'muted' }, '… and ' + (data.spanRows.length - LIST_LIMIT) + ' more spans.'));
+    }
+  }
+
   function drawTasks(app, data) {
     var view = card('tasks', 'Launch tasks');
     app.appendChild(view.section);
@@ -2016,6 +2047,7 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
     drawHeader(app, data);
     var flame = drawFlameGraph(app, data, shared);
     var timeline = drawTimeline(app, data, shared);
+    drawSpanTable(app, data);
     drawTasks(app, data);
     drawIssues(app, data);
     drawBudgets(app, data);

@@ -1,0 +1,61 @@
+import LiftoffProfile
+
+/// The spans of a profile as launch metrics, for the summaries: each span (not callbacks,
+/// launch tasks or background tasks, which have tables of their own) in start order, nested
+/// under its parent, with its duration, CPU time and samples.
+struct SpanTable {
+    /// One span.
+    struct Row {
+        var name: String
+        var category: Profile.SpanCategory
+        /// How many spans of the table enclose it.
+        var depth: Int
+        var thread: String
+        var startNs: UInt64
+        var durationNs: UInt64
+        var cpuNs: UInt64?
+        /// Running samples.
+        var samples: Int?
+        var waitingSamples: Int?
+    }
+
+    let rows: [Row]
+
+    init(_ profile: Profile) {
+        let spans = profile.spans
+        let shown = spans.indices.filter { RunSet.isSpanMetric(spans[$0]) }
+        let shownSet = Set(shown)
+        // The nearest enclosing span of the table (bounded: a malformed profile's links may loop).
+        func shownParent(of index: Int) -> Int? {
+            var parent = spans[index].parent
+            var steps = 0
+            while let at = parent, steps <= spans.count {
+                guard spans.indices.contains(at) else { return nil }
+                if shownSet.contains(at) { return at }
+                parent = spans[at].parent
+                steps += 1
+            }
+            return nil
+        }
+        var children: [Int?: [Int]] = [:]
+        for index in shown { children[shownParent(of: index), default: []].append(index) }
+        for key in children.keys { children[key]?.sort { spans[$0].startNs < spans[$1].startNs } }
+        // Parents before their children: a depth-first walk in start order.
+        var order: [(index: Int, depth: Int)] = []
+        var visited = Set<Int>()
+        var pending: [(index: Int, depth: Int)] = (children[nil] ?? []).reversed().map { ($0, 0) }
+        while let (index, depth) = pending.popLast() {
+            guard visited.insert(index).inserted else { continue }
+            order.append((index, depth))
+            pending.append(contentsOf: (children[index] ?? []).reversed().map { ($0, depth + 1) })
+        }
+        rows = order.map { index, depth in
+            let span = spans[index]
+            return Row(
+                name: span.name, category: span.category, depth: depth,
+                thread: profile.thread(withID: span.threadID)?.name ?? "thread \(span.threadID)",
+                startNs: span.startNs, durationNs: span.durationNs, cpuNs: span.cpuNs, samples: span.samples,
+                waitingSamples: span.waitingSamples)
+        }
+    }
+}
