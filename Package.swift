@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "Liftoff", targets: ["Liftoff"]),
         .library(name: "LiftoffTesting", targets: ["LiftoffTesting"]),
         .library(name: "LiftoffLogging", targets: ["LiftoffLogging"]),
+        .library(name: "LiftoffTracing", targets: ["LiftoffTracing"]),
         .library(name: "LiftoffProfile", targets: ["LiftoffProfile"]),
         .library(name: "LiftoffSampler", targets: ["LiftoffSampler"]),
         .library(name: "LiftoffReports", targets: ["LiftoffReports"]),
@@ -18,6 +19,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing", exact: "1.7.3"),
     ],
     targets: [
         .target(
@@ -37,6 +39,8 @@ let package = Package(
         .target(name: "LiftoffTesting", dependencies: ["Liftoff"]),
         // Thread-rule violations through swift-log: its own product, so the core stays dependency-free.
         .target(name: "LiftoffLogging", dependencies: ["Liftoff", .product(name: "Logging", package: "swift-log")]),
+        // A swift-distributed-tracing backend: every span a library starts lands on the timeline.
+        .target(name: "LiftoffTracing", dependencies: ["Liftoff", .product(name: "Tracing", package: "swift-distributed-tracing")]),
         .target(
             name: "LiftoffDemo",
             dependencies: ["Liftoff", "LiftoffSampler", "LiftoffProfile"],
@@ -64,8 +68,9 @@ let package = Package(
         .testTarget(
             name: "LiftoffTests",
             dependencies: [
-                "Liftoff", "LiftoffTesting", "LiftoffLogging", "LiftoffSampler", "LiftoffProfile", "LiftoffDemo",
+                "Liftoff", "LiftoffTesting", "LiftoffLogging", "LiftoffTracing", "LiftoffSampler", "LiftoffProfile", "LiftoffDemo",
                 "LiftoffTestSupport", .product(name: "Logging", package: "swift-log"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]),
         .testTarget(name: "LiftoffReportsTests", dependencies: ["LiftoffReports", "LiftoffProfile", "LiftoffTestSupport"]),
         .testTarget(name: "LiftoffCLITests", dependencies: ["LiftoffCLI", "LiftoffProfile", "LiftoffReports", "LiftoffTestSupport"]),

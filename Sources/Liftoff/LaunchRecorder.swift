@@ -29,9 +29,11 @@ public final class LaunchRecorder: Sendable {
         var tasks: [Profile.TaskRecord] = []
         var hangs: [Hang] = []
         var finished: Profile?
+        /// Spans begun with `beginSpan` and not ended yet.
+        var unended: Set<Int> = []
     }
 
-    @TaskLocal private static var currentSpan: Int?
+    @TaskLocal static var currentSpan: Int?
 
     private let recorder: ProfileRecorder
     private let state = Mutex(State())
@@ -156,7 +158,17 @@ public final class LaunchRecorder: Sendable {
 
     private func build(violations: [ThreadViolation]) -> Profile {
         if let done = state.withLock({ $0.finished }) { return done }
-        let snapshot = state.withLock { $0 }
+        // A span still open (a service that never reported running) ends here, marked as such.
+        let end = nowNs
+        let snapshot = state.withLock { state in
+            for index in state.unended where state.spans.indices.contains(index) {
+                state.spans[index].endNs = max(end, state.spans[index].startNs)
+                state.spans[index].attributes = (state.spans[index].attributes ?? [:]).merging(
+                    ["liftoff.unended": "true"]) { $1 }
+            }
+            state.unended = []
+            return state
+        }
         let origin = timeOriginNs
         var events = LaunchEvents()
         events.spans = snapshot.spans
@@ -231,22 +243,41 @@ public final class LaunchRecorder: Sendable {
         return base.appendingPathComponent("liftoff-profiles").appendingPathComponent("\(name).json")
     }
 
-    private func open(_ name: String, category: Profile.SpanCategory) -> Int {
-        let start = nowNs
+    /// Opens a span in the calling thread and Swift task, under `parent` (the current span by default).
+    func open(
+        _ name: String, category: Profile.SpanCategory, parent: Int?? = nil, startNs: UInt64? = nil,
+        attributes: [String: String]? = nil, unended: Bool = false
+    ) -> Int {
+        let start = startNs ?? nowNs
         let thread = CurrentThread.id
         let task = CurrentThread.swiftTask
-        let parent = LaunchRecorder.currentSpan
+        let parent = parent ?? LaunchRecorder.currentSpan
         return state.withLock { state in
             state.spans.append(
                 Profile.Span(
                     name: name, category: category, threadID: thread, startNs: start, endNs: start, parent: parent,
-                    task: task == 0 ? nil : UInt64(task)))
+                    task: task == 0 ? nil : UInt64(task), attributes: attributes))
+            if unended { state.unended.insert(state.spans.count - 1) }
             return state.spans.count - 1
         }
     }
 
-    private func close(_ index: Int) {
-        let end = nowNs
-        state.withLock { $0.spans[index].endNs = end }
+    /// Renames a span and adds to its attributes.
+    func amend(_ index: Int, name: String?, attributes: [String: String]) {
+        state.withLock { state in
+            guard state.spans.indices.contains(index) else { return }
+            if let name { state.spans[index].name = name }
+            guard !attributes.isEmpty else { return }
+            state.spans[index].attributes = (state.spans[index].attributes ?? [:]).merging(attributes) { $1 }
+        }
+    }
+
+    func close(_ index: Int, endNs: UInt64? = nil) {
+        let end = endNs ?? nowNs
+        state.withLock { state in
+            guard state.spans.indices.contains(index) else { return }
+            state.spans[index].endNs = max(end, state.spans[index].startNs)
+            state.unended.remove(index)
+        }
     }
 }

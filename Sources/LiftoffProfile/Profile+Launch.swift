@@ -23,12 +23,17 @@ extension Profile {
         public var samples: Int?
         /// Waiting samples attributed to it (its nested spans' included).
         public var waitingSamples: Int?
+        /// What the code said about it, as text: a tracing span's attributes (`http.method`,
+        /// `db.system`), its kind and status. Nil when none.
+        public var attributes: [String: String]?
 
         /// Creates a span.
         public init(
             name: String, category: SpanCategory, threadID: Int, startNs: UInt64, endNs: UInt64, parent: Int? = nil,
-            cpuNs: UInt64? = nil, task: UInt64? = nil, samples: Int? = nil, waitingSamples: Int? = nil
+            cpuNs: UInt64? = nil, task: UInt64? = nil, samples: Int? = nil, waitingSamples: Int? = nil,
+            attributes: [String: String]? = nil
         ) {
+            self.attributes = attributes
             self.name = name
             self.category = category
             self.threadID = threadID

@@ -99,6 +99,16 @@ public struct ChromeTraceRenderer: Sendable {
                 json.field("cat", interval.category.rawValue)
                 if let index = interval.task {
                     writeTaskArguments(&json, profile.tasks[index])
+                } else if let attributes = interval.attributes, !attributes.isEmpty {
+                    // A span's attributes, as Perfetto shows them under the slice.
+                    json.nextKey("args")
+                    json.raw("{")
+                    for (position, key) in attributes.keys.sorted().enumerated() {
+                        if position > 0 { json.raw(",") }
+                        json.key(key)
+                        json.string(attributes[key] ?? "")
+                    }
+                    json.raw("}")
                 }
                 json.raw("}")
             }

@@ -12,6 +12,8 @@ struct ReportTimeline {
         var endNs: UInt64
         /// Index of the task in `profile.tasks`, when this interval is one.
         var task: Int?
+        /// The span's attributes, when this interval is a span that has some.
+        var attributes: [String: String]? = nil
     }
 
     /// Sample indices per thread id, each list in time order; threads in the profile's order,
@@ -45,7 +47,7 @@ struct ReportTimeline {
             result.append(
                 Interval(
                     name: span.name, category: span.category, threadID: span.threadID, startNs: span.startNs,
-                    endNs: max(span.endNs, span.startNs)))
+                    endNs: max(span.endNs, span.startNs), attributes: span.attributes))
         }
         for (index, task) in profile.tasks.enumerated() {
             guard let start = task.startNs, let end = task.endNs, let thread = task.threadID else { continue }

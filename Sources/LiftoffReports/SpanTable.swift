@@ -17,6 +17,7 @@ struct SpanTable {
         /// Running samples.
         var samples: Int?
         var waitingSamples: Int?
+        var attributes: [String: String]?
     }
 
     let rows: [Row]
@@ -55,7 +56,7 @@ struct SpanTable {
                 name: span.name, category: span.category, depth: depth,
                 thread: profile.thread(withID: span.threadID)?.name ?? "thread \(span.threadID)",
                 startNs: span.startNs, durationNs: span.durationNs, cpuNs: span.cpuNs, samples: span.samples,
-                waitingSamples: span.waitingSamples)
+                waitingSamples: span.waitingSamples, attributes: span.attributes)
         }
     }
 }

@@ -1283,7 +1283,10 @@
       data.spanRows.slice(0, LIST_LIMIT).map(function (row) {
         var depth = clamp(numOr(row.depth, 0), 0, 8);
         return h('tr', null, [
-          h('td', { class: 'span-name', style: 'padding-left: ' + (0.5 + depth * 1.1) + 'em' }, oneLine(row.name)),
+          h('td', {
+            class: 'span-name', style: 'padding-left: ' + (0.5 + depth * 1.1) + 'em',
+            title: typeof row.attributes === 'string' ? oneLine(row.attributes) : null
+          }, oneLine(row.name)),
           cell(oneLine(row.thread)), cell(tableMs(row.startMs), true), cell(tableMs(row.durationMs), true),
           cell(tableMs(row.cpuMs), true), cell(isNum(row.samples) ? fmtInt(row.samples) : '', true),
           cell(isNum(row.waitingSamples) ? fmtInt(row.waitingSamples) : '', true)

@@ -1,0 +1,105 @@
+import Foundation
+import Liftoff
+import LiftoffReports
+import LiftoffTestSupport
+import LiftoffTracing
+import Testing
+import Tracing
+
+/// CPU work with a name to find in the profile.
+@inline(never)
+func tracedRouterWork(milliseconds: UInt64) -> UInt64 {
+    let end = MonotonicClock.nowNs + milliseconds * 1_000_000
+    var hash: UInt64 = 14_695_981_039_346_656_037
+    while MonotonicClock.nowNs < end {
+        for byte in 0..<UInt64(256) { hash = (hash ^ byte) &* 1_099_511_628_211 }
+    }
+    return hash
+}
+
+struct StartFailure: Error, CustomStringConvertible {
+    var description: String { "the port is taken" }
+}
+
+/// The recorder starts the process-wide sampler: these tests hold the process lock.
+@Suite("Tracing backend", .processState, .timeLimit(.minutes(2)))
+struct TracingBackendTests {
+    @Test("withSpan spans land in the profile nested across tasks, with attributes, kind, status and their samples")
+    func spansLandNested() async throws {
+        let recorder = try LaunchRecorder.start(configuration: SamplerConfiguration(rateHz: 1000))
+        let tracer = LiftoffTracer(recorder: recorder)
+        await tracer.withSpan("start server", ofKind: .server) { span in
+            span.attributes["http.port"] = 8080
+            _ = await tracer.withSpan("build router") { _ in
+                await Task.yield()
+                return tracedRouterWork(milliseconds: 40)
+            }
+            // A child task inherits the tracing context, so its span nests here too.
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    tracer.withSpan("connect database", ofKind: .client) { span in
+                        span.attributes["db.system"] = "postgresql"
+                    }
+                }
+            }
+            do {
+                try tracer.withSpan("open cache") { _ in throw StartFailure() }
+            } catch {}
+        }
+        recorder.ready()
+        let profile = recorder.finish(violations: [])
+
+        let names = profile.spans.map(\.name)
+        let start = try #require(names.firstIndex(of: "start server"))
+        let router = try #require(profile.spans.first { $0.name == "build router" })
+        let database = try #require(profile.spans.first { $0.name == "connect database" })
+        let cache = try #require(profile.spans.first { $0.name == "open cache" })
+        #expect(router.parent == start && database.parent == start && cache.parent == start, "\(profile.spans.map(\.parent))")
+        #expect(profile.spans[start].attributes?["http.port"] == "8080")
+        #expect(profile.spans[start].attributes?["span.kind"] == "server")
+        #expect(database.attributes?["db.system"] == "postgresql")
+        #expect(database.attributes?["span.kind"] == "client")
+        #expect(cache.attributes?["error"] == "the port is taken")
+        #expect(cache.attributes?["status"] == "error")
+        #expect(router.durationNs >= 40_000_000)
+        #expect(profile.spans[start].endNs >= router.endNs, "the parent ends after its child")
+
+        // The router's work is its own: sampled in its task, whichever thread ran it.
+        let samples = try #require(router.samples)
+        #expect(samples >= 20, "40 ms of work at 1 kHz: \(samples) running samples")
+        let owned = profile.sampleIndices(inSpansNamed: "build router").filter { profile.samples.state[$0] == .running }
+        let named = owned.filter { sample in
+            profile.frameIndices(ofStack: profile.samples.stack[sample]).contains {
+                profile.frames[$0].name.contains("tracedRouterWork")
+            }
+        }
+        #expect(named.count * 2 >= owned.count, "tracedRouterWork leads the span's samples: \(named.count) of \(owned.count)")
+
+        // The attributes are part of profile.json as its schema describes them.
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("traced-\(UUID().uuidString).json")
+        try profile.write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        #expect(try Profile.load(from: file).spans == profile.spans)
+        let check = try JSONSchemaCheck.validate(
+            file: file.path, schema: repositoryRoot.appendingPathComponent("Schemas/profile-2.schema.json").path)
+        #expect(check.status == 0, "\(check.output)")
+
+        // Each span is a launch metric by its name.
+        let runs = RunSet(folder: URL(fileURLWithPath: "/"), profiles: [profile, profile])
+        let metrics = Set(runs.metrics([.spans]).map(\.name))
+        #expect(metrics.isSuperset(of: ["span: start server", "span: build router", "span: connect database"]))
+    }
+
+    @Test("a span that never ends is closed when the profile is finished, and says so")
+    func unendedSpan() throws {
+        let recorder = try LaunchRecorder.start(configuration: SamplerConfiguration(rateHz: 100))
+        let tracer = LiftoffTracer(recorder: recorder)
+        let span = tracer.startSpan("warm up")
+        span.attributes["items"] = 3
+        let profile = recorder.finish(violations: [])
+        let recorded = try #require(profile.spans.first { $0.name == "warm up" })
+        #expect(recorded.attributes?["liftoff.unended"] == "true")
+        #expect(recorded.endNs >= recorded.startNs)
+        span.end()  // after the profile: no effect, no trap
+    }
+}
