@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "LiftoffTesting", targets: ["LiftoffTesting"]),
         .library(name: "LiftoffLogging", targets: ["LiftoffLogging"]),
         .library(name: "LiftoffTracing", targets: ["LiftoffTracing"]),
+        .library(name: "LiftoffServiceLifecycle", targets: ["LiftoffServiceLifecycle"]),
         .library(name: "LiftoffProfile", targets: ["LiftoffProfile"]),
         .library(name: "LiftoffSampler", targets: ["LiftoffSampler"]),
         .library(name: "LiftoffReports", targets: ["LiftoffReports"]),
@@ -20,6 +21,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
         .package(url: "https://github.com/apple/swift-distributed-tracing", exact: "1.7.3"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
     ],
     targets: [
         .target(
@@ -41,6 +43,10 @@ let package = Package(
         .target(name: "LiftoffLogging", dependencies: ["Liftoff", .product(name: "Logging", package: "swift-log")]),
         // A swift-distributed-tracing backend: every span a library starts lands on the timeline.
         .target(name: "LiftoffTracing", dependencies: ["Liftoff", .product(name: "Tracing", package: "swift-distributed-tracing")]),
+        // A ServiceGroup's start as spans, ready when every service runs.
+        .target(
+            name: "LiftoffServiceLifecycle",
+            dependencies: ["Liftoff", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]),
         .target(
             name: "LiftoffDemo",
             dependencies: ["Liftoff", "LiftoffSampler", "LiftoffProfile"],
@@ -68,9 +74,10 @@ let package = Package(
         .testTarget(
             name: "LiftoffTests",
             dependencies: [
-                "Liftoff", "LiftoffTesting", "LiftoffLogging", "LiftoffTracing", "LiftoffSampler", "LiftoffProfile", "LiftoffDemo",
-                "LiftoffTestSupport", .product(name: "Logging", package: "swift-log"),
+                "Liftoff", "LiftoffTesting", "LiftoffLogging", "LiftoffTracing", "LiftoffServiceLifecycle", "LiftoffSampler",
+                "LiftoffProfile", "LiftoffDemo", "LiftoffTestSupport", .product(name: "Logging", package: "swift-log"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
         .testTarget(name: "LiftoffReportsTests", dependencies: ["LiftoffReports", "LiftoffProfile", "LiftoffTestSupport"]),
         .testTarget(name: "LiftoffCLITests", dependencies: ["LiftoffCLI", "LiftoffProfile", "LiftoffReports", "LiftoffTestSupport"]),

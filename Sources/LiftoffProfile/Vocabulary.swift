@@ -40,6 +40,8 @@ extension Profile {
         /// A launch task the scheduler ran (in reports' timelines; a profile keeps tasks in
         /// ``Profile/tasks``).
         public static let launchTask: SpanCategory = "task"
+        /// A service's start in a `ServiceGroup`, until it runs (`LiftoffServiceLifecycle`).
+        public static let service: SpanCategory = "service"
     }
 
     /// The name of a ``Mark``: the well-known instants of a launch, or one the program chose.
