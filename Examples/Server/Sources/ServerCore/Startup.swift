@@ -1,0 +1,57 @@
+import Foundation
+import Hummingbird
+import Tracing
+
+/// A product the server lists.
+public struct Product: Codable, Sendable, ResponseEncodable {
+    public var id: Int
+    public var name: String
+    public var price: Double
+}
+
+/// The server's startup, each step a tracing span, as a server that already uses tracing has.
+/// No step knows about Liftoff.
+public enum Startup {
+    /// Builds the catalogue the server serves: CPU work.
+    public static func loadCatalogue(count: Int = 20_000) -> [Product] {
+        withSpan("load catalogue") { span in
+            let products = (0..<count).map { index in
+                Product(id: index, name: "Product \(String(index * 7919 % 104_729, radix: 36))", price: Double(index % 500) / 4)
+            }
+            span.attributes["catalogue.count"] = products.count
+            return products.sorted { $0.name < $1.name }
+        }
+    }
+
+    /// Builds the router: its routes, and an index by id that takes `extraMilliseconds` longer
+    /// (to try `liftoff compare` on a slowed span).
+    public static func buildRouter(
+        catalogue: [Product], extraMilliseconds: Int = 0
+    ) -> Router<BasicRequestContext> {
+        withSpan("build router") { span in
+            let index = Dictionary(uniqueKeysWithValues: catalogue.map { ($0.id, $0) })
+            if extraMilliseconds > 0 { spin(milliseconds: extraMilliseconds) }
+            let router = Router()
+            router.add(middleware: TracingMiddleware())
+            router.get("/health") { _, _ in "ok" }
+            router.get("/products/:id") { _, context -> Product in
+                let id = try context.parameters.require("id", as: Int.self)
+                guard let product = index[id] else { throw HTTPError(.notFound) }
+                return product
+            }
+            span.attributes["router.routes"] = 2
+            return router
+        }
+    }
+
+    /// Burns CPU for about `milliseconds`.
+    @inline(never)
+    public static func spin(milliseconds: Int) {
+        let end = Date().addingTimeInterval(Double(milliseconds) / 1000)
+        var hash: UInt64 = 14_695_981_039_346_656_037
+        while Date() < end {
+            for byte in 0..<UInt64(512) { hash = (hash ^ byte) &* 1_099_511_628_211 }
+        }
+        if hash == 42 { print("") }
+    }
+}
