@@ -50,7 +50,7 @@ public final class ApplicationDriver {
 
     /// Moves the clock forward, firing timers in deadline order on the way.
     public func advance(milliseconds: UInt64) {
-        let target = clock.nowNs + milliseconds * 1_000_000
+        let target = NanosecondDuration(milliseconds: milliseconds).after(clock.nowNs)
         while !application.runLoop.isStopped, let next = application.runLoop.nextTimerDeadline, next <= target {
             clock.advance(to: next)
             application.runLoop.runUntilIdle()

@@ -37,11 +37,18 @@ public struct Scenario: Sendable, Equatable {
         public var description: String
     }
 
+    /// The longest wait or task a script may name, in milliseconds (about 104 days), so that
+    /// the clock's arithmetic stays exact.
+    public static let maximumMilliseconds: UInt64 = Profile.maximumNs / 1_000_000
+
     /// Parses a script.
     /// - Throws: ``ParseError`` for the first bad step, naming its line and word.
     public static func parse(_ text: String) throws -> Scenario {
         var lines: [Line] = []
-        for (offset, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        // A byte-order mark and Windows (CRLF) or old Mac (CR) line ends are accepted: Swift
+        // reads "\r\n" as one character, so lines are split at any line end.
+        let body = text.hasPrefix("\u{FEFF}") ? Substring(text.dropFirst()) : Substring(text)
+        for (offset, rawLine) in body.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
             let number = offset + 1
             let content = rawLine.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
             for part in content.split(separator: ";") {
@@ -66,6 +73,11 @@ public struct Scenario: Sendable, Equatable {
         func milliseconds(_ text: String) throws -> UInt64 {
             guard let value = UInt64(text) else {
                 throw fail(text, "'\(text)' is not a whole number of milliseconds.")
+            }
+            guard value <= Scenario.maximumMilliseconds else {
+                throw fail(
+                    text,
+                    "\(text) ms is longer than a simulation goes (at most \(Scenario.maximumMilliseconds) ms, about 104 days).")
             }
             return value
         }

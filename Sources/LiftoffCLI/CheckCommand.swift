@@ -95,7 +95,10 @@ struct CheckCommand: ParsableCommand {
         }
         if let maxViolations {
             // Each record stands for every time its call site broke the rule.
-            let count = { (profile: Profile) in profile.violations.reduce(0) { $0 &+ max($1.count, 1) } }
+            let count = { (profile: Profile) in profile.violations.reduce(0) { total, violation in
+                let (sum, overflow) = total.addingReportingOverflow(max(violation.count, 1))
+                return overflow ? Int.max : sum
+            } }
             checkCount("thread violation", count, limit: maxViolations)
             // Where the worst run's code broke the rules, so the breach can be fixed from the log.
             if let worst = runs.profiles.max(by: { count($0) < count($1) }), count(worst) > maxViolations {
@@ -104,9 +107,9 @@ struct CheckCommand: ParsableCommand {
             }
         }
         if let maxHangs { checkCount("hang", { $0.hangs.count }, limit: maxHangs) }
-        for line in passes { print("ok: \(line)") }
-        for line in breaches { print("over budget: \(line)") }
-        for line in details { print(line) }
+        for line in passes { try StandardOutput.print("ok: \(line)") }
+        for line in breaches { try StandardOutput.print("over budget: \(line)") }
+        for line in details { try StandardOutput.print(line) }
         if !breaches.isEmpty { throw ExitCode(2) }
     }
 

@@ -126,9 +126,9 @@ struct CompareCommand: ParsableCommand {
             } catch let error as ProfileError {
                 throw CLIError(error.message)
             }
-            print(comparison.headline)
+            try StandardOutput.print(comparison.headline)
         } else {
-            print(text, terminator: "")
+            try StandardOutput.write(text)
         }
         switch comparison.verdict {
         case .regressed: throw ExitCode(2)

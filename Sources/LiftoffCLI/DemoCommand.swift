@@ -100,7 +100,7 @@ struct DemoCommand: ParsableCommand {
         } catch let error as ProfileError {
             throw CLIError(error.message)
         }
-        if !quiet { print(DemoCommand.summary(profile, result: result, folder: folder.path)) }
+        if !quiet { try StandardOutput.print(DemoCommand.summary(profile, result: result, folder: folder.path)) }
         if status != Application.exitNormal {
             throw ExitCode(status)
         }
@@ -173,7 +173,7 @@ struct DemoCommand: ParsableCommand {
             lines.append(DemoCommand.summary(profile, result: nil, folder: folder.path))
         }
         lines.append("Wrote the optimized plan's reports to \(folder.path)/ and the naive plan's to \(folder.path)/naive/")
-        print(lines.joined(separator: "\n"))
+        try StandardOutput.print(lines.joined(separator: "\n"))
     }
 
     /// Runs the program in a fresh process with `LIFTOFF_LAUNCH_NS` set to its spawn time.

@@ -22,6 +22,12 @@ public struct LiftoffCommand: ParsableCommand {
     )
 
     public init() {}
+
+    /// Sets up the process for the command line: a closed output pipe is an error a write
+    /// sees (and ends the command quietly), not a signal.
+    public static func prepareProcess() {
+        StandardOutput.ignoreBrokenPipes()
+    }
 }
 
 extension DemoAppDelegate.Plan: ExpressibleByArgument {}

@@ -30,7 +30,7 @@ struct ProbeCommand: ParsableCommand {
             delegate: delegate,
             configuration: Application.Configuration(
                 launchWatchdogNs: watchdogMs * 1_000_000, enterBackgroundLimitNs: backgroundLimitMs * 1_000_000))
-        print(delegate.report())
+        try StandardOutput.print(delegate.report())
         if status != 0 { throw ExitCode(status) }
     }
 }

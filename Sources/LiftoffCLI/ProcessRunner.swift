@@ -84,24 +84,6 @@ struct ProcessRunner {
             _ = fcntl(ends[1], F_SETFD, FD_CLOEXEC)
             pipes.append((child, ends[0], ends[1]))
         }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        for child: Int32 in [1, 2] {
-            posix_spawn_file_actions_adddup2(&actions, pipes.first { $0.child == child }?.write ?? logFD, child)
-        }
-        // No other descriptor of this process reaches the child (some are not close-on-exec).
-        for fd in ProcessRunner.openDescriptors() where fd > 2 {
-            posix_spawn_file_actions_addclose(&actions, fd)
-        }
-        // The child leads its own process group, so a timeout can stop everything it started.
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
-        posix_spawnattr_setpgroup(&attributes, 0)
-
         let argv = arguments.map { strdup($0) } + [nil]
         var envp = environment.filter { $0.key != launchVariable }.map { strdup("\($0.key)=\($0.value)") }
         let spawnNs = MonotonicClock.nowNs
@@ -111,11 +93,19 @@ struct ProcessRunner {
             argv.forEach { free($0) }
             envp.forEach { free($0) }
         }
-        var pid: pid_t = 0
-        let status = posix_spawnp(&pid, program, &actions, &attributes, argv, envp)
+        // The child leads its own process group, so the end of a run stops everything it
+        // started, and it is killed if this thread ends first (`liftoff record` killed).
+        let output = pipes.first { $0.child == 1 }?.write ?? logFD
+        let errors = pipes.first { $0.child == 2 }?.write ?? logFD
+        let pid = argv.withUnsafeBufferPointer { arguments in
+            envp.withUnsafeBufferPointer { environment in
+                lo_spawn(arguments.baseAddress, environment.baseAddress, output, errors)
+            }
+        }
+        let spawnError = errno
         for pipe in pipes { close(pipe.write) }
-        guard status == 0 else {
-            throw CLIError("Cannot start \(program): \(String(cString: strerror(status))).")
+        guard pid > 0 else {
+            throw CLIError("Cannot start \(program): \(String(cString: strerror(spawnError))).")
         }
         runningChildGroup.store(pid, ordering: .sequentiallyConsistent)
         defer { runningChildGroup.store(0, ordering: .sequentiallyConsistent) }
@@ -163,7 +153,9 @@ struct ProcessRunner {
         var code: Int32 = 0
         var reaped: pid_t = -1
         repeat { reaped = waitpid(pid, &code, 0) } while reaped < 0 && errno == EINTR
-        if stoppedAt != nil { kill(-pid, SIGKILL) }  // anything the child left behind
+        // Whatever the run left behind: its process group, and orphans that left the group.
+        kill(-pid, SIGKILL)
+        ProcessRunner.endOrphans()
         readyTime.waitForReader()
         let outcome: Outcome
         if reaped != pid {
@@ -279,17 +271,47 @@ struct ProcessRunner {
         return false
     }
 
-    /// The descriptors open in this process (from /proc/self/fd).
-    static func openDescriptors() -> [Int32] {
-        guard let directory = opendir("/proc/self/fd") else { return [] }
+    /// Whether this process adopts the orphans of the programs it runs (see `adoptOrphans`).
+    private static let adoptsOrphans = Atomic<Bool>(false)
+
+    /// Makes this process the subreaper of the programs it runs, so that a grandchild left
+    /// running when its parent exits (`sh -c 'server &'`) becomes its child, to be ended with
+    /// the run. For the `liftoff` process only: it then treats every child but the running
+    /// one as such an orphan.
+    static func adoptOrphans() {
+        if lo_become_subreaper() == 0 { adoptsOrphans.store(true, ordering: .releasing) }
+    }
+
+    /// Kills and reaps every child of this process: the orphans a finished run left behind.
+    static func endOrphans() {
+        guard adoptsOrphans.load(ordering: .acquiring) else { return }
+        // An orphan killed here may leave orphans of its own: a few rounds.
+        for _ in 0..<8 {
+            let orphans = children(of: getpid())
+            if orphans.isEmpty { return }
+            for orphan in orphans { kill(orphan, SIGKILL) }
+            for orphan in orphans {
+                var status: Int32 = 0
+                while waitpid(orphan, &status, 0) < 0 && errno == EINTR {}
+            }
+        }
+    }
+
+    /// The processes whose parent is `parent`, from /proc.
+    static func children(of parent: pid_t) -> [pid_t] {
+        guard let directory = opendir("/proc") else { return [] }
         defer { closedir(directory) }
-        let own = dirfd(directory)
-        var result: [Int32] = []
+        var result: [pid_t] = []
         while let entry = readdir(directory) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                 String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
             }
-            if let fd = Int32(name), fd != own { result.append(fd) }
+            guard let pid = pid_t(name), let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                let close = stat.lastIndex(of: ")")
+            else { continue }
+            // After "pid (comm)": state, then the parent's pid.
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            if fields.count > 1, pid_t(fields[1]) == parent { result.append(pid) }
         }
         return result
     }

@@ -97,6 +97,7 @@ struct RecordCommand: ParsableCommand {
         }
         let pattern = try ready.map { try NSRegularExpression(pattern: $0) }
         ProcessRunner.stopChildrenOnInterrupt()
+        ProcessRunner.adoptOrphans()
         let progress = Progress(total: runs * sides.count, quiet: quiet)
         for round in 0..<warmup {
             for side in order(sides, round: round) {
@@ -118,7 +119,7 @@ struct RecordCommand: ParsableCommand {
         }
         progress.finish()
         for side in sides { try side.saveManifest() }
-        if !quiet { print(summary(sides)) }
+        if !quiet { try StandardOutput.print(summary(sides)) }
         for side in sides where !side.manifest.runs.contains(where: \.succeeded) {
             let last = side.manifest.runs.last.map { " (the last: \($0.outcome))" } ?? ""
             throw CLIError(

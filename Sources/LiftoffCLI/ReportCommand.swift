@@ -55,7 +55,7 @@ struct ReportCommand: ParsableCommand {
                 throw CLIError(error.message)
             }
         } else {
-            FileHandle.standardOutput.write(Data(text.utf8))
+            try StandardOutput.write(text)
         }
     }
 }

@@ -35,6 +35,13 @@ struct SimulateCommand: ParsableCommand {
     @Option(name: .long, help: "The demo's launch plan: naive or optimized.")
     var plan: DemoAppDelegate.Plan = .optimized
 
+    func validate() throws {
+        guard (1...Scenario.maximumMilliseconds).contains(watchdog) else {
+            throw ValidationError(
+                "--watchdog must be between 1 and \(Scenario.maximumMilliseconds) milliseconds (about 104 days), not \(watchdog).")
+        }
+    }
+
     func run() throws {
         let text: String
         if scenario == "-" {
@@ -52,7 +59,7 @@ struct SimulateCommand: ParsableCommand {
             throw CLIError(error.description)
         }
         let output = Simulation(watchdogMs: watchdog, plan: plan).run(parsed)
-        for line in output { print(line) }
+        for line in output { try StandardOutput.print(line) }
     }
 }
 
@@ -73,9 +80,11 @@ struct Simulation {
         func settle() {
             guard let driver, let scheduler = delegate?.scheduler else { return }
             let deadline = DispatchTime.now().uptimeNanoseconds + 30_000_000_000
-            // Deferred work waits for a first frame, which a background launch never draws.
+            // Deferred work waits for a first frame, which a background launch (or an app with no
+            // key window) never draws.
             func frameComing() -> Bool {
-                driver.application.firstFrameNs != nil || driver.application.state.isForeground
+                driver.application.firstFrameNs != nil
+                    || (driver.application.state.isForeground && driver.application.keyWindow != nil)
             }
             while !scheduler.isFinished, !driver.application.runLoop.isStopped, frameComing(),
                 DispatchTime.now().uptimeNanoseconds < deadline

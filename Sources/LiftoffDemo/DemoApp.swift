@@ -123,7 +123,12 @@ public final class DemoAppDelegate: ApplicationDelegate, @unchecked Sendable {
 
     public func willResignActive(_ application: Application) { received.append("willResignActive") }
     public func didEnterBackground(_ application: Application) { received.append("didEnterBackground") }
-    public func willEnterForeground(_ application: Application) { received.append("willEnterForeground") }
+    public func willEnterForeground(_ application: Application) {
+        received.append("willEnterForeground")
+        // Launched in the background, the app built no UI; it shows it now, and its first
+        // frame commits at the end of this iteration.
+        if window == nil { buildWindow(in: application) }
+    }
     public func willTerminate(_ application: Application) { received.append("willTerminate") }
 
     private func buildWindow(in application: Application) {

@@ -64,6 +64,8 @@ extension Profile {
             throw ProfileError(.malformed, "\(source) is malformed.", value: source)
         }
         try profile.validate(source: source)
+        try profile.validateRanges(source: source)
+        profile.shortenLongNames()
         profile.schema = currentSchema
         return profile
     }

@@ -25,7 +25,7 @@ enum FlameChart {
     static func bars(_ profile: Profile, samples: [Int], intervalNs: UInt64) -> [Bar] {
         guard let firstSample = samples.first, let lastSample = samples.last else { return [] }
         let times = profile.samples.timeNs
-        let span = times[lastSample] - times[firstSample] + intervalNs
+        let span = NanosecondDuration.between(times[firstSample], times[lastSample]).after(intervalNs)
         let minimum = span / 20_000
         var result: [Bar] = []
         var open: [(stack: Int, startNs: UInt64, ran: Bool)] = []  // outermost first
@@ -35,7 +35,7 @@ enum FlameChart {
         func close(downTo depth: Int, at end: UInt64) {
             while open.count > depth {
                 let entry = open.removeLast()
-                if end - entry.startNs >= minimum && end > entry.startNs {
+                if end > entry.startNs && end - entry.startNs >= minimum {
                     result.append(
                         Bar(
                             frame: profile.stacks.frame[entry.stack], depth: open.count, startNs: entry.startNs, endNs: end,
@@ -46,7 +46,9 @@ enum FlameChart {
 
         for sample in samples {
             let time = times[sample]
-            if time - lastTime > 2 * intervalNs { close(downTo: 0, at: lastTime + intervalNs) }
+            if NanosecondDuration.between(lastTime, time).nanoseconds > min(intervalNs, UInt64.max / 2) * 2 {
+                close(downTo: 0, at: NanosecondDuration(nanoseconds: intervalNs).after(lastTime))
+            }
             path.removeAll(keepingCapacity: true)
             var stack = profile.samples.stack[sample]
             while stack >= 0 {
@@ -62,7 +64,7 @@ enum FlameChart {
             for depth in common..<path.count { open.append((path[depth], time, ran)) }
             lastTime = time
         }
-        close(downTo: 0, at: lastTime + intervalNs)
+        close(downTo: 0, at: NanosecondDuration(nanoseconds: intervalNs).after(lastTime))
         result.sort { ($0.depth, $0.startNs) < ($1.depth, $1.startNs) }
         return result
     }

@@ -22,16 +22,26 @@ public enum FoldedRenderer {
         }
         let labels = Dictionary(
             profile.threads.map { ($0.id, escape(FlameTree.threadLabel($0))) }, uniquingKeysWith: { first, _ in first })
-        var paths = [String?](repeating: nil, count: profile.stacks.count)
-        func path(_ stack: Int) -> String {
-            if let known = paths[stack] { return known }
+        // Each frame's name is escaped once; each sampled stack's line is built by walking up
+        // from its leaf, so the work is the size of the output, whatever the depth (prefixes
+        // are not kept: a 10,000-frame stack would make them quadratic).
+        var names = [String?](repeating: nil, count: profile.frames.count)
+        func name(_ frameIndex: Int) -> String {
+            if let known = names[frameIndex] { return known }
             // Inlined functions end in `_[i]`, as perf's stackcollapse marks them (flamegraph.pl colours them).
-            let frame = profile.frames[profile.stacks.frame[stack]]
-            let name = escape(frame.displayName) + (frame.isInlined ? "_[i]" : "")
-            let parent = profile.stacks.parent[stack]
-            let result = parent < 0 ? name : path(parent) + ";" + name
-            paths[stack] = result
-            return result
+            let frame = profile.frames[frameIndex]
+            let escaped = escape(frame.displayName) + (frame.isInlined ? "_[i]" : "")
+            names[frameIndex] = escaped
+            return escaped
+        }
+        func path(_ leaf: Int) -> String {
+            var parts: [String] = []
+            var stack = leaf
+            while stack >= 0 {
+                parts.append(name(profile.stacks.frame[stack]))
+                stack = profile.stacks.parent[stack]
+            }
+            return parts.reversed().joined(separator: ";")
         }
         var lines: [String] = []
         lines.reserveCapacity(counts.count)

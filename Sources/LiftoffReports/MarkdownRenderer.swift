@@ -105,7 +105,7 @@ public struct MarkdownRenderer: Sendable {
         if before.isEmpty {
             lines.append("No launch task ran on the main thread before the first frame.")
         } else {
-            let total = before.compactMap(\.durationNs).reduce(0, +)
+            let total = before.compactMap(\.durationNs).reduce(NanosecondDuration(nanoseconds: 0)) { $0 + NanosecondDuration(nanoseconds: $1) }.nanoseconds
             lines.append(
                 "\(ReportText.count(before.count, "task")) ran there for \(ReportText.ms(total)): "
                     + before.prefix(rowsPerTable).map { "`\(MarkdownRenderer.code($0.name))`" }.joined(separator: ", ")

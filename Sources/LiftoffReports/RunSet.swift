@@ -314,7 +314,7 @@ public struct RunSet: Sendable {
                 for task in profile.tasks {
                     if let cpu = task.cpuNs {
                         add("cpu: \(task.name)", Double(cpu) / 1e6)
-                        total += cpu
+                        total = (NanosecondDuration(nanoseconds: total) + NanosecondDuration(nanoseconds: cpu)).nanoseconds
                     }
                 }
                 if !profile.tasks.isEmpty { add("cpu: all tasks", Double(total) / 1e6) }
