@@ -10,7 +10,7 @@ SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_OUT ?= Reports/demo
 
-.PHONY: all assets deps test-deps build demo test test-under-load examples bench bench-spread perf-agreement clean
+.PHONY: all assets deps test-deps build demo test test-under-load examples fuzz fuzz-smoke bench bench-spread perf-agreement clean
 
 all: build
 
@@ -51,12 +51,45 @@ demo: build
 test: test-deps build
 	$(SWIFT) test
 	$(MAKE) examples
+	$(MAKE) fuzz-smoke
 
 # The unit tests with both cores kept busy by `stress`: timing-sensitive tests must still pass.
 test-under-load: test-deps build
 	@command -v stress >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq stress; }
 	setsid stress --cpu 2 --quiet & load=$$!; \
 	$(SWIFT) test; status=$$?; kill -- -$$load; wait $$load 2>/dev/null; exit $$status
+
+# libFuzzer targets (Fuzz/): the profile loader with every renderer, the scenario parser, and
+# the --baseline command-line splitter. Built with -sanitize=fuzzer and linked with lld.
+FUZZ_TARGETS := FuzzProfile FuzzScenario FuzzShellWords
+FUZZ_SECONDS ?= 600
+FUZZ_BUILD := $(SWIFT) build --package-path Fuzz --scratch-path Fuzz/.build-fuzz \
+	-Xswiftc -sanitize=fuzzer -Xswiftc -DFUZZING -Xswiftc -use-ld=lld
+
+# Each target for FUZZ_SECONDS (10 minutes by default), starting from the committed corpus; new
+# inputs go to Fuzz/findings/NAME, crashes to Fuzz/crashes/ (add each as a regression test).
+fuzz: deps
+	$(FUZZ_BUILD)
+	@mkdir -p Fuzz/crashes
+	@for target in $(FUZZ_TARGETS); do \
+		name=$$(echo $$target | sed 's/^Fuzz//' | tr A-Z a-z); \
+		mkdir -p Fuzz/findings/$$name; \
+		echo "== $$target for $(FUZZ_SECONDS) s"; \
+		Fuzz/.build-fuzz/debug/$$target Fuzz/findings/$$name Fuzz/Corpus/$$name -max_total_time=$(FUZZ_SECONDS) \
+			-max_len=65536 -artifact_prefix=Fuzz/crashes/$$name- -print_final_stats=1 || exit 1; \
+	done
+
+# What `make test` runs: the committed corpus replayed, then a few seconds of fuzzing per target.
+fuzz-smoke: deps
+	$(FUZZ_BUILD)
+	@for target in $(FUZZ_TARGETS); do \
+		name=$$(echo $$target | sed 's/^Fuzz//' | tr A-Z a-z); \
+		scratch=$$(mktemp -d); \
+		echo "== $$target"; \
+		Fuzz/.build-fuzz/debug/$$target $$scratch Fuzz/Corpus/$$name -max_total_time=5 -max_len=65536 \
+			-artifact_prefix=$$scratch/ || { rm -rf $$scratch; exit 1; }; \
+		rm -rf $$scratch; \
+	done
 
 # Every package in Examples/ depends on this checkout by path: build it and run its tests.
 EXAMPLES := $(dir $(wildcard Examples/*/Package.swift))
@@ -93,4 +126,4 @@ perf-agreement: build
 	python3 scripts/perf_agreement.py .build/debug/liftoff Reports/benchmarks/perf-agreement.md --slowdown 1000%
 
 clean:
-	rm -rf .build Benchmarks/.build $(addsuffix .build,$(EXAMPLES))
+	rm -rf .build Benchmarks/.build $(addsuffix .build,$(EXAMPLES)) Fuzz/.build Fuzz/.build-fuzz

@@ -196,5 +196,8 @@ struct CompareCommandTests {
         #expect(try ShellWords.split(#"app --name 'a b' "c \"d\"" e\ f"#) == ["app", "--name", "a b", #"c "d""#, "e f"])
         #expect(try ShellWords.split(#""a\b" 'c\d'"#) == [#"a\b"#, #"c\d"#], "a backslash in quotes before other characters stays")
         #expect(throws: (any Error).self) { try ShellWords.split("app 'unclosed") }
+        // Found by the ShellWords fuzzer: a quote followed by a combining mark is one Swift
+        // character, and was not seen as a quote.
+        #expect(try ShellWords.split("'\u{031E}x' \"\u{0301}y\" z") == ["\u{031E}x", "\u{0301}y", "z"])
     }
 }

@@ -1,0 +1,26 @@
+// swift-tools-version: 6.1
+
+import PackageDescription
+
+// libFuzzer targets for what Liftoff reads from users: profiles, scenario scripts and the
+// --baseline command line. Built normally, each target replays files (a corpus) through its
+// check; built by `make fuzz` (-sanitize=fuzzer -DFUZZING), it is a libFuzzer binary.
+let package = Package(
+    name: "LiftoffFuzz",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(name: "Liftoff", path: ".."),
+    ],
+    targets: [
+        .target(name: "FuzzDriver"),
+        .executableTarget(
+            name: "FuzzProfile",
+            dependencies: [
+                "FuzzDriver", .product(name: "LiftoffProfile", package: "Liftoff"),
+                .product(name: "LiftoffReports", package: "Liftoff"),
+            ]),
+        .executableTarget(name: "FuzzScenario", dependencies: ["FuzzDriver", .product(name: "Liftoff", package: "Liftoff")]),
+        .executableTarget(name: "FuzzShellWords", dependencies: ["FuzzDriver", .product(name: "LiftoffCLI", package: "Liftoff")]),
+    ],
+    swiftLanguageModes: [.v6]
+)
