@@ -16,6 +16,8 @@ let package = Package(
         .library(name: "LiftoffSampler", targets: ["LiftoffSampler"]),
         .library(name: "LiftoffReports", targets: ["LiftoffReports"]),
         .library(name: "LiftoffCLI", targets: ["LiftoffCLI"]),
+        // libLiftoffAgent.so: the sampler injected with LD_PRELOAD into programs without Liftoff.
+        .library(name: "LiftoffAgent", type: .dynamic, targets: ["CLiftoffAgent"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
@@ -33,6 +35,8 @@ let package = Package(
         // `libdw-dev`) at build time; `libdw.so.1` is loaded when a profile is symbolized, not linked.
         .target(name: "CLiftoffDWARF", cSettings: [.define("_GNU_SOURCE")], linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "LiftoffProfile"),
+        // The injected agent: C only, so a program it is loaded into pays for no Swift runtime.
+        .target(name: "CLiftoffAgent", dependencies: ["CLiftoffSampler"], cSettings: [.define("_GNU_SOURCE")]),
         .target(name: "LiftoffSampler", dependencies: ["CLiftoffSampler", "CLiftoffDWARF", "LiftoffProfile"]),
         // `Assets/` holds the HTML pages' CSS and JavaScript; `Generated/HTMLReportAssets.swift` embeds them
         // (`make assets` runs scripts/embed_assets.py).

@@ -10,14 +10,15 @@ public struct LiftoffCommand: ParsableCommand {
         discussion: """
             Run `liftoff demo` to record the bundled demo app and write its reports,
             `liftoff simulate` to drive the demo app through life-cycle events,
+            `liftoff profile -- CMD` to profile any program's launch without changing it,
             `liftoff report PROFILE` to render a saved profile.json in another format,
             `liftoff record` to launch a program many times, `liftoff compare` to decide
             whether a change made launches slower, and `liftoff check` to enforce budgets.
             """,
         version: LiftoffVersion.current,
         subcommands: [
-            DemoCommand.self, RecordCommand.self, CompareCommand.self, CheckCommand.self, ReportCommand.self,
-            SimulateCommand.self, ProbeCommand.self,
+            DemoCommand.self, ProfileCommand.self, RecordCommand.self, CompareCommand.self, CheckCommand.self,
+            ReportCommand.self, SimulateCommand.self, ProbeCommand.self,
         ]
     )
 

@@ -46,22 +46,18 @@ struct RecordCommand: ParsableCommand {
     @Option(name: .long, help: "Folder for the runs (with --baseline: OUT/base and OUT/head).")
     var out: String
 
-    @Option(
-        name: .long,
-        help: "A regular expression: a program is ready at its first line on standard output or error matching it (then it is stopped).")
-    var ready: String?
-
-    @Option(name: .long, help: "The output --ready watches: both (the default), stdout or stderr.")
-    var readyStream: ReadyStreams = .both
-
-    @Option(name: .long, parsing: .unconditional, help: "Seconds a run may take before it is killed and recorded as failed.")
-    var timeout: Double = 60
+    @OptionGroup var watch: LaunchWatchOptions
 
     @Option(name: .long, help: "The base command, as one string (words split like a shell's, without expansion).")
     var baseline: String?
 
     @Flag(name: .long, help: "Print neither progress nor the summary (errors still show).")
     var quiet = false
+
+    @Flag(
+        name: .long,
+        help: "Do not inject the sampling agent into a program without Liftoff: time it to its exit or ready line only.")
+    var noAgent = false
 
     @Argument(parsing: .postTerminator, help: "The command to launch, after --.")
     var command: [String] = []
@@ -72,14 +68,6 @@ struct RecordCommand: ParsableCommand {
         }
         guard (1...1000).contains(runs) else { throw ValidationError("--runs must be between 1 and 1000, not \(runs).") }
         guard (0...100).contains(warmup) else { throw ValidationError("--warmup must be between 0 and 100, not \(warmup).") }
-        guard timeout > 0 else { throw ValidationError("--timeout must be a positive number of seconds, not \(timeout).") }
-        if let ready {
-            do {
-                _ = try NSRegularExpression(pattern: ready)
-            } catch {
-                throw ValidationError("--ready '\(ready)' is not a valid regular expression.")
-            }
-        }
         if let baseline {
             let words = try ShellWords.split(baseline)
             guard !words.isEmpty else { throw ValidationError("--baseline is empty; give the base command.") }
@@ -95,7 +83,7 @@ struct RecordCommand: ParsableCommand {
         } else {
             sides.append(try Side(name: "", command: command, folder: root))
         }
-        let pattern = try ready.map { try NSRegularExpression(pattern: $0) }
+        let pattern = try watch.pattern()
         ProcessRunner.stopChildrenOnInterrupt()
         ProcessRunner.adoptOrphans()
         let progress = Progress(total: runs * sides.count, quiet: quiet)
@@ -104,7 +92,13 @@ struct RecordCommand: ParsableCommand {
                 progress.note("warm-up \(round + 1)/\(warmup)\(side.label)")
                 let profile = side.folder.appendingPathComponent("runs/warmup.json")
                 _ = try? launch(side, log: side.folder.appendingPathComponent("runs/warmup.log"), profile: profile, pattern: pattern)
+                // The first warm-up tells whether the program writes its own profile; if not,
+                // the agent samples the recorded runs, so each has a profile all the same.
+                if round == 0 && !noAgent && access(profile.path, F_OK) != 0 && (try? Injectability.check(side.command[0])) != nil {
+                    side.agent = try? ProfileCommand.agentLibrary()
+                }
                 unlink(profile.path)
+                unlink(profile.path + ".agent")
             }
         }
         for round in 0..<runs {
@@ -143,9 +137,13 @@ struct RecordCommand: ParsableCommand {
     private func launch(_ side: Side, log: URL, profile: URL, pattern: NSRegularExpression?) throws -> ProcessRunner.Result {
         var environment = RecordCommand.environment
         environment[LaunchRecorder.outputVariable] = profile.path
+        if let agent = side.agent {
+            environment = ProfileCommand.agentEnvironment(
+                environment, agent: agent, recording: URL(fileURLWithPath: profile.path + ".agent"), rateHz: 1000)
+        }
         let runner = ProcessRunner(
-            arguments: side.command, environment: environment, log: log, ready: pattern, timeoutSeconds: timeout,
-            readyStreams: readyStream)
+            arguments: side.command, environment: environment, log: log, ready: pattern, timeoutSeconds: watch.timeout,
+            readyStreams: watch.readyStream)
         var result = try runner.run(launchVariable: ProfileRecorder.launchTimeVariable)
         if result.outcome == .timedOut { result.readyNs = nil }
         return result
@@ -163,10 +161,25 @@ struct RecordCommand: ParsableCommand {
             RecordManifest.Run(index: index, profile: nil, log: logName, outcome: why, succeeded: false, exitMs: exitMs, readyMs: readyMs)
         }
         if result.outcome == .timedOut {
-            let limit = "timed out after \(RecordCommand.seconds(timeout))"
-            return failed(pattern != nil && result.readyNs == nil ? limit + " without a line matching --ready on \(readyStream.phrase)" : limit)
+            let limit = "timed out after \(RecordCommand.seconds(watch.timeout))"
+            return failed(pattern != nil && result.readyNs == nil ? limit + " without a line matching --ready on \(watch.readyStream.phrase)" : limit)
         }
         guard result.outcome.succeeded else { return failed(result.outcome.description) }
+        // A program without Liftoff, sampled by the agent: its recording becomes the run's
+        // profile, with the ready line (or the exit) as its first frame.
+        let recording = profileURL.path + ".agent"
+        if side.agent != nil, access(profileURL.path, F_OK) != 0, access(recording, F_OK) == 0 {
+            defer { unlink(recording) }
+            do {
+                let agentProfile = try AgentRecording.load(from: URL(fileURLWithPath: recording)).profile(
+                    readyNs: result.readyNs ?? result.exitNs)
+                try agentProfile.write(to: profileURL)
+            } catch let error as AgentRecording.ReadError {
+                return failed("the agent's recording is unusable: \(error.description)")
+            } catch let error as ProfileError {
+                return failed(error.message)
+            }
+        }
         if access(profileURL.path, F_OK) == 0 {
             // Every run of one command must be measured the same way, or the runs do not compare.
             if side.measured.contains(.ready) || side.measured.contains(.exit) {
@@ -185,7 +198,7 @@ struct RecordCommand: ParsableCommand {
                 return failed("it wrote no profile to LIFTOFF_PROFILE_OUT, unlike the runs before it")
             }
             if pattern != nil && result.readyNs == nil {
-                return failed("exited (\(result.outcome.description)) without a line matching --ready on \(readyStream.phrase)")
+                return failed("exited (\(result.outcome.description)) without a line matching --ready on \(watch.readyStream.phrase)")
             }
             side.lastTTFF = readyMs ?? exitMs
             side.measured.insert(result.readyNs != nil ? .ready : .exit)
@@ -255,6 +268,8 @@ struct RecordCommand: ParsableCommand {
         var manifest: RecordManifest
         var lastTTFF: Double?
         var measured = Set<RunMeasure>()
+        /// The agent library injected into this side's runs, when its program has no Liftoff.
+        var agent: String?
         private let journal: Int32
 
         init(name: String, command: [String], folder: URL) throws {
@@ -344,4 +359,3 @@ final class Progress {
     }
 }
 
-extension ReadyStreams: ExpressibleByArgument {}

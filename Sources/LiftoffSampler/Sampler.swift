@@ -148,6 +148,7 @@ public enum Sampler {
             throw SamplerError(
                 .capacity, "The ring capacity must be a power of two from 16 to 1048576, not \(configuration.ringCapacity).")
         }
+        Sampler.askAgentToStandDown()
         var config = lo_config(
             rate_hz: UInt32(configuration.rateHz), ring_capacity: UInt32(configuration.ringCapacity),
             flags: configuration.threads == .all ? UInt32(LO_SAMPLE_ALL_THREADS) : 0)
@@ -193,6 +194,14 @@ public enum Sampler {
 
     /// Whether a session is running.
     public static var isRunning: Bool { lo_sampler_is_running() != 0 }
+
+    /// A program that links Liftoff records itself: when `liftoff` injected its agent into it
+    /// anyway, the agent stops sampling (two samplers would share one signal) and writes nothing.
+    static func askAgentToStandDown() {
+        let everywhere = UnsafeMutableRawPointer(bitPattern: 0)  // RTLD_DEFAULT
+        guard let symbol = dlsym(everywhere, "lo_agent_stand_down") else { return }
+        unsafeBitCast(symbol, to: (@convention(c) () -> Void).self)()
+    }
 
     /// Registers the calling thread under `name` (default: its pthread name) and warms libunwind
     /// on it. When every thread is sampled this names the thread and undoes an opt-out; with
@@ -306,6 +315,13 @@ public enum Sampler {
     private static func storedSamples(rateHz: Int) -> [RawSample] {
         var wordCount = 0
         guard let words = lo_sampler_store(&wordCount), wordCount > 0 else { return [] }
+        return decodeStore(UnsafeBufferPointer(start: words, count: wordCount), rateHz: rateHz)
+    }
+
+    /// Decodes store words (the layout in `lo_sampler.h`), from this process's sampler or an
+    /// agent's recording. A record cut off by the end of the words is dropped.
+    static func decodeStore(_ words: UnsafeBufferPointer<UInt64>, rateHz: Int) -> [RawSample] {
+        let wordCount = words.count
         let periodNs = UInt64(1_000_000_000 / max(rateHz, 1))
         var samples: [RawSample] = []
         var last: [Int: RawSample] = [:]

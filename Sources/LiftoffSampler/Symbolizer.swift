@@ -77,12 +77,15 @@ extension Symbolizer {
 /// static `.symtab` can, in debug and release builds alike. Tables are read on first use of an
 /// object and results are cached, so symbolizing the same address twice costs a dictionary lookup.
 public final class ELFSymbolizer: Symbolizer {
-    private struct LoadedObject: Sendable {
+    struct LoadedObject: Sendable {
         var path: String
         var displayName: String
         var base: UInt
         var segments: [Range<UInt>]
         var isVDSO: Bool
+        /// Where the vDSO's image is in this process, when the object is another process's vDSO
+        /// (the kernel maps the same image into every process).
+        var image: [Range<UInt>]? = nil
     }
 
     /// What was read from one object: its symbols, and its DWARF when it has some.
@@ -106,6 +109,23 @@ public final class ELFSymbolizer: Symbolizer {
     /// falls outside all of them, to pick up libraries loaded since).
     public init() {
         state.withLock { $0.objects = Self.loadedObjects() }
+    }
+
+    /// A symbolizer over another process's objects, as it recorded them (`liftoff profile`):
+    /// each read from its file on disk, and its vDSO from this process's own (the kernel maps
+    /// the same image into every process). Addresses outside them stay unresolved.
+    init(recordedObjects: [LoadedObject]) {
+        state.withLock { state in
+            let ownVDSO = Self.loadedObjects().first(where: \.isVDSO)?.segments
+            state.objects = recordedObjects.compactMap { object in
+                guard object.isVDSO else { return object }
+                guard let ownVDSO else { return nil }
+                var recorded = object
+                recorded.image = ownVDSO
+                return recorded
+            }
+            state.refreshed = true  // never this process's own objects
+        }
     }
 
     public func symbolize(_ address: UInt) -> SymbolizedFrame {
@@ -180,8 +200,9 @@ public final class ELFSymbolizer: Symbolizer {
             // lie past the end of its loadable segment but inside the segment's last page, which is
             // mapped: read up to that page's end.
             let page = UInt(max(sysconf(Int32(_SC_PAGESIZE)), 4096))
-            guard let start = object.segments.map(\.lowerBound).min(),
-                let end = object.segments.map(\.upperBound).max(),
+            let segments = object.image ?? object.segments
+            guard let start = segments.map(\.lowerBound).min(),
+                let end = segments.map(\.upperBound).max(),
                 let pointer = UnsafeRawPointer(bitPattern: start)
             else { return (nil, nil) }
             let mappedEnd = (end + page - 1) / page * page

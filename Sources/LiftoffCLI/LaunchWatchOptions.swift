@@ -1,0 +1,33 @@
+import ArgumentParser
+import Foundation
+
+/// How `record` and `profile` watch a launch: the ready line, where it is looked for, and how
+/// long the program may run.
+struct LaunchWatchOptions: ParsableArguments {
+    @Option(
+        name: .long,
+        help: "A regular expression: a program is ready at its first line on standard output or error matching it (then it is stopped).")
+    var ready: String?
+
+    @Option(name: .long, help: "The output --ready watches: both (the default), stdout or stderr.")
+    var readyStream: ReadyStreams = .both
+
+    @Option(name: .long, parsing: .unconditional, help: "Seconds a run may take before it is stopped and counted as failed.")
+    var timeout: Double = 60
+
+    func validate() throws {
+        guard timeout > 0, timeout.isFinite else {
+            throw ValidationError("--timeout must be a positive number of seconds, not \(timeout).")
+        }
+        if let ready, (try? NSRegularExpression(pattern: ready)) == nil {
+            throw ValidationError("--ready '\(ready)' is not a valid regular expression.")
+        }
+    }
+
+    /// The ready line's expression, if one was given.
+    func pattern() throws -> NSRegularExpression? {
+        try ready.map { try NSRegularExpression(pattern: $0) }
+    }
+}
+
+extension ReadyStreams: ExpressibleByArgument {}

@@ -1,0 +1,199 @@
+import ArgumentParser
+import Foundation
+import Liftoff
+import LiftoffProfile
+import LiftoffReports
+import LiftoffSampler
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `liftoff profile -- CMD …`: one launch of any program, sampled by the injected agent.
+struct ProfileCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "profile",
+        abstract: "Profile one launch of any program, unchanged: sampled on every thread by an injected agent.",
+        discussion: """
+            The program runs with libLiftoffAgent.so preloaded (LD_PRELOAD). The agent samples \
+            every thread from before main, writes its recording when the program exits or is \
+            stopped, and liftoff symbolizes it: profile.json and every report go to --out, and \
+            the summary to the terminal. It needs no privileges and no perf_event_open. The \
+            program's own output goes to OUT/output.log. A statically linked or setuid program \
+            cannot be profiled this way (liftoff record still times it).
+
+            With --ready, the program is ready at its first output line matching the expression \
+            (on standard output or error; --ready-stream picks one), then stopped with SIGTERM: \
+            a server's launch.
+
+            Examples:
+              liftoff profile -- ./MyServer --port 0
+              liftoff profile --ready 'listening on' --out Reports/server -- ./server
+              liftoff profile --rate 4000 -- python3 -c 'import json'
+            """
+    )
+
+    @Option(name: .long, help: "Folder for profile.json and the reports.")
+    var out: String = "Reports/profile"
+
+    @Option(name: .long, parsing: .unconditional, help: "Samples per second per thread (1 to 10000).")
+    var rate: Int = 1000
+
+    @OptionGroup var watch: LaunchWatchOptions
+
+    @Argument(parsing: .postTerminator, help: "The command to profile, after --.")
+    var command: [String] = []
+
+    func validate() throws {
+        guard !command.isEmpty else {
+            throw ValidationError("Give the command to profile after --, for example: liftoff profile -- ./app")
+        }
+        guard (1...10_000).contains(rate) else { throw ValidationError("--rate must be between 1 and 10000 Hz, not \(rate).") }
+    }
+
+    func run() throws {
+        let agent = try ProfileCommand.agentLibrary()
+        try Injectability.check(command[0])
+        let folder = URL(fileURLWithPath: out, isDirectory: true)
+        do {
+            try AtomicFile.createFolder(folder)
+        } catch let error as ProfileError {
+            throw CLIError(error.message)
+        }
+        let recording = folder.appendingPathComponent(".agent-recording")
+        unlink(recording.path)
+        defer { unlink(recording.path) }
+        let log = folder.appendingPathComponent("output.log")
+        // A program that links Liftoff records itself there (and tells the agent to stand down).
+        let own = folder.appendingPathComponent(".program-profile.json")
+        unlink(own.path)
+        defer { unlink(own.path) }
+        var environment = ProcessInfo.processInfo.environment
+        environment[LaunchRecorder.outputVariable] = own.path
+        environment = ProfileCommand.agentEnvironment(environment, agent: agent, recording: recording, rateHz: rate)
+        let runner = ProcessRunner(
+            arguments: command, environment: environment, log: log, ready: try watch.pattern(),
+            timeoutSeconds: watch.timeout, readyStreams: watch.readyStream)
+        ProcessRunner.stopChildrenOnInterrupt()
+        let result = try runner.run(launchVariable: ProfileRecorder.launchTimeVariable)
+        let readyNs = result.outcome == .timedOut ? nil : result.readyNs
+        let profile: Profile
+        if let ownProfile = try? Profile.load(from: own) {
+            profile = ownProfile
+        } else {
+            do {
+                profile = try AgentRecording.load(from: recording).profile(readyNs: readyNs)
+            } catch let error as AgentRecording.ReadError {
+                throw CLIError("\(error.description) The program ended with \(result.outcome.description); its output is in \(log.path).")
+            }
+        }
+        do {
+            try profile.write(to: folder.appendingPathComponent("profile.json"))
+            for (name, text) in ReportFormat.demoFiles(profile) {
+                try AtomicFile.write(text, to: folder.appendingPathComponent(name))
+            }
+        } catch let error as ProfileError {
+            throw CLIError(error.message)
+        }
+        var lines = ["Profiled \(command.joined(separator: " ")): \(result.outcome.description) after "
+            + String(format: "%.1f ms", Double(result.exitNs) / 1e6) + "."]
+        if watch.ready != nil, readyNs == nil {
+            lines.append("No output line matched --ready on \(watch.readyStream.phrase) before it ended.")
+        }
+        lines.append(DemoCommand.summary(profile, result: nil, folder: folder.path))
+        try StandardOutput.print(lines.joined(separator: "\n"))
+    }
+
+    /// `libLiftoffAgent.so`: `$LIFTOFF_AGENT` when set, else beside this `liftoff` executable.
+    static func agentLibrary() throws -> String {
+        if let named = ProcessInfo.processInfo.environment["LIFTOFF_AGENT"], !named.isEmpty {
+            guard FileManager.default.fileExists(atPath: named) else {
+                throw CLIError("LIFTOFF_AGENT names \(named), which does not exist.")
+            }
+            return named
+        }
+        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let beside = URL(fileURLWithPath: executable).deletingLastPathComponent().appendingPathComponent("libLiftoffAgent.so").path
+        guard FileManager.default.fileExists(atPath: beside) else {
+            throw CLIError(
+                "The agent libLiftoffAgent.so is not beside liftoff (\(beside)); build it with swift build, or set LIFTOFF_AGENT.")
+        }
+        return beside
+    }
+
+    /// The program's environment with the agent preloaded, told where to write and how often to sample.
+    static func agentEnvironment(_ base: [String: String], agent: String, recording: URL, rateHz: Int) -> [String: String] {
+        var environment = base
+        let preload = [agent] + (base["LD_PRELOAD"].map { [$0] } ?? [])
+        environment["LD_PRELOAD"] = preload.joined(separator: ":")
+        environment["LIFTOFF_AGENT_OUT"] = recording.path
+        environment["LIFTOFF_AGENT_RATE"] = String(rateHz)
+        return environment
+    }
+}
+
+/// Whether the agent can be loaded into a program: the dynamic loader honours LD_PRELOAD only in
+/// a dynamically linked program that is not setuid or setgid.
+enum Injectability {
+    /// - Throws: `CLIError` with one sentence when `program` cannot take the agent.
+    static func check(_ program: String, depth: Int = 0) throws {
+        guard let path = resolve(program) else { return }  // the runner says it cannot start
+        var info = stat()
+        guard stat(path, &info) == 0 else { return }
+        if info.st_mode & S_ISUID != 0 || info.st_mode & S_ISGID != 0 {
+            throw CLIError(
+                "\(path) is setuid or setgid: the loader ignores LD_PRELOAD for it, so it cannot be profiled this way (liftoff record still times it).")
+        }
+        guard let handle = FileHandle(forReadingAtPath: path) else { return }
+        defer { try? handle.close() }
+        let head = (try? handle.read(upToCount: 4096)) ?? Data()
+        if head.starts(with: Array("#!".utf8)) {
+            // A script: the agent goes into its interpreter.
+            guard depth < 4, let line = String(decoding: head, as: UTF8.self).split(separator: "\n").first else { return }
+            let words = line.dropFirst(2).split(whereSeparator: { $0 == " " || $0 == "\t" })
+            guard var interpreter = words.first.map(String.init) else { return }
+            if interpreter.hasSuffix("/env"), words.count > 1 { interpreter = String(words[1]) }
+            return try check(interpreter, depth: depth + 1)
+        }
+        guard head.count >= 64, head.starts(with: [0x7F, 0x45, 0x4C, 0x46]), head[head.startIndex + 4] == 2 else { return }
+        func word<T: FixedWidthInteger>(_ offset: Int, as type: T.Type) -> T? {
+            guard offset >= 0, offset + MemoryLayout<T>.size <= head.count else { return nil }
+            var value: T = 0
+            for index in (0..<MemoryLayout<T>.size).reversed() {
+                value = value << 8 | T(head[head.startIndex + offset + index])
+            }
+            return value
+        }
+        guard let tableOffset = word(32, as: UInt64.self), let entrySize = word(54, as: UInt16.self),
+            let entries = word(56, as: UInt16.self)
+        else { return }
+        var interpreter: String?
+        for index in 0..<Int(entries) {
+            let entry = Int(clamping: tableOffset) &+ index &* Int(entrySize)
+            guard let type = word(entry, as: UInt32.self) else { return }  // beyond the first 4 KB: do not judge
+            if type == 3, let offset = word(entry + 8, as: UInt64.self), let size = word(entry + 32, as: UInt64.self) {
+                try handle.seek(toOffset: offset)
+                let bytes = (try handle.read(upToCount: Int(min(size, 4096)))) ?? Data()
+                interpreter = String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
+            }
+        }
+        guard let interpreter else {
+            throw CLIError(
+                "\(path) is statically linked: no dynamic loader runs in it to load the agent, so it cannot be profiled this way (liftoff record still times it).")
+        }
+        guard FileManager.default.fileExists(atPath: interpreter) else {
+            throw CLIError("\(path) needs the loader \(interpreter), which does not exist here, so it cannot start.")
+        }
+    }
+
+    /// The file `program` runs: itself when it has a slash, else the first match on PATH.
+    static func resolve(_ program: String) -> String? {
+        if program.contains("/") { return program }
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
+        for directory in path.split(separator: ":") {
+            let candidate = "\(directory)/\(program)"
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,163 @@
+import Foundation
+import LiftoffProfile
+
+/// A recording `libLiftoffAgent.so` wrote in a program that does not link Liftoff (layout in
+/// `lo_agent.h`), turned into a ``Profile`` here, in the `liftoff` process: the program's
+/// objects are read from disk and symbolized at the addresses it had them loaded.
+public struct AgentRecording: Sendable {
+    /// Why a recording cannot be read.
+    public struct ReadError: Error, Sendable, CustomStringConvertible {
+        /// One sentence.
+        public var description: String
+    }
+
+    /// The recorded program's process id.
+    public var processID: Int
+    /// `CLOCK_MONOTONIC` ns of the process start (the launcher's spawn time when it gave one).
+    public var processStartNs: UInt64
+    /// When the agent's library was loaded, before `main`.
+    public var preMainNs: UInt64
+    /// When sampling started (the agent's constructor, still before `main`).
+    public var mainEntryNs: UInt64
+    /// When the recording was written.
+    public var endNs: UInt64
+    /// Samples per second per thread.
+    public var rateHz: Int
+    /// The sampler's counters.
+    public var counts: Profile.SampleCounts
+    /// The program and its arguments.
+    public var commandLine: [String]
+    /// Thread names by kernel thread id.
+    public var threadNames: [Int: String]
+    /// The samples.
+    public var samples: [RawSample]
+    let objects: [ELFSymbolizer.LoadedObject]
+
+    /// Reads the recording in `url`.
+    /// - Throws: ``ReadError`` naming what is wrong with the file.
+    public static func load(from url: URL) throws -> AgentRecording {
+        guard let data = try? Data(contentsOf: url) else {
+            throw ReadError(description: "The agent wrote no recording to \(url.path).")
+        }
+        var reader = WordReader(data: data, path: url.path)
+        guard try reader.word() == 0x3154_4E45_4741_4F4C else {
+            throw ReadError(description: "\(url.path) is not a recording of Liftoff's agent.")
+        }
+        let format = try reader.word()
+        guard format == 1 else {
+            throw ReadError(description: "\(url.path) is an agent recording of format \(format); this Liftoff reads format 1.")
+        }
+        let pid = Int(clamping: try reader.word())
+        let start = try reader.word()
+        let premain = try reader.word()
+        let mainEntry = try reader.word()
+        let end = try reader.word()
+        let rate = Int(clamping: try reader.word())
+        var counters: [Int] = []
+        for _ in 0..<9 { counters.append(Int(clamping: try reader.word())) }
+        let counts = Profile.SampleCounts(
+            signalsSent: counters[0], captured: counters[1], dropped: counters[2], failed: counters[3],
+            skipped: counters[4], truncated: counters[5], waiting: counters[6], unanswered: counters[7],
+            threadsSeen: counters[8])
+        let command = try reader.bytes()
+        let commandLine = command.split(separator: 0, omittingEmptySubsequences: false).map {
+            String(decoding: $0, as: UTF8.self)
+        }.filter { !$0.isEmpty }
+        var names: [Int: String] = [:]
+        let threadCount = try reader.count(limit: 1 << 20)
+        for _ in 0..<threadCount {
+            let tid = Int(Int32(truncatingIfNeeded: try reader.word()))
+            names[tid] = ThreadNaming.readable(String(decoding: try reader.bytes(), as: UTF8.self), isMain: tid == pid)
+        }
+        var objects: [ELFSymbolizer.LoadedObject] = []
+        let objectCount = try reader.count(limit: 1 << 16)
+        for _ in 0..<objectCount {
+            let base = UInt(try reader.word())
+            let segmentCount = try reader.count(limit: 64)
+            var segments: [Range<UInt>] = []
+            for _ in 0..<segmentCount {
+                let low = UInt(try reader.word())
+                let high = UInt(try reader.word())
+                if low < high { segments.append(low..<high) }
+            }
+            let path = String(decoding: try reader.bytes(), as: UTF8.self)
+            objects.append(
+                ELFSymbolizer.LoadedObject(
+                    path: path, displayName: URL(fileURLWithPath: path).lastPathComponent, base: base, segments: segments,
+                    isVDSO: path.hasPrefix("linux-vdso") || path.hasPrefix("linux-gate") || path.isEmpty))
+        }
+        let wordCount = try reader.count(limit: Int.max / 8)
+        let words = try reader.words(wordCount)
+        let samples = words.withUnsafeBufferPointer { Sampler.decodeStore($0, rateHz: rate) }
+        return AgentRecording(
+            processID: pid, processStartNs: start, preMainNs: premain, mainEntryNs: mainEntry, endNs: end, rateHz: rate,
+            counts: counts, commandLine: commandLine, threadNames: names, samples: samples, objects: objects)
+    }
+
+    /// The profile of the recording: its samples symbolized against the program's objects,
+    /// with its phases (no first frame: `ready` sets one).
+    /// - Parameter readyNs: nanoseconds from the process start to the moment it was ready, if known.
+    public func profile(readyNs: UInt64? = nil) -> Profile {
+        var builder = ProfileBuilder(symbolizer: ELFSymbolizer(recordedObjects: objects), timeOriginNs: processStartNs)
+        for sample in samples { builder.add(sample) }
+        let phases = Profile.Phases(
+            processStartNs: 0, preMainNs: NanosecondDuration.between(processStartNs, preMainNs).nanoseconds,
+            mainEntryNs: NanosecondDuration.between(processStartNs, mainEntryNs).nanoseconds,
+            endNs: NanosecondDuration.between(processStartNs, endNs).nanoseconds, firstFrameNs: readyNs)
+        var metadata = ProfileRecorder.metadata(commandLine: commandLine, startTime: Date(), rateHz: rateHz)
+        metadata.buildConfiguration = "unknown (profiled by the agent)"
+        var profile = builder.build(
+            metadata: metadata, phases: phases, threadNames: threadNames, mainThreadID: processID, counts: counts)
+        if let readyNs { profile.marks = [Profile.Mark(name: .ready, timeNs: readyNs)] }
+        profile.attributeSamples()
+        return profile
+    }
+}
+
+/// Little-endian words and word-padded strings from a recording, refusing to read past its end.
+private struct WordReader {
+    let data: Data
+    let path: String
+    var offset = 0
+
+    mutating func word() throws -> UInt64 {
+        guard offset <= data.count - 8 else {
+            throw AgentRecording.ReadError(description: "\(path) is cut short: the agent stopped writing it early.")
+        }
+        var value: UInt64 = 0
+        withUnsafeMutableBytes(of: &value) { target in
+            data.copyBytes(to: target.bindMemory(to: UInt8.self), from: (data.startIndex + offset)..<(data.startIndex + offset + 8))
+        }
+        offset += 8
+        return UInt64(littleEndian: value)
+    }
+
+    mutating func count(limit: Int) throws -> Int {
+        let value = try word()
+        guard value <= UInt64(limit), value <= UInt64(data.count) else {
+            throw AgentRecording.ReadError(description: "\(path) is damaged: it counts \(value) entries where it cannot have so many.")
+        }
+        return Int(value)
+    }
+
+    mutating func bytes() throws -> [UInt8] {
+        let length = try count(limit: 1 << 24)
+        let padded = (length + 7) & ~7
+        guard offset <= data.count - padded else {
+            throw AgentRecording.ReadError(description: "\(path) is cut short: the agent stopped writing it early.")
+        }
+        let start = data.startIndex + offset
+        offset += padded
+        return Array(data[start..<(start + length)])
+    }
+
+    mutating func words(_ count: Int) throws -> [UInt64] {
+        guard count <= (data.count - offset) / 8 else {
+            throw AgentRecording.ReadError(description: "\(path) is cut short: the agent stopped writing it early.")
+        }
+        var result: [UInt64] = []
+        result.reserveCapacity(count)
+        for _ in 0..<count { result.append(try word()) }
+        return result
+    }
+}

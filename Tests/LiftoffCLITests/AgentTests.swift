@@ -1,0 +1,196 @@
+import Foundation
+import LiftoffProfile
+import LiftoffReports
+import LiftoffTestSupport
+import Testing
+
+@testable import LiftoffCLI
+
+/// Programs without Liftoff, built for the agent's tests in a temporary folder.
+enum AgentPrograms {
+    static let folder = temporaryFolder()
+
+    /// A C program with a worker thread: `hash_rows` on the worker, `parse_config` on main.
+    static let twoThreads = """
+        #include <pthread.h>
+        #include <stdio.h>
+        #include <stdint.h>
+        #include <time.h>
+        static uint64_t now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec * 1000000000ull + t.tv_nsec; }
+        __attribute__((noinline)) uint64_t hash_rows(uint64_t ms) {
+            uint64_t h = 1469598103934665603ull, end = now() + ms * 1000000;
+            while (now() < end) for (int i = 0; i < 1000; i++) h = (h ^ i) * 1099511628211ull;
+            return h;
+        }
+        __attribute__((noinline)) uint64_t parse_config(uint64_t ms) {
+            uint64_t h = 7, end = now() + ms * 1000000;
+            while (now() < end) for (int i = 0; i < 1000; i++) h = h * 31 + i;
+            return h;
+        }
+        static uint64_t rows;
+        static void *worker(void *arg) { (void)arg; rows = hash_rows(120); return NULL; }
+        int main(void) {
+            pthread_t t;
+            pthread_create(&t, NULL, worker, NULL);
+            uint64_t config = parse_config(80);
+            pthread_join(t, NULL);
+            printf("config %llu rows %llu\\n", (unsigned long long)(config & 1), (unsigned long long)(rows & 1));
+            fprintf(stderr, "done\\n");
+            return 0;
+        }
+        """
+
+    static let swiftProgram = """
+        @inline(never) func collatzSteps(upTo limit: Int) -> Int {
+            var total = 0
+            for start in 1...limit {
+                var value = start
+                while value != 1 { value = value % 2 == 0 ? value / 2 : 3 * value + 1; total += 1 }
+            }
+            return total
+        }
+        print("steps", collatzSteps(upTo: 300_000))
+        """
+
+    /// Compiles `source` with `compiler` and `arguments`; the executable's path.
+    static func build(_ name: String, source: String, ext: String, compiler: String, _ arguments: [String]) throws -> String {
+        let file = folder.appendingPathComponent("\(name).\(ext)")
+        let output = folder.appendingPathComponent(name).path
+        if FileManager.default.isExecutableFile(atPath: output) { return output }
+        try source.write(to: file, atomically: true, encoding: .utf8)
+        let result = try runToEnd(compiler, [file.path, "-o", output] + arguments)
+        try #require(result.status == 0, "\(compiler) failed: \(result.output)")
+        return output
+    }
+}
+
+@Suite("The injected agent", .serialized, .timeLimit(.minutes(5)))
+struct AgentTests {
+    /// The program's output when run without the agent.
+    func bareOutput(_ command: [String]) throws -> String {
+        try runToEnd(command[0], Array(command.dropFirst())).output
+    }
+
+    /// `liftoff profile` of `command`: its status, the profile and the program's output.
+    func profile(_ command: [String], extra: [String] = []) throws -> (status: Int32, stdout: String, stderr: String, profile: Profile?, log: String) {
+        let out = temporaryFolder()
+        let result = try BuiltTool.find().run(["profile", "--out", out.path] + extra + ["--"] + command)
+        let profile = try? Profile.load(from: out.appendingPathComponent("profile.json"))
+        let log = (try? String(contentsOf: out.appendingPathComponent("output.log"), encoding: .utf8)) ?? ""
+        return (result.status, result.stdout, result.stderr, profile, log)
+    }
+
+    func functions(_ profile: Profile) -> Set<String> {
+        var names = Set<String>()
+        for sample in 0..<profile.samples.count where profile.samples.state[sample] == .running {
+            for frame in profile.frameIndices(ofStack: profile.samples.stack[sample]) { names.insert(profile.frames[frame].name) }
+        }
+        return names
+    }
+
+    @Test("a C program with two threads: both threads sampled, its functions named, its output unchanged")
+    func cProgram() throws {
+        let program = try AgentPrograms.build(
+            "two-threads", source: AgentPrograms.twoThreads, ext: "c", compiler: "/usr/bin/cc", ["-O1", "-g", "-lpthread"])
+        let result = try profile([program])
+        #expect(result.status == 0, "\(result.stderr)")
+        let profile = try #require(result.profile)
+        #expect(profile.threads.count >= 2)
+        let names = functions(profile)
+        #expect(names.contains("hash_rows") && names.contains("parse_config"), "\(names.sorted().prefix(20))")
+        let worker = try #require(profile.threads.first { !$0.isMain })
+        let onWorker = (0..<profile.samples.count).filter { profile.samples.thread[$0] == worker.id && profile.samples.state[$0] == .running }
+        #expect(onWorker.count >= 40, "the worker's 120 ms were sampled: \(onWorker.count)")
+        #expect(result.log == (try bareOutput([program])), "byte-identical output")
+        #expect(result.stdout.contains("hash_rows"), "the summary names the hot function")
+    }
+
+    @Test("a Swift program without Liftoff and python3 -c are profiled, their hot functions named")
+    func swiftAndPython() throws {
+        let program = try AgentPrograms.build(
+            "collatz", source: AgentPrograms.swiftProgram, ext: "swift", compiler: "/opt/swift/usr/bin/swiftc", ["-O", "-g"])
+        let swift = try profile([program])
+        #expect(swift.status == 0, "\(swift.stderr)")
+        #expect(swift.log == (try bareOutput([program])))
+        #expect(functions(try #require(swift.profile)).contains { $0.contains("collatzSteps") })
+
+        let python = ["/usr/bin/python3", "-c", "import json\nprint(len([json.dumps({'k': i}) for i in range(200000)]))"]
+        let run = try profile(python)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.log == (try bareOutput(python)))
+        let names = functions(try #require(run.profile))
+        #expect(names.contains("_PyEval_EvalFrameDefault"), "\(names.sorted().prefix(30))")
+    }
+
+    @Test("a server's launch ends at its ready line: stopped with SIGTERM, the agent still writes")
+    func readyLine() throws {
+        let server = ["/usr/bin/python3", "-c", "import time\nprint('listening on 8080', flush=True)\ntime.sleep(30)"]
+        let started = Date()
+        let run = try profile(server, extra: ["--ready", "listening on"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(Date().timeIntervalSince(started) < 25, "stopped once ready")
+        let profile = try #require(run.profile)
+        #expect(profile.phases.firstFrameNs != nil)
+        #expect(profile.marks.contains { $0.name == .ready })
+    }
+
+    @Test("a program that links Liftoff records itself: the agent stands down and its own profile is used")
+    func liftoffProgram() throws {
+        let tool = try BuiltTool.find().url.path
+        let run = try profile([tool, "demo", "--quiet", "--out", temporaryFolder().path])
+        #expect(run.status == 0, "\(run.stderr)")
+        let profile = try #require(run.profile)
+        #expect(!profile.tasks.isEmpty, "the demo's own profile, with its launch tasks")
+        #expect(profile.timeToFirstFrameNs != nil)
+        #expect(profile.samples.count > 100, "its own sampler ran alone: \(profile.samples.count) samples")
+    }
+
+    @Test("static, setuid and loader-less programs are refused in one sentence; record still times them")
+    func refusals() throws {
+        let folder = temporaryFolder()
+        let staticProgram = try AgentPrograms.build(
+            "static", source: "int main(void) { return 0; }", ext: "c", compiler: "/usr/bin/cc", ["-static"])
+        let refusedStatic = try profile([staticProgram])
+        #expect(refusedStatic.status == 1)
+        #expect(refusedStatic.stderr.contains("is statically linked"), "\(refusedStatic.stderr)")
+
+        let setuid = folder.appendingPathComponent("setuid-true").path
+        try FileManager.default.copyItem(atPath: "/bin/true", toPath: setuid)
+        chmod(setuid, 0o4755)
+        let refusedSetuid = try profile([setuid])
+        #expect(refusedSetuid.status == 1)
+        #expect(refusedSetuid.stderr.contains("setuid"), "\(refusedSetuid.stderr)")
+
+        var image = try Data(contentsOf: URL(fileURLWithPath: "/bin/true"))
+        let loader = Data("/lib64/ld-linux-x86-64.so.2".utf8)
+        let range = try #require(image.range(of: loader))
+        image.replaceSubrange(range, with: Data("/lib64/ld-missing-x86-64.so".utf8))
+        let noLoader = folder.appendingPathComponent("no-loader").path
+        try image.write(to: URL(fileURLWithPath: noLoader))
+        chmod(noLoader, 0o755)
+        let refusedLoader = try profile([noLoader])
+        #expect(refusedLoader.status == 1)
+        #expect(refusedLoader.stderr.contains("needs the loader /lib64/ld-missing-x86-64.so"), "\(refusedLoader.stderr)")
+
+        let timed = try BuiltTool.find().run(["record", "--runs", "2", "--quiet", "--out", temporaryFolder().path, "--", staticProgram])
+        #expect(timed.status == 0, "\(timed.stderr)")
+    }
+
+    @Test("record samples a program without Liftoff with the agent: every run has a profile, and compare gets its phases")
+    func recordWithAgent() throws {
+        let program = try AgentPrograms.build(
+            "two-threads", source: AgentPrograms.twoThreads, ext: "c", compiler: "/usr/bin/cc", ["-O1", "-g", "-lpthread"])
+        let folder = temporaryFolder()
+        let result = try BuiltTool.find().run(["record", "--runs", "3", "--warmup", "1", "--quiet", "--out", folder.path, "--", program])
+        #expect(result.status == 0, "\(result.stderr)")
+        let runs = try RunSet.load(folder.path)
+        #expect(runs.measure == .profile)
+        #expect(runs.profiles.count == 3)
+        for profile in runs.profiles {
+            #expect((profile.timeToFirstFrameNs ?? 0) >= 120_000_000, "time to exit, as its first frame")
+            #expect(profile.frames.contains { $0.name == "hash_rows" })
+        }
+        let metrics = Set(runs.metrics([.phases]).map(\.name))
+        #expect(metrics.contains("pre-main"))
+    }
+}
