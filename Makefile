@@ -102,6 +102,7 @@ examples: deps
 # The launch benchmarks run the release `liftoff` binary.
 bench: deps
 	$(SWIFT) build -c release --product liftoff
+	$(SWIFT) build -c release --product LiftoffAgent
 	rm -rf Reports/benchmarks/raw && mkdir -p Reports/benchmarks/raw
 	cd Benchmarks && LIFTOFF_BINARY=../.build/release/liftoff $(SWIFT) package --allow-writing-to-package-directory \
 		benchmark --format histogramSamples --path ../Reports/benchmarks/raw --no-progress

@@ -35,8 +35,12 @@ let package = Package(
         // `libdw-dev`) at build time; `libdw.so.1` is loaded when a profile is symbolized, not linked.
         .target(name: "CLiftoffDWARF", cSettings: [.define("_GNU_SOURCE")], linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "LiftoffProfile"),
-        // The injected agent: C only, so a program it is loaded into pays for no Swift runtime.
-        .target(name: "CLiftoffAgent", dependencies: ["CLiftoffSampler"], cSettings: [.define("_GNU_SOURCE")]),
+        // The injected agent: C only.
+        .target(
+            name: "CLiftoffAgent", dependencies: ["CLiftoffSampler"], cSettings: [.define("_GNU_SOURCE")],
+            // Linked without Swift's start files and with its runtime static, so that nothing of the
+            // runtime is pulled in: loading the agent costs a program no Swift runtime.
+            linkerSettings: [.unsafeFlags(["-nostartfiles", "-static-stdlib"])]),
         .target(name: "LiftoffSampler", dependencies: ["CLiftoffSampler", "CLiftoffDWARF", "LiftoffProfile"]),
         // `Assets/` holds the HTML pages' CSS and JavaScript; `Generated/HTMLReportAssets.swift` embeds them
         // (`make assets` runs scripts/embed_assets.py).

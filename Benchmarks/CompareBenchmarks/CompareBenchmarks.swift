@@ -72,6 +72,37 @@ let ratio1kMetric = BenchmarkMetric.custom("ratio1kPPM", polarity: .prefersSmall
 let ratio10kMetric = BenchmarkMetric.custom("ratio10kPPM", polarity: .prefersSmaller, useScalingFactor: false)
 let ttff1Metric = BenchmarkMetric.custom("ttff1HzNs", polarity: .prefersSmaller, useScalingFactor: false)
 
+/// `libLiftoffAgent.so` beside the release `liftoff` (`make bench` builds both).
+let agentLibrary: String? = liftoffBinary.map {
+    URL(fileURLWithPath: $0).deletingLastPathComponent().appendingPathComponent("libLiftoffAgent.so").path
+}.flatMap { FileManager.default.fileExists(atPath: $0) ? $0 : nil }
+
+/// Spawns `arguments` with this process's environment plus `extra`, output to /dev/null, and waits.
+/// The harness's own `LD_PRELOAD` (its malloc counter) is left out, as a user's launch has none.
+@discardableResult
+func spawnAndWait(_ arguments: [String], adding extra: [String: String]) -> Int32? {
+    var environment = ProcessInfo.processInfo.environment
+    environment["LD_PRELOAD"] = nil
+    for (key, value) in extra { environment[key] = value }
+    let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+    let argv = arguments.map { strdup($0) } + [nil]
+    defer {
+        argv.forEach { free($0) }
+        envp.forEach { free($0) }
+    }
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+    var pid: pid_t = 0
+    guard posix_spawn(&pid, arguments[0], &actions, nil, argv, envp) == 0 else { return nil }
+    var status: Int32 = 0
+    waitpid(pid, &status, 0)
+    return status
+}
+
+let agentMetric = BenchmarkMetric.custom("agentNs", polarity: .prefersSmaller, useScalingFactor: false)
+
 let ratioMetric = BenchmarkMetric.custom("ratioPPM", polarity: .prefersSmaller, useScalingFactor: false)
 let bareMetric = BenchmarkMetric.custom("bareNs", polarity: .prefersSmaller, useScalingFactor: false)
 let recordedMetric = BenchmarkMetric.custom("recordedNs", polarity: .prefersSmaller, useScalingFactor: false)
@@ -124,6 +155,67 @@ let benchmarks: @Sendable () -> Void = {
             benchmark.measurement(ratioMetric, Int(recorded * 1_000_000 / max(bare, 1)))
             benchmark.measurement(bareMetric, Int(bare))
             benchmark.measurement(recordedMetric, Int(recorded))
+        }
+    }
+
+    // What the injected agent adds: twenty launches of /bin/true with the agent sampling at 1 kHz
+    // and writing its recording, against twenty bare, in pairs that alternate which goes first.
+    if let agent = agentLibrary {
+        Benchmark(
+            "paired agent: 20 launches of true with the agent vs 20 bare",
+            configuration: .init(
+                metrics: [ratioMetric, bareMetric, agentMetric],
+                units: [ratioMetric: .count, bareMetric: .count, agentMetric: .count], warmupIterations: 2,
+                maxDuration: .seconds(60), maxIterations: 60)
+        ) { benchmark in
+            let recording = FileManager.default.temporaryDirectory.appendingPathComponent("agent-bench-\(getpid())").path
+            let injected = ["LD_PRELOAD": agent, "LIFTOFF_AGENT_OUT": recording, "LIFTOFF_AGENT_RATE": "1000"]
+            for (round, _) in benchmark.scaledIterations.enumerated() {
+                let (bare, withAgent) = inAlternatingOrder(
+                    round: round,
+                    baseline: {
+                        let start = DispatchTime.now().uptimeNanoseconds
+                        for _ in 0..<20 { spawnAndWait(["/bin/true"], adding: [:]) }
+                        return DispatchTime.now().uptimeNanoseconds - start
+                    },
+                    treatment: {
+                        let start = DispatchTime.now().uptimeNanoseconds
+                        for _ in 0..<20 { spawnAndWait(["/bin/true"], adding: injected) }
+                        return DispatchTime.now().uptimeNanoseconds - start
+                    })
+                benchmark.measurement(ratioMetric, Int(withAgent * 1_000_000 / max(bare, 1)))
+                benchmark.measurement(bareMetric, Int(bare))
+                benchmark.measurement(agentMetric, Int(withAgent))
+            }
+        }
+    }
+
+    // The demo (which links Liftoff and samples itself at 1 kHz) with the agent injected, against
+    // bare: the agent starts, is told to stand down, and should cost nothing measurable.
+    if let binary = liftoffBinary, let agent = agentLibrary {
+        Benchmark(
+            "paired agent: demo time to first frame at 1 kHz, agent injected vs bare",
+            configuration: .init(
+                metrics: [ratioMetric, bareMetric, agentMetric],
+                units: [ratioMetric: .count, bareMetric: .count, agentMetric: .count], warmupIterations: 2,
+                maxDuration: .seconds(90), maxIterations: 60)
+        ) { benchmark in
+            let out = FileManager.default.temporaryDirectory.appendingPathComponent("agent-demo-bench-\(getpid())")
+            func ttff(_ extra: [String: String]) -> UInt64? {
+                let arguments = [binary, "demo", "--quiet", "--linger", "0", "--rate", "1000", "--out", out.path]
+                guard spawnAndWait(arguments, adding: extra) == 0 else { return nil }
+                return (try? Profile.load(from: out.appendingPathComponent("profile.json")))?.timeToFirstFrameNs
+            }
+            let recording = FileManager.default.temporaryDirectory.appendingPathComponent("agent-demo-\(getpid())").path
+            for (round, _) in benchmark.scaledIterations.enumerated() {
+                let (bare, injected) = inAlternatingOrder(
+                    round: round, baseline: { ttff([:]) },
+                    treatment: { ttff(["LD_PRELOAD": agent, "LIFTOFF_AGENT_OUT": recording]) })
+                guard let bare, let injected, bare > 0 else { continue }
+                benchmark.measurement(ratioMetric, Int(injected * 1_000_000 / bare))
+                benchmark.measurement(bareMetric, Int(bare))
+                benchmark.measurement(agentMetric, Int(injected))
+            }
         }
     }
 

@@ -219,9 +219,7 @@ static void forget_preload(void) {
 __attribute__((constructor)) static void lo_agent_start(void) {
     const char *out = getenv("LIFTOFF_AGENT_OUT");
     if (!out || !*out || strlen(out) >= sizeof out_path - 8) return;
-    if (getenv("LIFTOFF_AGENT_CHILDREN") == NULL) {
-        forget_preload();
-    }
+    forget_preload();
     snprintf(out_path, sizeof out_path, "%s", out);
     unsetenv("LIFTOFF_AGENT_OUT");
     agent_pid = getpid();
@@ -240,7 +238,7 @@ __attribute__((constructor)) static void lo_agent_start(void) {
         unsigned long long spawn = strtoull(launch, NULL, 10);
         if (spawn > 0 && spawn <= premain && premain - spawn < 60000000000ULL) process_start_ns = spawn;
     }
-    lo_config config = {rate_hz, 0, LO_SAMPLE_ALL_THREADS};
+    lo_config config = {rate_hz, 256, LO_SAMPLE_ALL_THREADS};
     if (lo_sampler_start(&config) != LO_OK) {
         out_path[0] = 0;
         return;
