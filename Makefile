@@ -1,16 +1,16 @@
 # Liftoff: `make demo` records the bundled demo app; `make test` runs every test.
 # Both install what a fresh Debian machine lacks before building: libunwind-dev for the sampler,
-# libdw-dev (elfutils) for source lines and inlined frames, and libc6-dbg, whose separate debug
-# file names libc's internal functions;
+# libdw-dev (elfutils) for source lines and inlined frames, libc6-dbg, whose separate debug
+# file names libc's internal functions, and zlib1g-dev (pprof's gzip);
 # `make test` also installs Chromium with chromium-driver and python3-selenium (to load the HTML
 # report headless and drive it as a user would) and python3-jsonschema (to check profiles and
-# speedscope output against their schemas).
+# speedscope output against their schemas), and golang-go (Go's pprof reads the pprof export).
 
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_OUT ?= Reports/demo
 
-.PHONY: all assets deps test-deps build demo test test-under-load examples fuzz fuzz-smoke bench bench-spread perf-agreement clean
+.PHONY: pprof-proto all assets deps test-deps build demo test test-under-load examples fuzz fuzz-smoke bench bench-spread perf-agreement clean
 
 all: build
 
@@ -19,6 +19,7 @@ deps:
 	pkg-config --exists libunwind 2>/dev/null || missing="$$missing libunwind-dev pkg-config"; \
 	[ -f /usr/include/elfutils/libdw.h ] || missing="$$missing libdw-dev"; \
 	dpkg -s libc6-dbg >/dev/null 2>&1 || missing="$$missing libc6-dbg"; \
+	[ -f /usr/include/zlib.h ] || missing="$$missing zlib1g-dev"; \
 	if [ -n "$$missing" ]; then \
 		echo "Installing$$missing (the sampler, source lines, and names for libc's internal functions)..."; \
 		$(SUDO) apt-get update -qq && \
@@ -31,8 +32,9 @@ test-deps: deps
 	command -v chromedriver >/dev/null 2>&1 || missing="$$missing chromium-driver"; \
 	/usr/bin/python3 -c "import selenium" >/dev/null 2>&1 || missing="$$missing python3-selenium"; \
 	python3 -c "import jsonschema" >/dev/null 2>&1 || missing="$$missing python3-jsonschema"; \
+	command -v go >/dev/null 2>&1 || missing="$$missing golang-go"; \
 	if [ -n "$$missing" ]; then \
-		echo "Installing$$missing (the tests drive the HTML report in a browser and validate JSON files)..."; \
+		echo "Installing$$missing (the tests drive the HTML report in a browser, validate JSON files and read pprof with Go's pprof)..."; \
 		$(SUDO) apt-get update -qq && \
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
@@ -90,6 +92,16 @@ fuzz-smoke: deps
 			-artifact_prefix=$$scratch/ || { rm -rf $$scratch; exit 1; }; \
 		rm -rf $$scratch; \
 	done
+
+# Regenerates Sources/LiftoffPprof/Generated/pprof.pb.swift from Proto/pprof.proto with protoc
+# (Debian's protobuf-compiler) and swift-protobuf's protoc-gen-swift, built once from the
+# package store (it takes minutes; the generated file is committed, so builds never need it).
+pprof-proto:
+	@command -v protoc >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq protobuf-compiler; }
+	@[ -d .build/swift-protobuf ] || git clone -q https://github.com/apple/swift-protobuf .build/swift-protobuf
+	cd .build/swift-protobuf && git checkout -q 1.39.0 && $(SWIFT) build --product protoc-gen-swift
+	protoc --plugin=protoc-gen-swift=.build/swift-protobuf/.build/debug/protoc-gen-swift --swift_out=Sources/LiftoffPprof/Generated \
+		--swift_opt=Visibility=Public -I Sources/LiftoffPprof/Proto Sources/LiftoffPprof/Proto/pprof.proto
 
 # Every package in Examples/ depends on this checkout by path: build it and run its tests.
 EXAMPLES := $(dir $(wildcard Examples/*/Package.swift))

@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "LiftoffProfile", targets: ["LiftoffProfile"]),
         .library(name: "LiftoffSampler", targets: ["LiftoffSampler"]),
         .library(name: "LiftoffReports", targets: ["LiftoffReports"]),
+        .library(name: "LiftoffPprof", targets: ["LiftoffPprof"]),
         .library(name: "LiftoffCLI", targets: ["LiftoffCLI"]),
         // libLiftoffAgent.so: the sampler injected with LD_PRELOAD into programs without Liftoff.
         .library(name: "LiftoffAgent", type: .dynamic, targets: ["CLiftoffAgent"]),
@@ -24,6 +25,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
         .package(url: "https://github.com/apple/swift-distributed-tracing", exact: "1.7.3"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-protobuf", exact: "1.39.0"),
     ],
     targets: [
         .target(
@@ -45,6 +47,13 @@ let package = Package(
         // `Assets/` holds the HTML pages' CSS and JavaScript; `Generated/HTMLReportAssets.swift` embeds them
         // (`make assets` runs scripts/embed_assets.py).
         .target(name: "LiftoffReports", dependencies: ["LiftoffProfile"], exclude: ["Assets"]),
+        // pprof export: swift-protobuf's runtime, with Generated/pprof.pb.swift made from Proto/pprof.proto
+        // (`make pprof-proto`), and zlib for its gzip.
+        .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
+        .target(
+            name: "LiftoffPprof",
+            dependencies: ["LiftoffProfile", "CZlib", .product(name: "SwiftProtobuf", package: "swift-protobuf")],
+            exclude: ["Proto"]),
         .target(name: "Liftoff", dependencies: ["LiftoffProfile", "LiftoffSampler"]),
         .target(name: "LiftoffTesting", dependencies: ["Liftoff"]),
         // Thread-rule violations through swift-log: its own product, so the core stays dependency-free.
@@ -63,7 +72,7 @@ let package = Package(
         .target(
             name: "LiftoffCLI",
             dependencies: [
-                "CLiftoffSampler", "Liftoff", "LiftoffProfile", "LiftoffSampler", "LiftoffReports", "LiftoffDemo",
+                "CLiftoffSampler", "Liftoff", "LiftoffProfile", "LiftoffSampler", "LiftoffReports", "LiftoffPprof", "LiftoffDemo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -85,11 +85,11 @@ struct DemoCommand: ParsableCommand {
         guard let result = delegate.result else {
             throw CLIError("The demo app did not finish launching (exit status \(status)).")
         }
-        let files = ReportFormat.demoFiles(profile)
+        let files = try ReportFormat.demoFiles(profile)
         do {
             try profile.write(to: folder.appendingPathComponent("profile.json"))
-            for (name, text) in files {
-                try AtomicFile.write(text, to: folder.appendingPathComponent(name))
+            for (name, data) in files {
+                try AtomicFile.write(data, to: folder.appendingPathComponent(name))
             }
             // Under `liftoff record`, the profile also goes where the recorder asks.
             if let target = ProcessInfo.processInfo.environment[LaunchRecorder.outputVariable], !target.isEmpty,

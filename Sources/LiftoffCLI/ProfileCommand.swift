@@ -89,8 +89,8 @@ struct ProfileCommand: ParsableCommand {
         }
         do {
             try profile.write(to: folder.appendingPathComponent("profile.json"))
-            for (name, text) in ReportFormat.demoFiles(profile) {
-                try AtomicFile.write(text, to: folder.appendingPathComponent(name))
+            for (name, data) in try ReportFormat.demoFiles(profile) {
+                try AtomicFile.write(data, to: folder.appendingPathComponent(name))
             }
         } catch let error as ProfileError {
             throw CLIError(error.message)

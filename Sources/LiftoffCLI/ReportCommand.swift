@@ -47,15 +47,18 @@ struct ReportCommand: ParsableCommand {
         } catch let error as ProfileError {
             throw CLIError(error.message)
         }
-        let text = format.render(loaded, perThread: perThread, samples: samples)
+        if output == nil, format.isBinary, isatty(1) != 0 {
+            throw CLIError("--format \(format.rawValue) is binary: give a file with -o, or redirect standard output.")
+        }
+        let bytes = try format.output(loaded, perThread: perThread, samples: samples)
         if let output {
             do {
-                try AtomicFile.write(text, to: URL(fileURLWithPath: output))
+                try AtomicFile.write(bytes, to: URL(fileURLWithPath: output))
             } catch let error as ProfileError {
                 throw CLIError(error.message)
             }
         } else {
-            try StandardOutput.write(text)
+            try StandardOutput.write(bytes)
         }
     }
 }

@@ -13,7 +13,13 @@ enum StandardOutput {
     /// - Throws: `CLIError` when standard output cannot be written, or `ExitCode.success` when
     ///   its reader has gone.
     static func write(_ text: String) throws {
-        var bytes = Array(text.utf8)
+        try write(Data(text.utf8))
+    }
+
+    /// Writes `data` whole.
+    /// - Throws: as ``write(_:)-(String)`` does.
+    static func write(_ data: Data) throws {
+        var bytes = [UInt8](data)
         if bytes.isEmpty { return }
         try bytes.withUnsafeMutableBytes { buffer in
             var offset = 0

@@ -43,6 +43,38 @@ extension Profile {
     }
 }
 
+extension Profile {
+    /// For each sample, the innermost span it belongs to and the launch task it ran in (indices
+    /// into ``spans`` and ``tasks``), as ``attributeSamples()`` counts them.
+    public func sampleOwners() -> (span: [Int?], task: [Int?]) {
+        var spanOf = [Int?](repeating: nil, count: samples.count)
+        var taskOf = [Int?](repeating: nil, count: samples.count)
+        guard samples.count > 0 else { return (spanOf, taskOf) }
+        let index = SampleIndex(samples)
+        // Parents before children, so a nested span's samples end up its own.
+        func depth(_ position: Int) -> Int {
+            var depth = 0
+            var parent = spans[position].parent
+            while let at = parent, spans.indices.contains(at), depth <= spans.count {
+                depth += 1
+                parent = spans[at].parent
+            }
+            return depth
+        }
+        for position in spans.indices.sorted(by: { depth($0) < depth($1) }) {
+            let span = spans[position]
+            for sample in index.indices(task: span.task ?? 0, thread: span.threadID, from: span.startNs, to: span.endNs) {
+                spanOf[sample] = position
+            }
+        }
+        for (position, task) in tasks.enumerated() {
+            guard let start = task.startNs, let end = task.endNs, let thread = task.threadID else { continue }
+            for sample in index.indices(task: task.task ?? 0, thread: thread, from: start, to: end) { taskOf[sample] = position }
+        }
+        return (spanOf, taskOf)
+    }
+}
+
 /// Samples grouped by Swift task and by thread, each group sorted by time.
 private struct SampleIndex {
     private var byTask: [UInt64: [Int]] = [:]

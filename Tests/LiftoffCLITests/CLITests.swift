@@ -78,9 +78,14 @@ struct CLIParsingTests {
         let arguments = ["report", profileURL.path, "-o", output.path] + (format == .html ? [] : ["--format", format.rawValue])
         var command = try LiftoffCommand.parseAsRoot(arguments)
         try command.run()
+        if format == .pprof {
+            #expect(try Data(contentsOf: output).starts(with: [0x1F, 0x8B]), "gzip-compressed protobuf")
+            return
+        }
         let text = try String(contentsOf: output, encoding: .utf8)
         let start: String
         switch format {
+        case .pprof: return
         case .html: start = "<!DOCTYPE html>"
         case .svg: start = "<?xml"
         case .folded: start = "main;load 2"
@@ -179,10 +184,11 @@ struct CLIEndToEndTests {
         let svg = try String(contentsOf: folder.appendingPathComponent("flame.svg"), encoding: .utf8)
         #expect(svg.contains("static DemoWorkload.decodeCatalog(_:)"))
         #expect(!svg.contains("LiftoffDemo.DemoWorkload"), "the SVG shows short names")
-        for format in ReportFormat.allCases {
+        for format in ReportFormat.allCases where !format.isBinary {
             let text = try String(contentsOf: folder.appendingPathComponent(format.demoFileName), encoding: .utf8)
             #expect(text == format.render(profile, perThread: false), "\(format.demoFileName) renders profile.json")
         }
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("profile.pb.gz").path))
         // Every thread has wall-clock samples (the main thread may have no running one).
         let wall = try String(contentsOf: folder.appendingPathComponent("flame-wall.folded"), encoding: .utf8)
         #expect(wall.contains("main\u{A0}(\(main.id));"), "spaces in folded names are no-break spaces")

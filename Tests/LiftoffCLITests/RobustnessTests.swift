@@ -76,8 +76,8 @@ struct RobustnessTests {
         #expect(loaded.frames[0].name.utf8.count <= Profile.maximumNameBytes)
         #expect(loaded.frames[0].name.hasSuffix(Profile.shortenedMarker))
         for format in ReportFormat.allCases {
-            let text = format.render(loaded, perThread: false, samples: .wall)
-            #expect(!text.isEmpty, "\(format)")
+            let bytes = try format.output(loaded, perThread: false, samples: .wall)
+            #expect(!bytes.isEmpty, "\(format)")
         }
         let folded = FoldedRenderer.render(loaded)
         let deepLine = try #require(folded.split(separator: "\n").first { $0.contains("deep9999") })

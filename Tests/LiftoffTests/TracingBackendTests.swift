@@ -32,7 +32,7 @@ struct TracingBackendTests {
             span.attributes["http.port"] = 8080
             _ = await tracer.withSpan("build router") { _ in
                 await Task.yield()
-                return tracedRouterWork(milliseconds: 40)
+                return tracedRouterWork(milliseconds: 100)
             }
             // A child task inherits the tracing context, so its span nests here too.
             await withTaskGroup(of: Void.self) { group in
@@ -61,12 +61,12 @@ struct TracingBackendTests {
         #expect(database.attributes?["span.kind"] == "client")
         #expect(cache.attributes?["error"] == "the port is taken")
         #expect(cache.attributes?["status"] == "error")
-        #expect(router.durationNs >= 40_000_000)
+        #expect(router.durationNs >= 100_000_000)
         #expect(profile.spans[start].endNs >= router.endNs, "the parent ends after its child")
 
         // The router's work is its own: sampled in its task, whichever thread ran it.
         let samples = try #require(router.samples)
-        #expect(samples >= 20, "40 ms of work at 1 kHz: \(samples) running samples")
+        #expect(samples >= 20, "100 ms of work at 1 kHz, on a busy machine at least a fifth sampled: \(samples) running samples")
         let owned = profile.sampleIndices(inSpansNamed: "build router").filter { profile.samples.state[$0] == .running }
         let named = owned.filter { sample in
             profile.frameIndices(ofStack: profile.samples.stack[sample]).contains {
