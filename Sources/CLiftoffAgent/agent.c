@@ -33,19 +33,38 @@ static struct sigaction previous[FATAL_COUNT];
 typedef struct writer {
     int fd;
     int failed;
+    size_t used;
+    char buffer[65536];
 } writer;
 
-static void put(writer *w, const void *bytes, size_t length) {
-    const char *at = bytes;
+static void flush(writer *w) {
+    const char *at = w->buffer;
+    size_t length = w->used;
     while (length > 0 && !w->failed) {
         ssize_t done = write(w->fd, at, length);
         if (done < 0 && errno == EINTR) continue;
         if (done <= 0) {
             w->failed = 1;
-            return;
+            break;
         }
         at += done;
         length -= (size_t)done;
+    }
+    w->used = 0;
+}
+
+/* Buffered: the recording is a few hundred small fields, one system call each would cost more
+   than the rest of the agent. */
+static void put(writer *w, const void *bytes, size_t length) {
+    const char *at = bytes;
+    while (length > 0 && !w->failed) {
+        if (w->used == sizeof w->buffer) flush(w);
+        size_t room = sizeof w->buffer - w->used;
+        size_t part = length < room ? length : room;
+        memcpy(w->buffer + w->used, at, part);
+        w->used += part;
+        at += part;
+        length -= part;
     }
 }
 
@@ -92,7 +111,10 @@ void lo_agent_write(void) {
 
     char temporary[PATH_MAX + 16];
     snprintf(temporary, sizeof temporary, "%s.tmp", out_path);
-    writer w = {open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644), 0};
+    static writer w;
+    w.fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    w.failed = 0;
+    w.used = 0;
     if (w.fd < 0) return;
 
     lo_counts counts = lo_sampler_counts();
@@ -146,6 +168,7 @@ void lo_agent_write(void) {
     if (store && words) put(&w, store, words * sizeof(uint64_t));
 
     /* No fsync: `liftoff` reads the file right away, and the rename keeps it whole. */
+    flush(&w);
     int failed = w.failed;
     if (close(w.fd) != 0) failed = 1;
     if (failed || rename(temporary, out_path) != 0) unlink(temporary);
