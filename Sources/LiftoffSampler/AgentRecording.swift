@@ -155,9 +155,12 @@ private struct WordReader {
         guard count <= (data.count - offset) / 8 else {
             throw AgentRecording.ReadError(description: "\(path) is cut short: the agent stopped writing it early.")
         }
-        var result: [UInt64] = []
-        result.reserveCapacity(count)
-        for _ in 0..<count { result.append(try word()) }
-        return result
+        // One copy of the whole store, not a bounds check and a copy per word.
+        var result = [UInt64](repeating: 0, count: count)
+        result.withUnsafeMutableBytes { target in
+            data.copyBytes(to: target.bindMemory(to: UInt8.self), from: (data.startIndex + offset)..<(data.startIndex + offset + count * 8))
+        }
+        offset += count * 8
+        return result.map { UInt64(littleEndian: $0) }
     }
 }
