@@ -1,9 +1,11 @@
-// Process facts: times, thread ids, the main thread, CPU clocks, the current Swift task.
+// Process facts: times, thread ids, the main thread, CPU clocks and switch counts, the current
+// Swift task.
 
 #include "lo_internal.h"
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -95,4 +97,36 @@ uintptr_t lo_current_swift_task(void) {
 uintptr_t lo_handler_current_task(void) {
     lo_task_getter getter = atomic_load_explicit(&g_task_getter, memory_order_relaxed);
     return getter ? (uintptr_t)getter() : 0;
+}
+
+int lo_thread_switches_in(pid_t tid, uint64_t *out) {
+    char path[48] = "/proc/self/task/";
+    char digits[12];
+    int n = 0;
+    for (unsigned value = (unsigned)tid; n == 0 || value != 0; value /= 10) digits[n++] = (char)('0' + value % 10);
+    size_t length = strlen(path);
+    while (n > 0) path[length++] = digits[--n];
+    memcpy(path + length, "/schedstat", 11);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    char buffer[96];
+    ssize_t got = read(fd, buffer, sizeof buffer - 1);
+    close(fd);
+    if (got <= 0) return -1;
+    buffer[got] = 0;
+    int field = 0;
+    uint64_t value = 0;
+    for (const char *c = buffer;; c++) {
+        if (*c >= '0' && *c <= '9') {
+            value = value > UINT64_MAX / 10 ? UINT64_MAX : value * 10 + (uint64_t)(*c - '0');
+        } else {
+            if (field == 2) break;
+            if (*c == 0) return -1;
+            field++;
+            value = 0;
+        }
+    }
+    if (value == 0) return -1;
+    *out = value;
+    return 0;
 }

@@ -10,6 +10,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -37,6 +38,45 @@ static uintptr_t g_request_frames[2][LO_MAX_FRAMES];
 
 static int lo_sent_by_request(const siginfo_t *info) {
     return info != NULL && info->si_code == SI_QUEUE && info->si_value.sival_int == LO_REQUEST_SIGNAL_TAG;
+}
+
+// A signal that lands in a timed wait (nanosleep, usleep, poll with a timeout, a futex wait with
+// one) cuts it short: the kernel returns EINTR once a handler has run, whatever SA_RESTART says, and
+// a program that does not retry (usleep's callers rarely do) would sleep less because it was
+// sampled. So the handler resumes such a wait itself with restart_syscall(2), which continues it to
+// its original deadline, and hands the program the result the wait would have had. A wait with no
+// restart state (epoll_wait, select, an absolute sleep) makes restart_syscall return EINTR at once,
+// as the program would have seen anyway; so does one whose state another handler's return cleared.
+// While it waits, SIGPROF is unblocked so stack requests still reach the thread; a handler run
+// nested in the resumed wait reports the stack of the wait it interrupted, and nesting stops at
+// LO_MAX_RESUME_DEPTH (the wait then returns EINTR).
+#define LO_MAX_RESUME_DEPTH 4
+static __thread int t_resume_depth __attribute__((tls_model("initial-exec")));
+static __thread uintptr_t t_resumed_pc __attribute__((tls_model("initial-exec")));
+
+uintptr_t lo_resumed_wait_pc(void) { return t_resume_depth > 0 ? t_resumed_pc : 0; }
+
+static void lo_resume_wait(void *context) {
+    if (!lo_interrupted_call_cut_short(context) || t_resume_depth >= LO_MAX_RESUME_DEPTH) return;
+    if (t_resume_depth == 0) t_resumed_pc = lo_context_pc(context);
+    t_resume_depth++;
+    sigset_t profiling, saved;
+    sigemptyset(&profiling);
+    sigaddset(&profiling, SIGPROF);
+    pthread_sigmask(SIG_UNBLOCK, &profiling, &saved);
+    long result = syscall(SYS_restart_syscall);
+    if (result == -1) result = -(long)errno;
+    pthread_sigmask(SIG_SETMASK, &saved, NULL);
+    t_resume_depth--;
+    lo_set_call_result(context, result);
+}
+
+// Context switches out of the calling thread so far (voluntary and not): with the count of
+// switches in that the sampler thread reads, it tells whether the thread ran again after this.
+static uint64_t lo_own_switches(void) {
+    struct rusage usage;
+    if (syscall(SYS_getrusage, RUSAGE_THREAD, &usage) != 0) return 0;
+    return (uint64_t)usage.ru_nvcsw + (uint64_t)usage.ru_nivcsw;
 }
 
 static void lo_handler(int signal_number, siginfo_t *info, void *context) {
@@ -73,18 +113,21 @@ static void lo_handler(int signal_number, siginfo_t *info, void *context) {
         } else if (depth == 0) {
             LO_COUNT(failed, 1);
         }
-        uint16_t flags = (uint16_t)((truncated ? LO_SAMPLE_TRUNCATED : 0) |
-                                    (lo_interrupted_in_syscall(context) ? LO_SAMPLE_IN_SYSCALL : 0) |
+        int waits = t_resume_depth > 0 || lo_interrupted_in_syscall(context);
+        uint16_t flags = (uint16_t)((truncated ? LO_SAMPLE_TRUNCATED : 0) | (waits ? LO_SAMPLE_IN_SYSCALL : 0) |
                                     (request_signal ? LO_SLOT_REQUEST : 0));
+        uint64_t switches = waits ? lo_own_switches() : 0;
         // How long this handler ran (the thread was on a CPU all along): the sampler thread takes
         // it off what the thread used, so being sampled does not count as running (a first unwind
         // through new code can take hundreds of microseconds). An empty answer still tells the
         // sampler thread that the signal was handled.
         uint64_t handler_ns = lo_monotonic_ns() - time_ns;
-        lo_ring_publish(lo_current_tid(), time_ns, task, handler_ns, frames, depth, flags);
+        lo_ring_publish(lo_current_tid(), time_ns, task, handler_ns, switches, frames, depth, flags);
     }
 done:
     atomic_fetch_sub(&g_in_handler, 1);
+    // Outside the count of running handlers: the wait may last long after sampling stopped.
+    if (!t_warming) lo_resume_wait(context);
     errno = saved_errno;
 }
 

@@ -31,7 +31,7 @@
 // Frames the handler may see above the interrupted one (handler, trampoline, and any
 // libunwind frames) before it finds the interrupted program counter.
 #define LO_SKIP_SEARCH 8
-#define LO_BACKTRACE_CAPACITY (LO_SKIP_SEARCH + LO_MAX_FRAMES + 1)
+#define LO_BACKTRACE_CAPACITY (3 * LO_SKIP_SEARCH + LO_MAX_FRAMES + 1)
 
 _Static_assert(sizeof(uintptr_t) == 8, "Liftoff's sampler supports 64-bit targets only");
 
@@ -77,8 +77,14 @@ void lo_unwind_exit_blocking(const sigset_t *saved);
 // In a handler: the interrupted stack, leaf first, into `out` (LO_MAX_FRAMES). Returns the
 // depth, 0 when no frame was found, or -1 when the unwind was skipped; sets *truncated.
 int lo_unwind_interrupted(void *context, uintptr_t *out, int *truncated);
+// In a handler: the interrupted program counter.
+uintptr_t lo_context_pc(void *context);
 // In a handler: whether the interrupted thread was blocked in a system call.
 int lo_interrupted_in_syscall(void *context);
+// In a handler: whether the signal cut the interrupted system call short (it returns EINTR).
+int lo_interrupted_call_cut_short(void *context);
+// In a handler: sets what the interrupted system call returns.
+void lo_set_call_result(void *context, long result);
 // Outside handlers: runs one unwind on the calling thread so libunwind's caches are set up.
 void lo_unwind_warm(void);
 // In the warm-up signal's handler: one unwind through the signal frame.
@@ -91,6 +97,7 @@ typedef struct lo_slot {
     uint64_t time_ns;
     uint64_t task;
     uint64_t handler_ns; // how long the handler ran: its cost is not the thread's own work
+    uint64_t switches;   // the thread's context switches out so far, for a sample in a system call; else 0
     int32_t tid;
     uint16_t depth;   // 0: the handler ran but captured nothing (failed or skipped)
     uint16_t flags;
@@ -102,8 +109,8 @@ void lo_ring_destroy(void);
 size_t lo_ring_bytes(void);
 int lo_ring_ready(void);
 // Handlers: writes one slot, or counts a drop when the ring is full.
-void lo_ring_publish(int32_t tid, uint64_t time_ns, uint64_t task, uint64_t handler_ns, const uintptr_t *frames,
-                     int depth, uint16_t flags);
+void lo_ring_publish(int32_t tid, uint64_t time_ns, uint64_t task, uint64_t handler_ns, uint64_t switches,
+                     const uintptr_t *frames, int depth, uint16_t flags);
 // The consumer (sampler thread, or stop after joining it): visits every published slot.
 void lo_ring_drain(void (*visit)(const lo_slot *slot));
 
@@ -127,6 +134,9 @@ void lo_threads_end(void);
 void lo_threads_changed(void);
 
 // ---- handler.c -------------------------------------------------------------------------
+
+// In a handler: the program counter of the wait an outer handler resumed on this thread, or 0.
+uintptr_t lo_resumed_wait_pc(void);
 
 void lo_handler_install_once(void);
 int lo_handler_installed(void);

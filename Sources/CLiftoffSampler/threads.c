@@ -1,13 +1,27 @@
 // The thread table: which threads are sampled, and whether each one ran since its last sample.
 //
-// Every tick the sampler thread reads the CPU clock of each busy thread. A thread whose CPU time
-// advanced by more than LO_IDLE_CPU_NS since its previous sample (less the time its handler took,
-// so being sampled does not count) ran: it gets SIGPROF and its handler records the stack. A
-// thread that did not run still has the stack of its previous sample, so the sampler records a
-// waiting sample without signalling it. Threads idle for LO_IDLE_STREAK checks join the idle
-// group, checked together through the process's CPU clock, with one waiting record every
-// LO_IDLE_CHECK_NS standing for the ticks since. So the cost follows the threads that run, not
-// the threads that exist.
+// Every tick the sampler thread reads the CPU clock of each busy thread. A thread that ran gets
+// SIGPROF and its handler records the stack. A thread that did not run since a sample that found
+// it waiting in a system call still waits there, so the sampler records a waiting sample without
+// signalling it. "Did not run" must not miss a wake-up, however short: a thread that wakes for a
+// few microseconds between two waits must be sampled afresh, or the second wait is reported with
+// the first one's stack. Its CPU clock cannot tell alone, because answering the signal costs the
+// thread CPU time outside the handler too (delivery, sigreturn, blocking again). So the handler of
+// a waiting sample reads the thread's context switches out so far (getrusage, one system call),
+// and the first check after it reads the switches in from /proc/self/task/TID/schedstat: in the
+// handler the thread has switched in once more than out, so more switches in than that mean it
+// woke again. Once that check passes, the CPU clock it read is the wait's baseline, and any
+// advance of it, by a nanosecond, means the thread ran (see lo_check). Where schedstat gives no
+// switch count, a CPU advance of LO_IDLE_CPU_NS is taken to mean it ran.
+//
+// Threads idle for LO_IDLE_STREAK checks join the idle group, checked together through the
+// process's CPU clock, with one waiting record every LO_IDLE_CHECK_NS standing for the ticks
+// since, and checked one by one every LO_IDLE_EXACT_NS. So the cost follows the threads that run,
+// not the threads that exist.
+//
+// A signal that reaches a running thread late was waiting for a core: the thread was runnable but
+// not running, preempted where the handler finds it. Such an answer is recorded as runnable, for
+// the ticks it took (lo_threads_answer).
 //
 // When every thread is sampled, the list comes from /proc/self/task, read again whenever a
 // thread was created through pthread_create (which Liftoff wraps to learn of it) and at least
@@ -29,14 +43,24 @@
 #define LO_IDLE_CHECK_NS 10000000ull
 #define LO_IDLE_STREAK 8u
 #define LO_IDLE_CPU_NS 20000ull
+#define LO_IDLE_EXACT_NS 20000000ull
+#define LO_RUNNABLE_MIN_NS 100000ull
 #define LO_NAME_BYTES 16
+
+// How a thread waiting since its last sample is known to still wait.
+enum {
+    LO_WAIT_TOLERANT = 0, // no switch count: a CPU advance within LO_IDLE_CPU_NS is not a run
+    LO_WAIT_SETTLING = 1, // the next check compares switches in with `expect_ins`
+    LO_WAIT_SETTLED = 2,  // any CPU advance past `wait_cpu` is a run
+};
 
 typedef struct lo_thread {
     pid_t tid;
     uint32_t generation;
-    uint8_t pending, has_stack, stack_waits, checked, gone, names_read, maybe_stray;
+    uint8_t pending, has_stack, stack_waits, checked, gone, names_read, maybe_stray, wait_mode;
     uint32_t idle_streak;
     uint64_t sent_ns, sent_after_ns, base_cpu, answer_cpu, read_cpu, last_tick;
+    uint64_t expect_ins, wait_cpu;
     char name[LO_NAME_BYTES];
 } lo_thread;
 
@@ -51,7 +75,9 @@ static int32_t *g_index;
 static size_t g_index_size;
 
 static int g_all;
-static uint64_t g_period_ns, g_idle_cpu_ns, g_next_list_ns, g_current_tick;
+static uint64_t g_period_ns, g_idle_cpu_ns, g_runnable_ns, g_next_list_ns, g_current_tick, g_next_exact_ns;
+static uint64_t g_window_ns, g_current_tick_ns;
+static long g_cpus = 1;
 static uint32_t g_idle_record_ticks, g_generation;
 static pid_t g_sampler_tid;
 static int g_task_fd = -1;
@@ -268,6 +294,11 @@ void lo_threads_begin(int all_threads, uint32_t rate_hz, pid_t sampler_tid) {
     g_all = all_threads;
     g_period_ns = 1000000000ull / rate_hz;
     g_idle_cpu_ns = LO_IDLE_CPU_NS < g_period_ns / 4 ? LO_IDLE_CPU_NS : g_period_ns / 4;
+    g_runnable_ns = g_period_ns / 2 > LO_RUNNABLE_MIN_NS ? g_period_ns / 2 : LO_RUNNABLE_MIN_NS;
+    g_next_exact_ns = 0;
+    g_window_ns = 0;
+    g_cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (g_cpus < 1) g_cpus = 1;
     g_idle_record_ticks = (uint32_t)(LO_IDLE_CHECK_NS / g_period_ns);
     if (g_idle_record_ticks < 1) g_idle_record_ticks = 1;
     g_sampler_tid = sampler_tid;
@@ -304,9 +335,31 @@ static uint64_t lo_check(lo_thread *thread, pid_t pid, uint64_t now_ns, uint64_t
     uint64_t covered = tick > thread->last_tick ? tick - thread->last_tick : 1;
     uint64_t used = cpu > thread->base_cpu ? cpu - thread->base_cpu : 0;
     // A wait repeats the thread's last stack only when that stack was taken while it waited (in
-    // a system call); a thread caught running that then stopped is signalled once more, to learn
-    // where it waits.
-    if (thread->has_stack && thread->stack_waits && used <= g_idle_cpu_ns) {
+    // a system call) and it has not run since; a thread caught running that then stopped is
+    // signalled once more, to learn where it waits.
+    int still_waits = 0;
+    if (thread->has_stack && thread->stack_waits) {
+        if (thread->wait_mode == LO_WAIT_SETTLING) {
+            // A thread that used more than answering a signal costs ran; only a small advance needs
+            // the switch count.
+            uint64_t ins;
+            if (used > g_idle_cpu_ns) {
+                still_waits = 0;
+            } else if (lo_thread_switches_in(thread->tid, &ins) != 0) {
+                thread->wait_mode = LO_WAIT_TOLERANT;
+                still_waits = used <= g_idle_cpu_ns;
+            } else if (ins <= thread->expect_ins) {
+                thread->wait_mode = LO_WAIT_SETTLED;
+                thread->wait_cpu = cpu;
+                still_waits = 1;
+            }
+        } else if (thread->wait_mode == LO_WAIT_SETTLED) {
+            still_waits = cpu <= thread->wait_cpu;
+        } else {
+            still_waits = used <= g_idle_cpu_ns;
+        }
+    }
+    if (still_waits) {
         lo_store_append(thread->tid, now_ns, 0, 0, covered, LO_SAMPLE_WAITING, NULL, 0);
         thread->base_cpu = cpu;
         if (thread->idle_streak < LO_IDLE_STREAK) thread->idle_streak++;
@@ -344,24 +397,28 @@ static int lo_is_idle(const lo_thread *thread) {
 }
 
 // The idle group check. Reading every idle thread's clock costs a system call each; instead,
-// each tick reads the process's CPU clock and the sampler thread's own. When the process used
-// no more CPU than the threads just read (the busy ones, Liftoff's opted-out helpers) and the
-// sampler itself, within LO_IDLE_CPU_NS and a little per thread read, no idle thread ran, and
-// each idle thread's wait simply goes on: one waiting record every LO_IDLE_CHECK_NS stands for
-// the ticks since. Otherwise every idle thread is checked now, to find the one that woke.
+// each tick reads the process's CPU clock and the sampler thread's own, after the busy threads'.
+// When the process used no more CPU than the threads just read (the busy ones, Liftoff's
+// opted-out helpers) and the sampler itself, no idle thread ran, and each idle thread's wait
+// simply goes on: one waiting record every LO_IDLE_CHECK_NS stands for the ticks since.
+// Otherwise every idle thread is checked now, to find the one that woke. The reads are not one
+// instant: a thread that ran between its read and the process's read at the previous tick makes
+// this tick's difference smaller by at most that stretch, so the slack is the time the reads took
+// at both ticks, times the threads that ran (at most one per core), and a microsecond. A wake-up
+// that costs less than that is found by the check of every idle thread each LO_IDLE_EXACT_NS.
 
 void lo_threads_tick(pid_t pid, uint64_t now_ns, uint64_t tick) {
     g_current_tick = tick;
+    g_current_tick_ns = now_ns;
     int listed = 0;
     if (atomic_exchange_explicit(&g_changed, 0, memory_order_relaxed) || now_ns >= g_next_list_ns) {
         lo_list_threads();
         g_next_list_ns = now_ns + LO_LIST_INTERVAL_NS;
         listed = 1;
     }
-    uint64_t own = lo_clock_ns(CLOCK_THREAD_CPUTIME_ID);
-    uint64_t process = lo_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
-    uint64_t moved = 0, reads = 0;
-    size_t idle = 0;
+    uint64_t window_start = lo_monotonic_ns();
+    uint64_t moved = 0;
+    size_t idle = 0, ran = 0;
     for (size_t i = 0; i < g_count; i++) {
         lo_thread *thread = &g_table[i];
         if (thread->gone) continue;
@@ -369,28 +426,37 @@ void lo_threads_tick(pid_t pid, uint64_t now_ns, uint64_t tick) {
             idle++;
             continue;
         }
-        moved += lo_check(thread, pid, now_ns, tick);
-        reads++;
+        uint64_t used = lo_check(thread, pid, now_ns, tick);
+        moved += used;
+        if (used > 0) ran++;
     }
     for (int i = 0; i < g_skip_count; i++) {
         uint64_t cpu;
         if (lo_thread_cpu_ns_of(g_skip[i], &cpu) != 0) continue;
-        if (!listed) moved += cpu > g_skip_cpu[i] ? cpu - g_skip_cpu[i] : 0;
+        uint64_t used = cpu > g_skip_cpu[i] ? cpu - g_skip_cpu[i] : 0;
+        if (!listed) moved += used;
+        if (used > 0) ran++;
         g_skip_cpu[i] = cpu;
-        reads++;
     }
+    // Read last, in this order, so that the skew between reads can only make the idle threads
+    // seem to have used more, never less (see the idle group check above).
+    uint64_t own = lo_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    uint64_t process = lo_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+    uint64_t window = lo_monotonic_ns() - window_start;
     int quiet = 0;
-    if (idle > 0 && !listed && g_group_tick + 1 == tick) {
+    if (idle > 0 && !listed && g_group_tick + 1 == tick && now_ns < g_next_exact_ns) {
         uint64_t used = process - g_group_process_cpu;
         uint64_t accounted = moved + (own - g_group_own_cpu);
-        // Slack: a thread's wake-up, the skew between reads (2 µs each), and reading the process's
-        // clock, which walks every thread and is not all in the sampler's own clock (50 ns each).
-        quiet = used <= accounted + g_idle_cpu_ns + reads * 2000 + g_count * 50;
+        uint64_t concurrent = ran < (size_t)g_cpus ? ran : (uint64_t)g_cpus;
+        uint64_t slack = 1000 + (window + g_window_ns) * concurrent;
+        quiet = used <= accounted + slack;
     }
     g_group_process_cpu = process;
     g_group_own_cpu = own;
     g_group_tick = tick;
+    g_window_ns = window;
     if (idle == 0) return;
+    if (!quiet && now_ns >= g_next_exact_ns) g_next_exact_ns = now_ns + LO_IDLE_EXACT_NS;
     for (size_t i = 0; i < g_count; i++) {
         lo_thread *thread = &g_table[i];
         if (thread->gone || !lo_is_idle(thread)) continue;
@@ -400,7 +466,8 @@ void lo_threads_tick(pid_t pid, uint64_t now_ns, uint64_t tick) {
                 thread->last_tick = tick;
             }
         } else {
-            // Some thread ran that the busy ones do not account for: find it now.
+            // Some thread ran that the busy ones do not account for, or it is time to look at each:
+            // find the one that woke now.
             lo_check(thread, pid, now_ns, tick);
         }
     }
@@ -422,12 +489,26 @@ void lo_threads_answer(const lo_slot *slot) {
         return;
     }
     uint16_t flags = (uint16_t)(slot->flags & ~LO_SLOT_REQUEST);
+    uint64_t time_ns = slot->time_ns, ticks = 1;
     if (found >= 0) {
         lo_thread *thread = &g_table[found];
+        // A running thread answers within microseconds; one that answers late was preempted, waiting
+        // for a core where the handler found it, from the tick the signal was sent.
+        if (thread->pending && !(flags & LO_SAMPLE_IN_SYSCALL) && slot->time_ns > thread->sent_ns &&
+            slot->time_ns - thread->sent_ns >= g_runnable_ns) {
+            uint64_t late = slot->time_ns - thread->sent_ns;
+            flags |= LO_SAMPLE_RUNNABLE;
+            time_ns = thread->sent_ns;
+            ticks = (late + g_period_ns / 2) / g_period_ns;
+            if (ticks < 1) ticks = 1;
+        }
         thread->pending = 0;
         thread->last_tick = g_current_tick;
         thread->has_stack = slot->depth > 0;
         thread->stack_waits = (flags & LO_SAMPLE_IN_SYSCALL) != 0;
+        // In the handler the thread had switched in once more than out (it was running).
+        thread->wait_mode = slot->switches != 0 ? LO_WAIT_SETTLING : LO_WAIT_TOLERANT;
+        thread->expect_ins = slot->switches + 1;
         // The handler's time is not the thread's own work.
         thread->base_cpu = thread->base_cpu + slot->handler_ns < thread->base_cpu ? UINT64_MAX
                                                                                   : thread->base_cpu + slot->handler_ns;
@@ -437,11 +518,19 @@ void lo_threads_answer(const lo_slot *slot) {
         if (thread->names_read < 3) lo_read_name(thread);
     }
     if (slot->depth > 0) {
-        lo_store_append(slot->tid, slot->time_ns, slot->task, cpu, 1, flags, slot->frames, slot->depth);
+        lo_store_append(slot->tid, time_ns, slot->task, cpu, ticks, flags, slot->frames, slot->depth);
     }
 }
 
 void lo_threads_end(void) {
+    // Idle threads' waits are recorded every LO_IDLE_CHECK_NS: record the ticks since, up to the
+    // last tick, at which the group check found them still waiting.
+    for (size_t i = 0; i < g_count; i++) {
+        lo_thread *thread = &g_table[i];
+        if (thread->gone || !lo_is_idle(thread) || thread->last_tick >= g_current_tick) continue;
+        lo_store_append(thread->tid, g_current_tick_ns, 0, 0, g_current_tick - thread->last_tick, LO_SAMPLE_WAITING,
+                        NULL, 0);
+    }
     for (size_t i = 0; i < g_count; i++) {
         if (!g_table[i].gone) lo_read_name(&g_table[i]);
         lo_keep_name(&g_table[i]);

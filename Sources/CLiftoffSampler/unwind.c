@@ -51,7 +51,7 @@ void lo_unwind_exit_blocking(const sigset_t *saved) {
     pthread_sigmask(SIG_SETMASK, saved, NULL);
 }
 
-static uintptr_t lo_interrupted_pc(void *context) {
+uintptr_t lo_context_pc(void *context) {
     ucontext_t *uc = (ucontext_t *)context;
 #if defined(__x86_64__)
     return (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
@@ -64,7 +64,7 @@ static uintptr_t lo_interrupted_pc(void *context) {
 
 int lo_interrupted_in_syscall(void *context) {
     ucontext_t *uc = (ucontext_t *)context;
-    uintptr_t pc = lo_interrupted_pc(context);
+    uintptr_t pc = lo_context_pc(context);
 #if defined(__x86_64__)
     // `syscall` is 0F 05. A blocking call interrupted with SA_RESTART resumes at the instruction
     // again; one that returns EINTR resumes after it with RAX = -EINTR. Reads stay in the page
@@ -82,6 +82,26 @@ int lo_interrupted_in_syscall(void *context) {
 #endif
 }
 
+int lo_interrupted_call_cut_short(void *context) {
+    ucontext_t *uc = (ucontext_t *)context;
+    uintptr_t pc = lo_context_pc(context);
+    uintptr_t offset = pc & 0xfff;
+#if defined(__x86_64__)
+    return offset >= 2 && *(const uint16_t *)(pc - 2) == 0x050f && (long long)uc->uc_mcontext.gregs[REG_RAX] == -4;
+#elif defined(__aarch64__)
+    return offset >= 4 && *(const uint32_t *)(pc - 4) == 0xd4000001u && (long long)uc->uc_mcontext.regs[0] == -4;
+#endif
+}
+
+void lo_set_call_result(void *context, long result) {
+    ucontext_t *uc = (ucontext_t *)context;
+#if defined(__x86_64__)
+    uc->uc_mcontext.gregs[REG_RAX] = (greg_t)result;
+#elif defined(__aarch64__)
+    uc->uc_mcontext.regs[0] = (uint64_t)result;
+#endif
+}
+
 int lo_unwind_interrupted(void *context, uintptr_t *out, int *truncated) {
     *truncated = 0;
     if (!lo_unwind_enter_bounded()) return -1;
@@ -90,10 +110,13 @@ int lo_unwind_interrupted(void *context, uintptr_t *out, int *truncated) {
     int count = unw_backtrace(frames, LO_BACKTRACE_CAPACITY);
     lo_t_sampling = 0;
     lo_unwind_exit();
-    // The frames before the interrupted one are the handler's own and the signal trampoline.
-    uintptr_t pc = lo_interrupted_pc(context);
+    // The frames before the interrupted one are the handler's own and the signal trampoline. A
+    // handler that interrupted a wait another handler resumed (handler.c) skips that handler too.
+    uintptr_t resumed = lo_resumed_wait_pc();
+    uintptr_t pc = resumed ? resumed : lo_context_pc(context);
+    int search = resumed ? 3 * LO_SKIP_SEARCH : LO_SKIP_SEARCH;
     int start = -1;
-    for (int i = 0; i < count && i < LO_SKIP_SEARCH; i++) {
+    for (int i = 0; i < count && i < search; i++) {
         if ((uintptr_t)frames[i] == pc) {
             start = i;
             break;

@@ -245,14 +245,17 @@ struct DemoCommand: ParsableCommand {
             for violation in profile.violations.prefix(5) { lines.append("  \(profile.sentence(for: violation))") }
         }
         lines.append(
-            "Recorded \(summary.samples) samples (\(summary.running) running, \(summary.waiting) waiting) at "
+            "Recorded \(summary.samples) samples (\(summary.running) running, \(summary.waiting - summary.runnable) blocked, "
+                + "\(summary.runnable) runnable) at "
                 + "\(profile.metadata.samplingRateHz) Hz (dropped \(summary.dropped), failed \(profile.counts.failed), "
                 + "skipped \(profile.counts.skipped)).")
         if let result {
             lines.append("Demo: \(result.items) items, search tree height \(result.treeHeight), \(result.categories) index keys.")
         }
         for thread in summary.threads {
-            lines.append("  \(thread.label): \(thread.running) running, \(thread.waiting) waiting")
+            lines.append(
+                "  \(thread.label): \(thread.running) running, \(thread.waiting - thread.runnable) blocked, "
+                    + "\(thread.runnable) runnable")
         }
         lines.append("Top functions by CPU time (running samples):")
         for entry in summary.topSelf {
@@ -264,7 +267,8 @@ struct DemoCommand: ParsableCommand {
             let interval = 1000 / Double(max(profile.metadata.samplingRateHz, 1))
             for wait in summary.topWaits.prefix(5) {
                 let time = String(format: "%7.1f ms", Double(wait.samples) * interval)
-                lines.append("  \(time)  \(wait.thread) in \(String(wait.function.prefix(80)))")
+                let how = wait.state == .runnable ? "runnable" : "blocked "
+                lines.append("  \(time)  \(how)  \(wait.thread) in \(String(wait.function.prefix(80)))")
             }
         }
         lines.append("Wrote profile.json and its reports (open index.html) to \(folder)/")

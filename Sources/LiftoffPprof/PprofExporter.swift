@@ -91,8 +91,9 @@ public enum PprofExporter {
                 order.append(key)
                 return (0, 0, 0)
             }()
-            value.cpu += running ? 1 : 0
-            value.wall += 1
+            let ticks = Int64(profile.samples.weight[sample])
+            value.cpu += running ? ticks : 0
+            value.wall += ticks
             value.cpuNs = value.cpuNs.addingReportingOverflow(Int64(clamping: profile.samples.cpuNs[sample])).overflow
                 ? .max : value.cpuNs + Int64(clamping: profile.samples.cpuNs[sample])
             values[key] = value

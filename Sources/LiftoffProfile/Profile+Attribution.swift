@@ -7,7 +7,7 @@ extension Profile {
     /// thread in that time. Nested spans' samples count for their parents too.
     public mutating func attributeSamples() {
         guard samples.count > 0 else { return }
-        let index = SampleIndex(samples)
+        let index = SampleIndex(samples, intervalNs: samplingIntervalNs)
         for position in spans.indices {
             let span = spans[position]
             let tally = index.tally(
@@ -34,7 +34,7 @@ extension Profile {
     public func sampleIndices(inSpansNamed name: String) -> [Int] {
         let matching = spans.filter { $0.name == name }
         guard !matching.isEmpty, samples.count > 0 else { return [] }
-        let index = SampleIndex(samples)
+        let index = SampleIndex(samples, intervalNs: samplingIntervalNs)
         var found = Set<Int>()
         for span in matching {
             found.formUnion(index.indices(task: span.task ?? 0, thread: span.threadID, from: span.startNs, to: span.endNs))
@@ -50,7 +50,7 @@ extension Profile {
         var spanOf = [Int?](repeating: nil, count: samples.count)
         var taskOf = [Int?](repeating: nil, count: samples.count)
         guard samples.count > 0 else { return (spanOf, taskOf) }
-        let index = SampleIndex(samples)
+        let index = SampleIndex(samples, intervalNs: samplingIntervalNs)
         // Parents before children, so a nested span's samples end up its own.
         func depth(_ position: Int) -> Int {
             var depth = 0
@@ -75,11 +75,13 @@ extension Profile {
     }
 }
 
-/// Samples grouped by Swift task and by thread, each group sorted by time.
+/// Samples grouped by Swift task and by thread, each group sorted by time. A row of weight N
+/// stands for N ticks one interval apart; an interval counts the ticks inside it.
 private struct SampleIndex {
     private var byTask: [UInt64: [Int]] = [:]
     private var byThread: [Int: [Int]] = [:]
     private let samples: Profile.SampleTable
+    private let intervalNs: UInt64
 
     struct Tally {
         var running = 0
@@ -87,8 +89,9 @@ private struct SampleIndex {
         var cpuNs: UInt64 = 0
     }
 
-    init(_ samples: Profile.SampleTable) {
+    init(_ samples: Profile.SampleTable, intervalNs: UInt64) {
         self.samples = samples
+        self.intervalNs = max(intervalNs, 1)
         for sample in 0..<samples.count {
             byThread[samples.thread[sample], default: []].append(sample)
             if samples.task[sample] != 0 { byTask[samples.task[sample], default: []].append(sample) }
@@ -98,25 +101,41 @@ private struct SampleIndex {
         for key in byTask.keys { byTask[key]!.sort { times[$0] < times[$1] } }
     }
 
-    /// The samples of `task` (or, when it is 0, of `thread`) from `start` to `end`, in time order.
+    /// The rows of `task` (or, when it is 0, of `thread`) with a tick from `start` to `end`, in
+    /// time order.
     func indices(task: UInt64, thread: Int, from start: UInt64, to end: UInt64) -> ArraySlice<Int> {
         let group = task != 0 ? byTask[task] ?? [] : byThread[thread] ?? []
-        let first = firstIndex(in: group, atOrAfter: start)
+        var first = firstIndex(in: group, atOrAfter: start)
+        // The row before may be a wait that began earlier and lasts into the interval.
+        if first > 0, ticks(of: group[first - 1], from: start, to: end) > 0 { first -= 1 }
         var last = first
         while last < group.count, samples.timeNs[group[last]] <= end { last += 1 }
         return group[first..<last]
     }
 
+    /// How many of row `sample`'s ticks lie from `start` to `end`.
+    func ticks(of sample: Int, from start: UInt64, to end: UInt64) -> Int {
+        let first = samples.timeNs[sample]
+        let weight = UInt64(samples.weight[sample])
+        guard weight > 0, first <= end else { return 0 }
+        let low = first >= start ? 0 : (start - first + intervalNs - 1) / intervalNs
+        let high = min(weight - 1, (end - first) / intervalNs)
+        return high >= low ? Int(high - low + 1) : 0
+    }
+
     func tally(task: UInt64, thread: Int, from start: UInt64, to end: UInt64) -> Tally {
         var tally = Tally()
         for sample in indices(task: task, thread: thread, from: start, to: end) {
+            let ticks = ticks(of: sample, from: start, to: end)
+            guard ticks > 0 else { continue }
             if samples.state[sample] == .running {
-                tally.running += 1
-                let (sum, overflow) = tally.cpuNs.addingReportingOverflow(samples.cpuNs[sample])
-                tally.cpuNs = overflow ? .max : sum
+                tally.running += ticks
             } else {
-                tally.waiting += 1
+                tally.waiting += ticks
             }
+            // A runnable row carries the CPU time its thread used before it was preempted.
+            let (sum, overflow) = tally.cpuNs.addingReportingOverflow(samples.cpuNs[sample])
+            tally.cpuNs = overflow ? .max : sum
         }
         return tally
     }

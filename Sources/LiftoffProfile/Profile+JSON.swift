@@ -50,7 +50,8 @@ extension Profile {
                 .wrongSchema, "\(source) is not a Liftoff profile: it has no \"schema\" field.", value: source)
         }
         guard readableSchemas.contains(schema) else {
-            let readable = readableSchemas.map { "\"\($0)\"" }.joined(separator: " and ")
+            let quoted = readableSchemas.map { "\"\($0)\"" }
+            let readable = quoted.dropLast().joined(separator: ", ") + " and " + quoted.last!
             throw ProfileError(
                 .wrongSchema, "\(source) has schema \"\(schema)\", but this Liftoff reads \(readable).",
                 value: schema)
@@ -81,7 +82,8 @@ extension Profile {
         }
         let sampleCount = samples.stack.count
         guard samples.thread.count == sampleCount, samples.timeNs.count == sampleCount,
-            samples.state.count == sampleCount, samples.task.count == sampleCount, samples.cpuNs.count == sampleCount
+            samples.state.count == sampleCount, samples.task.count == sampleCount, samples.cpuNs.count == sampleCount,
+            samples.weight.count == sampleCount
         else {
             throw fail("the columns of samples differ in length")
         }

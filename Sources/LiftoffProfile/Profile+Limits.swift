@@ -37,16 +37,23 @@ extension Profile {
             throw fail("metadata.samplingRateHz", metadata.samplingRateHz, "the rates a sampler can have (0 to 1,000,000 Hz)")
         }
         try checkCount(metadata.host.cpuCount, "metadata.host.cpuCount", limit: 1 << 20)
+        let interval = samplingIntervalNs
+        var ticks = 0
         for index in 0..<samples.count {
             try checkTime(samples.timeNs[index], "samples.timeNs[\(index)]")
             try checkTime(samples.cpuNs[index], "samples.cpuNs[\(index)]")
+            let weight = samples.weight[index]
+            guard weight >= 1 else { throw fail("samples.weight[\(index)]", weight, "the ticks a row stands for (at least 1)") }
+            let (length, overflow) = UInt64(weight).multipliedReportingOverflow(by: interval)
+            try checkTime(overflow ? .max : length, "samples.weight[\(index)] × the sampling interval")
+            ticks += Int(weight)
         }
         for (index, span) in spans.enumerated() {
             try checkTime(span.startNs, "spans[\(index)].startNs")
             try checkTime(span.endNs, "spans[\(index)].endNs")
             try checkTime(span.cpuNs, "spans[\(index)].cpuNs")
-            try checkCount(span.samples, "spans[\(index)].samples", limit: samples.count)
-            try checkCount(span.waitingSamples, "spans[\(index)].waitingSamples", limit: samples.count)
+            try checkCount(span.samples, "spans[\(index)].samples", limit: ticks)
+            try checkCount(span.waitingSamples, "spans[\(index)].waitingSamples", limit: ticks)
         }
         for (index, mark) in marks.enumerated() { try checkTime(mark.timeNs, "marks[\(index)].timeNs") }
         for (index, change) in stateChanges.enumerated() { try checkTime(change.timeNs, "stateChanges[\(index)].timeNs") }
@@ -66,8 +73,8 @@ extension Profile {
             try checkTime(task.waitNs, "tasks[\(index)].waitNs")
             try checkTime(task.cpuNs, "tasks[\(index)].cpuNs")
             try checkTime(task.slackNs, "tasks[\(index)].slackNs")
-            try checkCount(task.samples, "tasks[\(index)].samples", limit: samples.count)
-            try checkCount(task.waitingSamples, "tasks[\(index)].waitingSamples", limit: samples.count)
+            try checkCount(task.samples, "tasks[\(index)].samples", limit: ticks)
+            try checkCount(task.waitingSamples, "tasks[\(index)].waitingSamples", limit: ticks)
         }
         for (index, hang) in hangs.enumerated() {
             try checkTime(hang.startNs, "hangs[\(index)].startNs")

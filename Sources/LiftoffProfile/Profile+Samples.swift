@@ -1,4 +1,11 @@
 extension Profile {
+    /// Nanoseconds between two ticks of the sampler: `1 s / samplingRateHz` (1 ms when the rate is
+    /// unknown).
+    public var samplingIntervalNs: UInt64 {
+        let rate = metadata.samplingRateHz
+        return rate > 0 ? UInt64(1_000_000_000 / rate) : 1_000_000
+    }
+
     /// The stack prefix tree, in two parallel columns.
     public struct StackTable: Codable, Sendable, Equatable {
         /// Index of the calling stack, or `-1` for a root frame. Always less than the own index.
@@ -16,17 +23,33 @@ extension Profile {
         public var count: Int { frame.count }
     }
 
-    /// Whether a sampled thread was running or waiting.
+    /// Whether a sampled thread was running, blocked or runnable.
     ///
-    /// A thread whose CPU time did not advance since its previous sample has not run: its stack
-    /// is the one it had, and the sample is recorded as waiting, without interrupting it. A
-    /// thread that ran but was blocked in a system call when the signal landed is waiting too.
+    /// A thread that ran since its previous sample is signalled and its stack captured: it was
+    /// running, or blocked when the handler found it in a system call. A thread that did not run
+    /// since a sample that found it blocked is still blocked there, and is recorded without
+    /// interrupting it. A signal that reached the thread late found it runnable: preempted,
+    /// waiting for a core.
     public enum SampleState: UInt8, Codable, Sendable, Hashable, CaseIterable {
-        /// The thread used CPU time since its previous sample; its stack was captured now.
+        /// The thread was on a CPU, running the code its stack shows.
         case running = 0
-        /// The thread did not run since its previous sample, or was blocked in a system call
-        /// when sampled (sleeping, parked, waiting for a lock or for I/O).
-        case waiting = 1
+        /// The thread was blocked in a system call: sleeping, parked, waiting for a lock or for I/O.
+        case blocked = 1
+        /// The thread could run but had no core: it was preempted where its stack shows.
+        case runnable = 2
+
+        /// Whether the thread was off a CPU (blocked or runnable): wall-clock time, not CPU time.
+        @inline(__always)
+        public var isWaiting: Bool { self != .running }
+
+        /// The word reports use for the state: `running`, `blocked` or `runnable`.
+        public var word: String {
+            switch self {
+            case .running: "running"
+            case .blocked: "blocked"
+            case .runnable: "runnable"
+            }
+        }
     }
 
     /// Which samples a report counts.
@@ -43,15 +66,17 @@ extension Profile {
         }
     }
 
-    /// The samples, in parallel columns.
+    /// The samples, in parallel columns. A row stands for ``weight`` consecutive ticks of its
+    /// thread, starting at its time, all with the same stack and state: a wait that lasted N ticks
+    /// is one row of weight N. Every count a report shows is a sum of weights.
     public struct SampleTable: Codable, Sendable, Equatable {
         /// Kernel thread id of the sampled thread (see ``Profile/threads``).
         public var thread: [Int]
-        /// Nanoseconds since ``Profile/timeOriginNs``.
+        /// Nanoseconds since ``Profile/timeOriginNs`` of the row's first tick.
         public var timeNs: [UInt64]
         /// Index into ``Profile/stacks`` of the sample's leaf.
         public var stack: [Int]
-        /// Whether the thread was running or waiting (`0` running, `1` waiting in JSON).
+        /// Whether the thread was running, blocked or runnable (`0`, `1`, `2` in JSON).
         public var state: [SampleState]
         /// The Swift task that was running (an opaque identity, `0` for none), to attribute
         /// samples of async code to the span that awaited it wherever the code ran.
@@ -59,11 +84,14 @@ extension Profile {
         /// CPU time the thread used since its previous sample, in nanoseconds (`0` when waiting
         /// or unknown).
         public var cpuNs: [UInt64]
+        /// Ticks the row stands for, one sampling interval apart from its time on (at least 1).
+        public var weight: [UInt32]
 
-        /// Creates a sample table; missing state, task and CPU columns mean running, no task, 0 ns.
+        /// Creates a sample table; missing state, task, CPU and weight columns mean running, no
+        /// task, 0 ns and one tick.
         public init(
             thread: [Int] = [], timeNs: [UInt64] = [], stack: [Int] = [], state: [SampleState]? = nil,
-            task: [UInt64]? = nil, cpuNs: [UInt64]? = nil
+            task: [UInt64]? = nil, cpuNs: [UInt64]? = nil, weight: [UInt32]? = nil
         ) {
             self.thread = thread
             self.timeNs = timeNs
@@ -71,13 +99,15 @@ extension Profile {
             self.state = state ?? [SampleState](repeating: .running, count: stack.count)
             self.task = task ?? [UInt64](repeating: 0, count: stack.count)
             self.cpuNs = cpuNs ?? [UInt64](repeating: 0, count: stack.count)
+            self.weight = weight ?? [UInt32](repeating: 1, count: stack.count)
         }
 
         private enum CodingKeys: String, CodingKey {
-            case thread, timeNs, stack, state, task, cpuNs
+            case thread, timeNs, stack, state, task, cpuNs, weight
         }
 
-        /// Decodes the table; schema `/1` tables have no state, task or CPU column.
+        /// Decodes the table; schema `/1` tables have no state, task or CPU column, and `/1` and
+        /// `/2` tables no weight (every row is one tick).
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             self.init(
@@ -86,12 +116,14 @@ extension Profile {
                 stack: try container.decode([Int].self, forKey: .stack),
                 state: try container.decodeIfPresent([SampleState].self, forKey: .state),
                 task: try container.decodeIfPresent([UInt64].self, forKey: .task),
-                cpuNs: try container.decodeIfPresent([UInt64].self, forKey: .cpuNs))
+                cpuNs: try container.decodeIfPresent([UInt64].self, forKey: .cpuNs),
+                weight: try container.decodeIfPresent([UInt32].self, forKey: .weight))
         }
 
-        /// Appends one sample.
+        /// Appends one row.
         public mutating func append(
-            thread: Int, timeNs: UInt64, stack: Int, state: SampleState = .running, task: UInt64 = 0, cpuNs: UInt64 = 0
+            thread: Int, timeNs: UInt64, stack: Int, state: SampleState = .running, task: UInt64 = 0, cpuNs: UInt64 = 0,
+            weight: UInt32 = 1
         ) {
             self.thread.append(thread)
             self.timeNs.append(timeNs)
@@ -99,13 +131,28 @@ extension Profile {
             self.state.append(state)
             self.task.append(task)
             self.cpuNs.append(cpuNs)
+            self.weight.append(weight)
         }
 
-        /// Number of samples.
+        /// Number of rows (a row stands for ``weight`` ticks).
         public var count: Int { stack.count }
 
-        /// Number of running samples.
-        public var runningCount: Int { state.reduce(0) { $0 + ($1 == .running ? 1 : 0) } }
+        /// The ticks of row `index`, as an `Int`.
+        @inline(__always)
+        public func ticks(_ index: Int) -> Int { Int(weight[index]) }
+
+        /// Ticks of every row: the number of samples in the usual sense.
+        public var totalTicks: Int { weight.reduce(0) { $0 + Int($1) } }
+
+        /// Ticks of the rows in `state`.
+        public func ticks(in state: SampleState) -> Int {
+            var total = 0
+            for index in 0..<count where self.state[index] == state { total += Int(weight[index]) }
+            return total
+        }
+
+        /// Ticks of running rows.
+        public var runningCount: Int { ticks(in: .running) }
     }
 
     /// Counters of the sampling session.
@@ -122,7 +169,7 @@ extension Profile {
         public var skipped: Int
         /// Samples cut at 128 frames.
         public var truncated: Int
-        /// Waiting samples recorded without a signal: threads that did not run since their
+        /// Waiting ticks recorded without a signal: threads that did not run since their
         /// previous sample.
         public var waiting: Int
         /// Signals a thread did not answer within 100 ms (signals blocked, or descheduled).

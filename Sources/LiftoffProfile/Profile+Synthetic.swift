@@ -36,7 +36,7 @@ extension Profile {
             table.append(
                 thread: 1 + index % threads, timeNs: UInt64(index / threads) * 1_000_000,
                 stack: leaves[Int((UInt64(run) &* 2_654_435_761 &+ UInt64(index % threads)) % UInt64(leaves.count))],
-                state: run % 4 == 3 ? .waiting : .running, cpuNs: run % 4 == 3 ? 0 : 1_000_000)
+                state: run % 4 == 3 ? .blocked : .running, cpuNs: run % 4 == 3 ? 0 : 1_000_000)
         }
         let duration = UInt64(samples / threads) * 1_000_000
         var profile = Profile(

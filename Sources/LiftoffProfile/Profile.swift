@@ -1,6 +1,6 @@
 /// One recorded launch: what ran, on which threads, and the sampled stacks.
 ///
-/// A profile is stored as `profile.json` with `"schema": "liftoff.profile/2"`; every report
+/// A profile is stored as `profile.json` with `"schema": "liftoff.profile/3"`; every report
 /// Liftoff renders is a function of this value. Times are nanoseconds of `CLOCK_MONOTONIC`
 /// relative to ``timeOriginNs`` (the process start), so they stay exact in JSON readers that
 /// hold numbers as doubles.
@@ -14,9 +14,10 @@
 /// ```
 public struct Profile: Codable, Sendable, Equatable {
     /// The schema identifier this version of Liftoff writes.
-    public static let currentSchema = "liftoff.profile/2"
-    /// Every schema this version of Liftoff reads: `/1` profiles load with every sample running.
-    public static let readableSchemas = ["liftoff.profile/1", currentSchema]
+    public static let currentSchema = "liftoff.profile/3"
+    /// Every schema this version of Liftoff reads: `/1` profiles load with every sample running,
+    /// `/1` and `/2` with every sample row standing for one tick.
+    public static let readableSchemas = ["liftoff.profile/1", "liftoff.profile/2", currentSchema]
 
     /// Always ``currentSchema`` for a profile this version wrote.
     public var schema: String

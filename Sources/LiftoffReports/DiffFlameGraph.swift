@@ -52,9 +52,10 @@ public struct DiffFlameGraph: Sendable {
                         known[entry] = node
                     }
                     // Add the sample to its leaf and every ancestor.
+                    let amount = weight * Double(profile.samples.weight[sample])
                     var current: Int? = node
                     while let at = current {
-                        if side == 0 { nodes[at].base += weight } else { nodes[at].head += weight }
+                        if side == 0 { nodes[at].base += amount } else { nodes[at].head += amount }
                         current = parents[at]
                     }
                 }

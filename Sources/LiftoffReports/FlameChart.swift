@@ -14,23 +14,29 @@ enum FlameChart {
         var endNs: UInt64
         /// Every sample under the bar was waiting: the thread did not run there.
         var waiting = false
+        /// Waiting, and for some of that time runnable: ready to run but without a core.
+        var runnable = false
     }
 
     /// The bars of one thread's samples (indices in time order).
     ///
     /// A sample at time `t` stands for `t` up to the next sample; the last sample, and a
-    /// sample followed by a gap of more than two intervals (the thread was not sampled), stand
-    /// for one interval. Bars shorter than `1 / 20,000` of the thread's sampled time are left
+    /// sample followed by a gap of more than an interval beyond its ticks (the thread was not
+    /// sampled), stand for their ticks. Bars shorter than `1 / 20,000` of the thread's sampled time are left
     /// out: they would be far below a pixel, and their time stays inside their parent's bar.
     static func bars(_ profile: Profile, samples: [Int], intervalNs: UInt64) -> [Bar] {
         guard let firstSample = samples.first, let lastSample = samples.last else { return [] }
         let times = profile.samples.timeNs
-        let span = NanosecondDuration.between(times[firstSample], times[lastSample]).after(intervalNs)
+        func end(of sample: Int) -> UInt64 {
+            let length = UInt64(profile.samples.weight[sample]).multipliedReportingOverflow(by: intervalNs)
+            return NanosecondDuration(nanoseconds: length.overflow ? .max : length.partialValue).after(times[sample])
+        }
+        let span = NanosecondDuration.between(times[firstSample], end(of: lastSample)).nanoseconds
         let minimum = span / 20_000
         var result: [Bar] = []
-        var open: [(stack: Int, startNs: UInt64, ran: Bool)] = []  // outermost first
+        var open: [(stack: Int, startNs: UInt64, ran: Bool, preempted: Bool)] = []  // outermost first
         var path: [Int] = []
-        var lastTime = times[firstSample]
+        var lastEnd = end(of: firstSample)
 
         func close(downTo depth: Int, at end: UInt64) {
             while open.count > depth {
@@ -39,15 +45,15 @@ enum FlameChart {
                     result.append(
                         Bar(
                             frame: profile.stacks.frame[entry.stack], depth: open.count, startNs: entry.startNs, endNs: end,
-                            waiting: !entry.ran))
+                            waiting: !entry.ran, runnable: !entry.ran && entry.preempted))
                 }
             }
         }
 
         for sample in samples {
             let time = times[sample]
-            if NanosecondDuration.between(lastTime, time).nanoseconds > min(intervalNs, UInt64.max / 2) * 2 {
-                close(downTo: 0, at: NanosecondDuration(nanoseconds: intervalNs).after(lastTime))
+            if NanosecondDuration.between(lastEnd, time).nanoseconds > intervalNs {
+                close(downTo: 0, at: lastEnd)
             }
             path.removeAll(keepingCapacity: true)
             var stack = profile.samples.stack[sample]
@@ -60,11 +66,13 @@ enum FlameChart {
             while common < open.count, common < path.count, open[common].stack == path[common] { common += 1 }
             close(downTo: common, at: time)
             let ran = profile.samples.state[sample] == .running
+            let preempted = profile.samples.state[sample] == .runnable
             if ran { for depth in 0..<common { open[depth].ran = true } }
-            for depth in common..<path.count { open.append((path[depth], time, ran)) }
-            lastTime = time
+            if preempted { for depth in 0..<common { open[depth].preempted = true } }
+            for depth in common..<path.count { open.append((path[depth], time, ran, preempted)) }
+            lastEnd = end(of: sample)
         }
-        close(downTo: 0, at: NanosecondDuration(nanoseconds: intervalNs).after(lastTime))
+        close(downTo: 0, at: lastEnd)
         result.sort { ($0.depth, $0.startNs) < ($1.depth, $1.startNs) }
         return result
     }

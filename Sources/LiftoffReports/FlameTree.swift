@@ -9,12 +9,14 @@ public struct FlameTree: Sendable, Equatable {
     public struct Node: Sendable, Equatable {
         /// Frame name (the root's is the tree's title).
         public var name: String
-        /// Samples in this node and below.
+        /// Samples (ticks) in this node and below.
         public var total: Int
-        /// Samples whose leaf is this node.
+        /// Samples (ticks) whose leaf is this node.
         public var selfCount: Int
-        /// Waiting samples in this node and below (part of ``total``).
+        /// Waiting samples in this node and below, blocked or runnable (part of ``total``).
         public var waiting: Int = 0
+        /// Runnable samples in this node and below: preempted, waiting for a core (part of ``waiting``).
+        public var runnable: Int = 0
         /// Distance from the root (root = 0).
         public var depth: Int
         /// Parent node index (the root's is -1).
@@ -70,6 +72,7 @@ public struct FlameTree: Sendable, Equatable {
         }
 
         var waitingSelf: [Int: Int] = [:]
+        var runnableSelf: [Int: Int] = [:]
         for sample in 0..<profile.samples.count {
             let state = profile.samples.state[sample]
             guard selection.includes(state) else { continue }
@@ -87,17 +90,21 @@ public struct FlameTree: Sendable, Equatable {
             var known = memo.removeValue(forKey: base) ?? [Int](repeating: -1, count: profile.stacks.count)
             let leaf = node(forStack: profile.samples.stack[sample], base: base, &known)
             memo[base] = known
-            nodes[leaf].selfCount += 1
-            if state == .waiting { waitingSelf[leaf, default: 0] += 1 }
+            let ticks = profile.samples.ticks(sample)
+            nodes[leaf].selfCount += ticks
+            if state.isWaiting { waitingSelf[leaf, default: 0] += ticks }
+            if state == .runnable { runnableSelf[leaf, default: 0] += ticks }
         }
         // Totals: children always have larger indices than their parents.
         for index in nodes.indices {
             nodes[index].total = nodes[index].selfCount
             nodes[index].waiting = waitingSelf[index] ?? 0
+            nodes[index].runnable = runnableSelf[index] ?? 0
         }
         for index in stride(from: nodes.count - 1, to: 0, by: -1) {
             nodes[nodes[index].parent].total += nodes[index].total
             nodes[nodes[index].parent].waiting += nodes[index].waiting
+            nodes[nodes[index].parent].runnable += nodes[index].runnable
         }
         for index in nodes.indices where nodes[index].children.count > 1 {
             let sorted = nodes[index].children.sorted { nodes[$0].name < nodes[$1].name }

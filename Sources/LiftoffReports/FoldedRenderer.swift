@@ -18,7 +18,7 @@ public enum FoldedRenderer {
         var counts: [Key: Int] = [:]
         for sample in 0..<profile.samples.count where selection.includes(profile.samples.state[sample]) {
             let key = Key(thread: perThread ? profile.samples.thread[sample] : 0, stack: profile.samples.stack[sample])
-            counts[key, default: 0] += 1
+            counts[key, default: 0] += profile.samples.ticks(sample)
         }
         let labels = Dictionary(
             profile.threads.map { ($0.id, escape(FlameTree.threadLabel($0))) }, uniquingKeysWith: { first, _ in first })

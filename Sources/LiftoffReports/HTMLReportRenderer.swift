@@ -48,7 +48,7 @@ public struct HTMLReportRenderer: Sendable {
         json.string(
             [
                 profile.metadata.host.name, profile.metadata.startTime, "\(profile.metadata.buildConfiguration) build",
-                "\(ReportText.count(profile.samples.count, "sample")) at \(profile.metadata.samplingRateHz) Hz",
+                "\(ReportText.count(profile.samples.totalTicks, "sample")) at \(profile.metadata.samplingRateHz) Hz",
             ].filter { !$0.isEmpty }.joined(separator: " · "))
         json.field("targetMs", targetMs)
         json.field("ttffMs", profile.timeToFirstFrameNs.map { Double($0) / 1e6 })
@@ -186,6 +186,7 @@ public struct HTMLReportRenderer: Sendable {
         var parent: [Int] = []
         var depth: [Int] = []
         var waiting: [Int] = []
+        var runnable: [Int] = []
         var pending: [(node: Int, parent: Int)] = [(0, -1)]
         while let (index, parentPosition) = pending.popLast() {
             let node = tree.nodes[index]
@@ -196,6 +197,7 @@ public struct HTMLReportRenderer: Sendable {
             parent.append(parentPosition)
             depth.append(node.depth)
             waiting.append(node.waiting)
+            runnable.append(node.runnable)
             for child in node.children.reversed() where tree.nodes[child].total >= minimum {
                 pending.append((child, position))
             }
@@ -214,6 +216,10 @@ public struct HTMLReportRenderer: Sendable {
         if waiting.contains(where: { $0 > 0 }) {
             json.nextKey("waiting")
             json.intArray(waiting)
+        }
+        if runnable.contains(where: { $0 > 0 }) {
+            json.nextKey("runnable")
+            json.intArray(runnable)
         }
         json.raw("}")
     }
@@ -240,10 +246,9 @@ public struct HTMLReportRenderer: Sendable {
         for (position, thread) in order.enumerated() {
             if position > 0 { json.raw(",") }
             let bars = position < allBars.count ? allBars[position] : []
-            let samples = position < byThread.count ? byThread[position].samples.count : 0
-            let running =
-                position < byThread.count
-                ? byThread[position].samples.reduce(0) { $0 + (profile.samples.state[$1] == .running ? 1 : 0) } : 0
+            let rows = position < byThread.count ? byThread[position].samples : []
+            let samples = rows.reduce(0) { $0 + profile.samples.ticks($1) }
+            let running = rows.reduce(0) { $0 + (profile.samples.state[$1] == .running ? profile.samples.ticks($1) : 0) }
             json.raw("{")
             json.key("id")
             json.int(thread)
@@ -258,7 +263,7 @@ public struct HTMLReportRenderer: Sendable {
             json.nextKey("depth")
             json.intArray(bars.map(\.depth))
             json.nextKey("waiting")
-            json.intArray(bars.map { $0.waiting ? 1 : 0 })
+            json.intArray(bars.map { $0.runnable ? 2 : $0.waiting ? 1 : 0 })
             json.nextKey("start")
             json.raw("[")
             for (index, bar) in bars.enumerated() {

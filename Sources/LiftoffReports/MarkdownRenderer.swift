@@ -38,9 +38,11 @@ public struct MarkdownRenderer: Sendable {
         }
         lines.append("")
         let running = profile.samples.runningCount
+        let runnable = profile.samples.ticks(in: .runnable)
+        let total = profile.samples.totalTicks
         lines.append(
-            "Recorded \(ReportText.count(profile.samples.count, "sample")) (\(running) running, "
-                + "\(profile.samples.count - running) waiting) at \(profile.metadata.samplingRateHz) Hz on "
+            "Recorded \(ReportText.count(total, "sample")) (\(running) running, \(total - running - runnable) blocked, "
+                + "\(runnable) runnable) at \(profile.metadata.samplingRateHz) Hz on "
                 + "\(MarkdownRenderer.inline(profile.metadata.host.name)) (\(profile.metadata.host.cpuCount) CPUs), "
                 + "\(MarkdownRenderer.inline(profile.metadata.buildConfiguration)) build, \(MarkdownRenderer.inline(profile.metadata.startTime)).")
         lines.append("")
@@ -200,8 +202,8 @@ public struct MarkdownRenderer: Sendable {
         }
         let counts = profile.counts
         lines.append(
-            "Stacks captured by signal: \(counts.captured) (a thread that had not run since its last sample "
-                + "is recorded as waiting, without a signal), dropped \(counts.dropped), failed \(counts.failed), "
+            "Stacks captured by signal: \(counts.captured) (a thread that had not run since a sample found it "
+                + "blocked is recorded as still blocked there, without a signal), dropped \(counts.dropped), failed \(counts.failed), "
                 + "skipped \(counts.skipped), truncated \(counts.truncated).")
         lines.append("")
         return lines
@@ -222,11 +224,13 @@ public struct MarkdownRenderer: Sendable {
         }
         if !summary.topWaits.isEmpty {
             let interval = 1000 / Double(max(profile.metadata.samplingRateHz, 1))
-            lines += ["### Where threads waited", "", "| Waiting | Samples | Thread | In |", "|---:|---:|---|---|"]
+            lines += [
+                "### Where threads waited", "", "| Waiting | Samples | How | Thread | In |", "|---:|---:|---|---|---|",
+            ]
             for wait in summary.topWaits {
                 lines.append(
-                    "| \(ReportText.ms(Double(wait.samples) * interval)) | \(wait.samples) | \(MarkdownRenderer.cell(wait.thread)) | "
-                        + "\(MarkdownRenderer.cell(wait.function)) |")
+                    "| \(ReportText.ms(Double(wait.samples) * interval)) | \(wait.samples) | \(wait.state.word) | "
+                        + "\(MarkdownRenderer.cell(wait.thread)) | \(MarkdownRenderer.cell(wait.function)) |")
             }
             lines.append("")
         }

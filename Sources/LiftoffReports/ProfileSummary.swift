@@ -13,14 +13,16 @@ public struct ProfileSummary: Sendable, Equatable {
         public var share: Double
     }
 
-    /// A place where a thread waited: the leaf function of its waiting samples.
+    /// A place where a thread waited: the leaf function of its waiting samples, and how it waited.
     public struct Wait: Sendable, Equatable {
         /// The thread's label, `name (tid)`.
         public var thread: String
         /// The function it waited in (`ppoll`, a futex wait…).
         public var function: String
-        /// Waiting samples there.
+        /// Waiting samples (ticks) there.
         public var samples: Int
+        /// Blocked in a system call, or runnable (preempted there, waiting for a core).
+        public var state: Profile.SampleState = .blocked
     }
 
     /// Per thread: its label, running samples and waiting samples.
@@ -29,18 +31,22 @@ public struct ProfileSummary: Sendable, Equatable {
         public var label: String
         /// Samples taken while it ran.
         public var running: Int
-        /// Samples of it waiting.
+        /// Samples of it waiting, blocked or runnable.
         public var waiting: Int
+        /// Samples of it runnable: preempted, waiting for a core (part of ``waiting``).
+        public var runnable: Int = 0
         /// All its samples.
         public var samples: Int { running + waiting }
     }
 
-    /// All samples.
+    /// All samples (ticks: a wait of N ticks counts N).
     public var samples: Int
     /// Running samples: where CPU time went.
     public var running: Int
-    /// Waiting samples: threads that did not run.
+    /// Waiting samples: threads that did not run (blocked or runnable).
     public var waiting: Int
+    /// Runnable samples: threads that could run but had no core (part of ``waiting``).
+    public var runnable: Int
     /// Samples lost because the ring was full.
     public var dropped: Int
     /// Per thread, in the profile's thread order.
@@ -55,29 +61,34 @@ public struct ProfileSummary: Sendable, Equatable {
 
     /// Summarizes `profile`, keeping the `limit` top functions and waits.
     public init(_ profile: Profile, limit: Int = 10) {
-        samples = profile.samples.count
+        samples = profile.samples.totalTicks
         dropped = profile.counts.dropped
         var runningPerThread: [Int: Int] = [:]
         var waitingPerThread: [Int: Int] = [:]
+        var runnablePerThread: [Int: Int] = [:]
         var selfByName: [String: Int] = [:]
         var waits: [WaitKey: Int] = [:]
         for index in 0..<profile.samples.count {
             let thread = profile.samples.thread[index]
             let frame = profile.frames[profile.stacks.frame[profile.samples.stack[index]]]
-            if profile.samples.state[index] == .running {
-                runningPerThread[thread, default: 0] += 1
-                selfByName[frame.displayName, default: 0] += 1
+            let ticks = profile.samples.ticks(index)
+            let state = profile.samples.state[index]
+            if state == .running {
+                runningPerThread[thread, default: 0] += ticks
+                selfByName[frame.displayName, default: 0] += ticks
             } else {
-                waitingPerThread[thread, default: 0] += 1
-                waits[WaitKey(thread: thread, function: frame.displayName), default: 0] += 1
+                waitingPerThread[thread, default: 0] += ticks
+                if state == .runnable { runnablePerThread[thread, default: 0] += ticks }
+                waits[WaitKey(thread: thread, function: frame.displayName, state: state), default: 0] += ticks
             }
         }
         running = runningPerThread.values.reduce(0, +)
         waiting = samples - running
+        runnable = runnablePerThread.values.reduce(0, +)
         threads = profile.threads.map {
             ThreadCounts(
                 label: FlameTree.threadLabel($0), running: runningPerThread[$0.id] ?? 0,
-                waiting: waitingPerThread[$0.id] ?? 0)
+                waiting: waitingPerThread[$0.id] ?? 0, runnable: runnablePerThread[$0.id] ?? 0)
         }
         let total = max(running, 1)
         topSelf = selfByName.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
@@ -86,10 +97,12 @@ public struct ProfileSummary: Sendable, Equatable {
         let labels = Dictionary(
             profile.threads.map { ($0.id, FlameTree.threadLabel($0)) }, uniquingKeysWith: { first, _ in first })
         topWaits = waits.map { key, count in
-            Wait(thread: labels[key.thread] ?? "thread \(key.thread)", function: key.function, samples: count)
+            Wait(
+                thread: labels[key.thread] ?? "thread \(key.thread)", function: key.function, samples: count,
+                state: key.state)
         }
         .sorted {
-            ($0.samples, $1.thread, $1.function) > ($1.samples, $0.thread, $0.function)
+            ($0.samples, $1.thread, $1.function, $1.state.rawValue) > ($1.samples, $0.thread, $0.function, $0.state.rawValue)
         }
         .prefix(limit).map { $0 }
     }
@@ -97,5 +110,6 @@ public struct ProfileSummary: Sendable, Equatable {
     private struct WaitKey: Hashable {
         var thread: Int
         var function: String
+        var state: Profile.SampleState
     }
 }

@@ -68,7 +68,8 @@ public struct SVGFlameGraphRenderer: Sendable {
             let name = Markup.singleLine(node.name)
             let share = Double(node.total) * 100 / Double(total)
             var samples = node.total == 1 ? "1 sample" : "\(node.total) samples"
-            if node.waiting > 0 { samples += ", \(node.waiting) waiting" }
+            if node.waiting > node.runnable { samples += ", \(node.waiting - node.runnable) blocked" }
+            if node.runnable > 0 { samples += ", \(node.runnable) runnable" }
             let allWaiting = index != 0 && node.waiting == node.total
             let fill =
                 index == 0
@@ -92,7 +93,7 @@ public struct SVGFlameGraphRenderer: Sendable {
         let samples: String
         switch selection {
         case .cpu: samples = ReportText.count(profile.samples.runningCount, "running sample")
-        case .wall: samples = ReportText.count(profile.samples.count, "sample") + ", wall clock"
+        case .wall: samples = ReportText.count(profile.samples.totalTicks, "sample") + ", wall clock"
         }
         return "Liftoff flame graph" + (program.map { ": \($0)" } ?? "") + " (\(samples))"
     }

@@ -11,8 +11,10 @@ import LiftoffProfile
 public struct SpeedscopeRenderer: Sendable {
     /// The schema URL speedscope checks.
     public static let schemaURL = "https://www.speedscope.app/file-format-schema.json"
-    /// The leaf frame added to waiting samples.
+    /// The leaf frame added to samples of a blocked thread.
     public static let waitingFrameName = "[waiting]"
+    /// The leaf frame added to samples of a runnable thread (preempted, waiting for a core).
+    public static let runnableFrameName = "[runnable]"
 
     /// Creates a renderer.
     public init() {}
@@ -28,10 +30,11 @@ public struct SpeedscopeRenderer: Sendable {
             intervalFrame[interval.category, default: [:]][interval.name] = profile.frames.count + extraFrames.count
             extraFrames.append((interval.name, interval.category.rawValue))
         }
-        var waitingFrame: Int?
-        if profile.samples.state.contains(.waiting) {
-            waitingFrame = profile.frames.count + extraFrames.count
-            extraFrames.append((SpeedscopeRenderer.waitingFrameName, ""))
+        var waitingFrames: [Profile.SampleState: Int] = [:]
+        for (state, name) in [(Profile.SampleState.blocked, Self.waitingFrameName), (.runnable, Self.runnableFrameName)]
+        where profile.samples.state.contains(state) {
+            waitingFrames[state] = profile.frames.count + extraFrames.count
+            extraFrames.append((name, ""))
         }
 
         json.raw("{")
@@ -69,7 +72,7 @@ public struct SpeedscopeRenderer: Sendable {
             wroteProfile = true
             writeSampled(
                 &json, profile: profile, name: labels[thread] ?? "thread \(thread)", samples: samples,
-                nominalIntervalMs: interval, waitingFrame: waitingFrame, stackText: &stackText)
+                nominalIntervalMs: interval, waitingFrames: waitingFrames, stackText: &stackText)
         }
         let byThread = Dictionary(grouping: intervals, by: \.threadID)
         let order = profile.threads.map(\.id) + byThread.keys.filter { labels[$0] == nil }.sorted()
@@ -99,21 +102,22 @@ public struct SpeedscopeRenderer: Sendable {
 
     private func writeSampled(
         _ json: inout JSONWriter, profile: Profile, name: String, samples: [Int], nominalIntervalMs: Double,
-        waitingFrame: Int?, stackText: inout [[UInt8]?]
+        waitingFrames: [Profile.SampleState: Int], stackText: inout [[UInt8]?]
     ) {
-        let waitingSuffix = waitingFrame.map { Array(",\($0)]".utf8) } ?? []
+        let suffixes = waitingFrames.mapValues { Array(",\($0)]".utf8) }
         let times = profile.samples.timeNs
         let start = ReportTimeline.ms(times[samples[0]])
         var weights: [Double] = []
         weights.reserveCapacity(samples.count)
         for position in samples.indices {
+            // A row stands for its ticks; a gap much longer than that means the thread was not
+            // sampled (it had not started or had exited), and the row is charged its ticks only.
+            let extent = Double(profile.samples.weight[samples[position]]) * nominalIntervalMs
             if position + 1 < samples.count {
-                let gap = ReportTimeline.ms(times[samples[position + 1]] - times[samples[position]])
-                // A gap much longer than the sampling interval means the thread was not sampled
-                // (it had not started or had exited); charge the sample one interval.
-                weights.append(gap > 2 * nominalIntervalMs ? nominalIntervalMs : gap)
+                let gap = ReportTimeline.ms(times[samples[position + 1]] &- times[samples[position]])
+                weights.append(gap > extent + nominalIntervalMs ? extent : gap)
             } else {
-                weights.append(nominalIntervalMs)
+                weights.append(extent)
             }
         }
         json.raw("{")
@@ -128,9 +132,9 @@ public struct SpeedscopeRenderer: Sendable {
         for (position, sample) in samples.enumerated() {
             if position > 0 { json.raw(",") }
             let stack = text(ofStack: profile.samples.stack[sample], profile: profile, cache: &stackText)
-            if profile.samples.state[sample] == .waiting, !waitingSuffix.isEmpty {
+            if let suffix = suffixes[profile.samples.state[sample]] {
                 json.raw(bytes: Array(stack.dropLast()))
-                json.raw(bytes: waitingSuffix)
+                json.raw(bytes: suffix)
             } else {
                 json.raw(bytes: stack)
             }

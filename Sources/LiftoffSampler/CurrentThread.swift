@@ -29,6 +29,15 @@ public enum CurrentThread {
         return value
     }
 
+    /// Times thread `threadID` of this process was switched onto a CPU, as the scheduler counts
+    /// them (`/proc/self/task/TID/schedstat`); nil when it ended or the kernel keeps no count.
+    /// The sampler reads it to learn whether a waiting thread woke since its last sample.
+    public static func switchesIn(ofThread threadID: Int) -> UInt64? {
+        var value: UInt64 = 0
+        guard let tid = pid_t(exactly: threadID), lo_thread_switches_in(tid, &value) == 0 else { return nil }
+        return value
+    }
+
     /// The Swift task running the calling code (an opaque identity that samples also carry),
     /// or 0 outside a task.
     public static var swiftTask: UInt { UInt(lo_current_swift_task()) }

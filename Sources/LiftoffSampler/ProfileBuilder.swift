@@ -17,6 +17,8 @@ public struct ProfileBuilder {
     private var threadIDs = Set<Int>()
     /// Each thread's last stack, so waiting samples (which repeat it) cost one comparison.
     private var lastStack: [Int: (addresses: [UInt], truncated: Bool, stack: Int)] = [:]
+    /// Each thread's last row, which a wait that goes on with the same stack extends.
+    private var lastRow: [Int: Int] = [:]
     private let symbolizer: any Symbolizer
     private let timeOriginNs: UInt64
 
@@ -30,6 +32,11 @@ public struct ProfileBuilder {
 
     /// Whether `build` gives Swift frames short names (through the toolchain's `swift-demangle`).
     public var simplifiesNames = true
+
+    /// Nanoseconds between ticks: a waiting sample that starts where the thread's previous row of
+    /// the same stack and state ends extends that row instead of adding one. 0 keeps every sample
+    /// a row of its own.
+    public var intervalNs: UInt64 = 0
 
     /// Creates a builder.
     /// - Parameters:
@@ -46,9 +53,11 @@ public struct ProfileBuilder {
         guard !sample.addresses.isEmpty else { return }
         let time = NanosecondDuration.between(timeOriginNs, sample.timeNs).nanoseconds
         if let last = lastStack[sample.threadID], last.truncated == sample.truncated, last.addresses == sample.addresses {
+            if extendRow(of: sample, stack: last.stack, at: time) { return }
             samples.append(
                 thread: sample.threadID, timeNs: time, stack: last.stack, state: sample.state,
-                task: UInt64(sample.task), cpuNs: sample.cpuNs)
+                task: UInt64(sample.task), cpuNs: sample.cpuNs, weight: sample.weight)
+            lastRow[sample.threadID] = samples.count - 1
             return
         }
         var parent = -1
@@ -63,9 +72,26 @@ public struct ProfileBuilder {
         }
         samples.append(
             thread: sample.threadID, timeNs: time, stack: parent, state: sample.state, task: UInt64(sample.task),
-            cpuNs: sample.cpuNs)
+            cpuNs: sample.cpuNs, weight: sample.weight)
+        lastRow[sample.threadID] = samples.count - 1
         threadIDs.insert(sample.threadID)
         lastStack[sample.threadID] = (sample.addresses, sample.truncated, parent)
+    }
+
+    /// Adds a waiting sample's ticks to its thread's last row when that row is the same wait
+    /// (stack, state, no task) and ends where the sample starts, within half an interval.
+    private mutating func extendRow(of sample: RawSample, stack: Int, at time: UInt64) -> Bool {
+        guard intervalNs > 0, sample.state.isWaiting, sample.task == 0, let row = lastRow[sample.threadID],
+            samples.stack[row] == stack, samples.state[row] == sample.state, samples.task[row] == 0
+        else { return false }
+        let length = UInt64(samples.weight[row]).multipliedReportingOverflow(by: intervalNs)
+        let end = samples.timeNs[row].addingReportingOverflow(length.partialValue)
+        guard !length.overflow, !end.overflow, time >= samples.timeNs[row] else { return false }
+        let gap = time > end.partialValue ? time - end.partialValue : end.partialValue - time
+        let (weight, overflow) = samples.weight[row].addingReportingOverflow(sample.weight)
+        guard gap <= intervalNs / 2, !overflow else { return false }
+        samples.weight[row] = weight
+        return true
     }
 
     /// Adds a captured stack (leaf first) and returns its index, for events that carry a stack.

@@ -65,12 +65,13 @@ public struct SamplerConfiguration: Sendable, Equatable {
     }
 }
 
-/// One sample of one thread: its stack as addresses, leaf first, and whether it was running.
+/// One sample of one thread: its stack as addresses, leaf first, whether it was running, and how
+/// many ticks it stands for.
 public struct RawSample: Sendable, Equatable {
     /// Kernel thread id of the sampled thread.
     public var threadID: Int
-    /// `CLOCK_MONOTONIC` nanoseconds when the signal was handled (or, for a waiting sample,
-    /// the tick it stands for).
+    /// `CLOCK_MONOTONIC` nanoseconds when the signal was handled (or, for a sample that stands
+    /// for several ticks, the first of them).
     public var timeNs: UInt64
     /// Whether the stack was deeper than 128 frames and cut.
     public var truncated: Bool
@@ -83,11 +84,14 @@ public struct RawSample: Sendable, Equatable {
     public var task: UInt
     /// CPU time the thread used since its previous sample, in nanoseconds (0 when unknown).
     public var cpuNs: UInt64
+    /// Consecutive ticks the sample stands for, one sampling interval apart (a wait of N ticks is
+    /// one sample of weight N).
+    public var weight: UInt32
 
     /// Creates a sample.
     public init(
         threadID: Int, timeNs: UInt64, truncated: Bool, addresses: [UInt], state: Profile.SampleState = .running,
-        task: UInt = 0, cpuNs: UInt64 = 0
+        task: UInt = 0, cpuNs: UInt64 = 0, weight: UInt32 = 1
     ) {
         self.threadID = threadID
         self.timeNs = timeNs
@@ -96,6 +100,7 @@ public struct RawSample: Sendable, Equatable {
         self.state = state
         self.task = task
         self.cpuNs = cpuNs
+        self.weight = max(weight, 1)
     }
 }
 
@@ -311,7 +316,8 @@ public enum Sampler {
     }
 
     /// Decodes the store (layout in `lo_sampler.h`). A waiting record stands for `ticks`
-    /// consecutive ticks ending at its time, with the stack of the thread's previous sample.
+    /// consecutive ticks ending at its time, with the stack of the thread's previous sample; it
+    /// becomes one sample of that weight, starting at its first tick.
     private static func storedSamples(rateHz: Int) -> [RawSample] {
         var wordCount = 0
         guard let words = lo_sampler_store(&wordCount), wordCount > 0 else { return [] }
@@ -339,22 +345,24 @@ public enum Sampler {
             let cpu = words[index + 3]
             let ticks = words[index + 4]
             index = start + depth
+            let weight = UInt32(clamping: max(ticks, 1))
             if flags & LO_SAMPLE_WAITING != 0 {
                 guard var previous = last[tid] else { continue }
-                previous.state = .waiting
+                previous.state = .blocked
                 previous.task = 0
                 previous.cpuNs = 0
-                for tick in stride(from: min(ticks, 1 << 20), to: 0, by: -1) {
-                    previous.timeNs = time &- (tick - 1) &* periodNs
-                    samples.append(previous)
-                }
+                previous.weight = weight
+                let before = UInt64(weight - 1).multipliedReportingOverflow(by: periodNs)
+                previous.timeNs = before.overflow || before.partialValue > time ? 0 : time - before.partialValue
+                samples.append(previous)
                 continue
             }
+            let state: Profile.SampleState =
+                flags & LO_SAMPLE_IN_SYSCALL != 0 ? .blocked : flags & LO_SAMPLE_RUNNABLE != 0 ? .runnable : .running
             let sample = RawSample(
                 threadID: tid, timeNs: time, truncated: flags & LO_SAMPLE_TRUNCATED != 0,
-                addresses: (start..<start + depth).map { UInt(words[$0]) },
-                state: flags & LO_SAMPLE_IN_SYSCALL != 0 ? .waiting : .running,
-                task: UInt(task), cpuNs: cpu)
+                addresses: (start..<start + depth).map { UInt(words[$0]) }, state: state, task: UInt(task), cpuNs: cpu,
+                weight: weight)
             last[tid] = sample
             samples.append(sample)
         }

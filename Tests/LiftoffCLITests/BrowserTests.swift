@@ -172,7 +172,7 @@ func waitingBrowserProfile() -> Profile {
             thread: [Int](repeating: 1, count: count), timeNs: (0..<count).map { UInt64($0 + 1) * 1_000_000 },
             stack: [Int](repeating: 1, count: running) + [Int](repeating: 2, count: waiting),
             state: [Profile.SampleState](repeating: .running, count: running)
-                + [Profile.SampleState](repeating: .waiting, count: waiting)))
+                + [Profile.SampleState](repeating: .blocked, count: waiting)))
 }
 
 /// A profile whose every name tries to inject markup.

@@ -142,7 +142,7 @@ struct CLIEndToEndTests {
         let profile = try Profile.load(from: folder.appendingPathComponent("profile.json"))
         let main = try #require(profile.threads.first { $0.isMain })
         #expect(main.name == "main")
-        #expect(profile.samples.thread.filter { $0 == main.id }.count > 20)
+        #expect((0..<profile.samples.count).filter { profile.samples.thread[$0] == main.id }.reduce(0) { $0 + profile.samples.ticks($1) } > 20)
         #expect(profile.frames.contains { $0.name.hasPrefix("static LiftoffDemo.DemoWorkload.decodeCatalog(") })
         // Reports show short names (as `swift demangle --simplified` writes them); the full one stays.
         let decode = try #require(profile.frames.first { $0.name.hasPrefix("static LiftoffDemo.DemoWorkload.decodeCatalog(") })

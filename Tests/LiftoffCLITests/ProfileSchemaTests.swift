@@ -24,7 +24,7 @@ struct ProfileSchemaTests {
         }
     }
 
-    @Test("the demo's profiles, with tasks, violations and a hang, are valid liftoff.profile/2")
+    @Test("the demo's profiles, with tasks, violations and a hang, are valid liftoff.profile/3")
     func demoProfiles() throws {
         let folder = temporaryFolder()
         let result = try BuiltTool.find().run([
@@ -39,7 +39,7 @@ struct ProfileSchemaTests {
         #expect(profiles.allSatisfy { !$0.tasks.isEmpty && !$0.spans.isEmpty })
         let check = try ProfileSchemaTests.validate(files)
         #expect(check.status == 0, "\(check.output)")
-        #expect(check.output.components(separatedBy: "valid (liftoff.profile/2)").count - 1 == 2, "\(check.output)")
+        #expect(check.output.components(separatedBy: "valid (liftoff.profile/3)").count - 1 == 2, "\(check.output)")
     }
 
     @Test("every kind of profile the tests build is valid: synthetic, hand-made, hostile, waiting, terminated")
@@ -107,7 +107,7 @@ struct ProfileSchemaTests {
     @Test("the README documents the schemas and the validator")
     func documented() throws {
         let readme = try String(contentsOf: repositoryRoot.appendingPathComponent("README.md"), encoding: .utf8)
-        for name in ["Schemas/profile-2.schema.json", "Schemas/profile-1.schema.json", "scripts/validate_profile.py"] {
+        for name in ["Schemas/profile-3.schema.json", "Schemas/profile-2.schema.json", "Schemas/profile-1.schema.json", "scripts/validate_profile.py"] {
             #expect(readme.contains(name), "README.md does not mention \(name)")
         }
     }

@@ -48,7 +48,7 @@ struct ProfileTests {
         let loaded = try Profile.load(from: url)
         #expect(loaded == profile)
         let object = try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any]
-        #expect(object?["schema"] as? String == "liftoff.profile/2")
+        #expect(object?["schema"] as? String == "liftoff.profile/3")
         #expect(try profile.jsonData() == loaded.jsonData(), "encoding is deterministic")
     }
 
@@ -108,15 +108,16 @@ struct ProfileTests {
     @Test("another schema version is refused with the readable versions named")
     func wrongVersion() throws {
         var object = try JSONSerialization.jsonObject(with: sampleProfile().jsonData()) as! [String: Any]
-        object["schema"] = "liftoff.profile/3"
-        let url = folder.appendingPathComponent("v3.json")
+        object["schema"] = "liftoff.profile/9"
+        let url = folder.appendingPathComponent("v9.json")
         try JSONSerialization.data(withJSONObject: object).write(to: url)
         let error = #expect(throws: ProfileError.self) { try Profile.load(from: url) }
         #expect(error?.code == .wrongSchema)
-        #expect(error?.value == "liftoff.profile/3")
+        #expect(error?.value == "liftoff.profile/9")
         #expect(
             error?.message
-                == "\(url.path) has schema \"liftoff.profile/3\", but this Liftoff reads \"liftoff.profile/1\" and \"liftoff.profile/2\".")
+                == "\(url.path) has schema \"liftoff.profile/9\", but this Liftoff reads \"liftoff.profile/1\", "
+                + "\"liftoff.profile/2\" and \"liftoff.profile/3\".")
     }
 
     @Test("a schema /1 profile loads with every sample running, no task and no CPU time")
@@ -127,6 +128,7 @@ struct ProfileTests {
         samples["state"] = nil
         samples["task"] = nil
         samples["cpuNs"] = nil
+        samples["weight"] = nil
         object["samples"] = samples
         var counts = try #require(object["counts"] as? [String: Any])
         counts["waiting"] = nil
@@ -136,7 +138,8 @@ struct ProfileTests {
         let url = folder.appendingPathComponent("v1.json")
         try JSONSerialization.data(withJSONObject: object).write(to: url)
         let loaded = try Profile.load(from: url)
-        #expect(loaded.schema == "liftoff.profile/2")
+        #expect(loaded.schema == "liftoff.profile/3")
+        #expect(loaded.samples.weight == [1, 1, 1, 1])
         #expect(loaded.samples.count == 4)
         #expect(loaded.samples.state == [.running, .running, .running, .running])
         #expect(loaded.samples.task == [0, 0, 0, 0])

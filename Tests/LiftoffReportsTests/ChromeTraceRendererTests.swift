@@ -108,7 +108,7 @@ struct MarkdownRendererTests {
 
             **Time to first frame: 4.5 ms**, within the 400 ms target.
 
-            Recorded 6 samples (6 running, 0 waiting) at 1000 Hz on box (2 CPUs), debug build, 2026-11-21T10:00:00.000Z.
+            Recorded 6 samples (6 running, 0 blocked, 0 runnable) at 1000 Hz on box (2 CPUs), debug build, 2026-11-21T10:00:00.000Z.
 
             ### Phases
 
@@ -145,7 +145,7 @@ struct MarkdownRendererTests {
             ### Frames and budgets
 
             Frames: 0, slow (over 16.7 ms) 0, frozen (over 700 ms) 0.
-            Stacks captured by signal: 0 (a thread that had not run since its last sample is recorded as waiting, without a signal), dropped 0, failed 0, skipped 0, truncated 0.
+            Stacks captured by signal: 0 (a thread that had not run since a sample found it blocked is recorded as still blocked there, without a signal), dropped 0, failed 0, skipped 0, truncated 0.
 
             ### Top functions by CPU time (running samples)
 

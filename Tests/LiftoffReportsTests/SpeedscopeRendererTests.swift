@@ -28,7 +28,7 @@ struct SpeedscopeRendererTests {
         // main (1) samples [0,1], [0,1], [0,3], [0,3]: the two in draw wait.
         let draw = try #require(profile.frames.firstIndex { $0.name == "draw" })
         for sample in 0..<profile.samples.count where profile.stacks.frame[profile.samples.stack[sample]] == draw {
-            profile.samples.state[sample] = .waiting
+            profile.samples.state[sample] = .blocked
         }
         let text = SpeedscopeRenderer().render(profile)
         let document = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])

@@ -81,7 +81,7 @@ struct TracingBackendTests {
         defer { try? FileManager.default.removeItem(at: file) }
         #expect(try Profile.load(from: file).spans == profile.spans)
         let check = try JSONSchemaCheck.validate(
-            file: file.path, schema: repositoryRoot.appendingPathComponent("Schemas/profile-2.schema.json").path)
+            file: file.path, schema: repositoryRoot.appendingPathComponent("Schemas/profile-3.schema.json").path)
         #expect(check.status == 0, "\(check.output)")
 
         // Each span is a launch metric by its name.

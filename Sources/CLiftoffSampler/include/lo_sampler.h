@@ -1,10 +1,12 @@
 // Liftoff's stack sampler. Each tick, a sampler thread reads the CPU clock of every
-// thread of the process (or of the registered threads only). A thread whose CPU time
-// advanced since its last sample gets SIGPROF with tgkill; the handler captures the
+// thread of the process (or of the registered threads only). A thread that ran since its
+// last sample, however briefly, gets SIGPROF with tgkill; the handler captures the
 // interrupted stack with libunwind's unw_backtrace into a preallocated lock-free ring.
-// A thread that did not run keeps the stack it had: the sampler thread records a
-// waiting sample for it without a signal. The sampler thread drains the ring into a
-// growable store that Swift reads after `lo_sampler_stop`.
+// A thread that did not run since a sample found it waiting keeps that stack: the sampler
+// thread records a waiting sample for it without a signal. A timed wait the signal cut
+// short is resumed by the handler, so sampling does not shorten a program's sleeps. The
+// sampler thread drains the ring into a growable store that Swift reads after
+// `lo_sampler_stop`.
 //
 // Every public symbol is prefixed `lo_`. Nothing here allocates, locks or calls a
 // function that is not async-signal-safe on the signal path.
@@ -39,6 +41,11 @@ extern "C" {
 /// interrupted instruction is one, about to be restarted, or it just returned EINTR): the
 /// thread ran since its previous sample, but at this sample it was waiting.
 #define LO_SAMPLE_IN_SYSCALL 4u
+
+/// Flag bit of a stored sample: the signal reached the thread late, because it was runnable but
+/// not running (preempted, waiting for a core) where its stack shows. Such a record starts at the
+/// time the signal was sent and stands for `count` ticks.
+#define LO_SAMPLE_RUNNABLE 8u
 
 /// `lo_config.flags`: sample every thread of the process, not only registered ones.
 #define LO_SAMPLE_ALL_THREADS 1u
@@ -83,7 +90,8 @@ typedef struct lo_counts {
 
 /// Layout of one sample in the store: a header of five words followed by `depth`
 /// addresses, leaf first. Word 0 packs tid (low 32 bits), depth (bits 32..47) and
-/// flags (bits 48..63); word 1 is the CLOCK_MONOTONIC time in nanoseconds; word 2 the
+/// flags (bits 48..63); word 1 is the CLOCK_MONOTONIC time in nanoseconds (the last tick of
+/// a waiting record, the first of a runnable one); word 2 the
 /// Swift task running when the signal landed (0 for none, and for waiting samples);
 /// word 3 the CPU time the thread used since its previous sample, in nanoseconds;
 /// word 4 the number of ticks the record stands for (1 for a running sample).
@@ -137,6 +145,9 @@ uint64_t lo_monotonic_ns(void);
 uint64_t lo_thread_cpu_ns(void);
 /// CPU time consumed by thread `tid` of this process, in nanoseconds; -1 when it has ended.
 int lo_thread_cpu_ns_of(pid_t tid, uint64_t *out);
+/// Times thread `tid` of this process was switched onto a CPU (the third field of
+/// /proc/self/task/TID/schedstat); -1 when it ended or the kernel keeps no count.
+int lo_thread_switches_in(pid_t tid, uint64_t *out);
 /// The Swift task running on the calling thread (swift_task_getCurrent), or 0.
 uintptr_t lo_current_swift_task(void);
 

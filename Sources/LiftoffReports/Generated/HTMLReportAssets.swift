@@ -736,6 +736,13 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
    * subtree: preorder makes a subtree contiguous) and `x` (samples to the left of each node
    * inside the root, children packed from their parent's left edge in order).
    */
+  // "(N blocked, M runnable)" when some of a node's waits were for a core.
+  function waitKinds(waiting, runnable) {
+    if (!runnable) return ' (blocked)';
+    if (runnable >= waiting) return ' (runnable: waiting for a core)';
+    return ' (' + fmtInt(waiting - runnable) + ' blocked, ' + fmtInt(runnable) + ' runnable)';
+  }
+
   function prepareTree(raw, names) {
     var nameCol = list(raw.name);
     var totalCol = list(raw.total);
@@ -743,12 +750,13 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
     var parentCol = list(raw.parent);
     var depthCol = list(raw.depth);
     var waitingCol = list(raw.waiting);
+    var runnableCol = list(raw.runnable);
     var n = Math.min(nameCol.length, totalCol.length, parentCol.length, depthCol.length);
     var tree = {
       n: n, names: names,
       name: new Int32Array(n), total: new Float64Array(n), self: new Float64Array(n),
       parent: new Int32Array(n), depth: new Int32Array(n), end: new Int32Array(n), x: new Float64Array(n),
-      waiting: new Float64Array(n)
+      waiting: new Float64Array(n), runnable: new Float64Array(n)
     };
     var i;
     for (i = 0; i < n; i++) {
@@ -758,6 +766,7 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
       tree.parent[i] = parentCol[i] | 0;
       tree.depth[i] = Math.max(0, depthCol[i] | 0);
       tree.waiting[i] = Math.max(0, +waitingCol[i] || 0);
+      tree.runnable[i] = Math.min(tree.waiting[i], Math.max(0, +runnableCol[i] || 0));
     }
     var open = [];
     for (i = 0; i < n; i++) {
@@ -1090,8 +1099,8 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
         data.fullNames[tree.name[node]] || null,
         data.locations[tree.name[node]] || null,
         plural(tree.total[node], 'sample') + (tree.self[node] ? ' (' + fmtInt(tree.self[node]) + ' self)' : ''),
-        tree.waiting[node] ? (tree.waiting[node] === tree.total[node] ? 'all waiting'
-          : fmtInt(tree.waiting[node]) + ' waiting') : null,
+        tree.waiting[node] ? (tree.waiting[node] === tree.total[node] ? 'all waiting' : fmtInt(tree.waiting[node]) +
+          ' waiting') + waitKinds(tree.waiting[node], tree.runnable[node]) : null,
         fmtPct(tree.total[node], tree.total[0]) + ' of all samples',
         zoom && inZoom ? fmtPct(tree.total[node], tree.total[zoom]) + ' of the zoomed frame' : null,
         node === zoom ? null : inZoom ? 'Click to zoom in' : 'Click to zoom out to this frame'
@@ -1212,7 +1221,7 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
       prepared.name[i] = nameCol[i] | 0;
       prepared.start[i] = +startCol[i] || 0;
       prepared.end[i] = Math.max(prepared.start[i], +endCol[i] || 0);
-      prepared.waiting[i] = waitingCol[i] ? 1 : 0;
+      prepared.waiting[i] = waitingCol[i] === 2 ? 2 : waitingCol[i] ? 1 : 0;
       var d = Math.max(0, depthCol[i] | 0);
       counts[d] = (counts[d] || 0) + 1;
     }
@@ -1572,7 +1581,7 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
         var bar = indices[at];
         if (thread.start[bar] >= tl.win.t1) break;
         // CPU shows where threads ran; Wall clock also shows their waits, in grey.
-        var waiting = thread.waiting[bar] === 1;
+        var waiting = thread.waiting[bar] !== 0;
         if (waiting && !tl.shared.wall) continue;
         var x0 = paint.px(thread.start[bar]);
         var x1 = paint.px(thread.end[bar]);
@@ -1662,7 +1671,8 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
       showTooltip(event, frameName(names, thread.name[item.bar]), [
         fullNames[thread.name[item.bar]] || null,
         (locations && locations[thread.name[item.bar]]) || null,
-        (thread.waiting[item.bar] ? 'waiting · ' : '') +
+        (thread.waiting[item.bar] === 2 ? 'runnable: waiting for a core · '
+          : thread.waiting[item.bar] ? 'blocked · ' : '') +
           'start ' + fmtMs(start) + ' · duration ' + fmtMs(thread.end[item.bar] - start),
         'depth ' + item.depth + ' · ' + thread.label
       ]);
@@ -1993,7 +2003,8 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
     var counts = data.counts;
     var view = card('sampling', 'Sampling',
       'Every thread is sampled. A thread that ran since its last sample is signalled and its stack captured; ' +
-      'one that did not is recorded as waiting, without a signal.');
+      'one that did not, since a sample found it blocked, is recorded as still blocked there, without a signal. ' +
+      'A signal that reaches a thread late found it runnable: preempted, waiting for a core.');
     app.appendChild(view.section);
     function count(key) {
       return numOr(counts[key], 0);
