@@ -312,6 +312,26 @@ let benchmarks: @Sendable () -> Void = {
         _ = Sampler.stop()
     }
 
+    // What telling whether a waiting thread ran costs the sampler thread, per read, against an idle
+    // thread: its CPU clock (each tick for busy threads, every 20 ms for idle ones) and its switches
+    // in from schedstat (once per wait, at the first check after the sample that found it blocked).
+    let watched = IdleThreads(count: 1)
+    for (name, read) in [
+        ("did it run: read a thread's CPU clock", CurrentThread.cpuNs(ofThread:)),
+        ("did it run: read a thread's switches in", CurrentThread.switchesIn(ofThread:)),
+    ] {
+        Benchmark(
+            name,
+            configuration: .init(metrics: [.wallClock], timeUnits: .nanoseconds, warmupIterations: 100, scalingFactor: .kilo,
+                                 maxDuration: .seconds(5))
+        ) { benchmark in
+            let thread = watched.threadIDs[0]
+            for _ in benchmark.scaledIterations {
+                blackHole(read(thread))
+            }
+        }
+    }
+
     Benchmark(
         "capture current stack (no signal)",
         configuration: .init(metrics: [.wallClock], timeUnits: .nanoseconds, warmupIterations: 100, scalingFactor: .kilo,
