@@ -92,6 +92,8 @@ struct BrowserTests {
         #expect(BrowserTests.tag(withID: "samples-wall", in: wall).contains("aria-pressed=\"true\""))
         #expect(BrowserTests.count(" fg-waiting\"", in: wall) >= 1, "the wait is in the flame graph, greyed")
         #expect(BrowserTests.count(" fc-waiting\"", in: wall) >= 1, "the wait is in the thread's chart, greyed")
+        #expect(BrowserTests.count("fill=\"#e3c9a8\"", in: wall) >= 1, "the runnable stretch has its own colour")
+        #expect(BrowserTests.count("fill=\"#e3c9a8\"", in: cpu) == 0, "CPU draws no runnable stretch")
     }
 
     /// Debian's own interpreter, where `python3-selenium` installs (a `python3` earlier on the
@@ -157,9 +159,9 @@ struct BrowserTests {
 
 /// A main thread that computes for 40 ms, then waits in `ppoll` for 60 ms.
 func waitingBrowserProfile() -> Profile {
+    // 40 ms running in compute, a 40 ms wait in ppoll stored as one row, then 20 ms preempted in
+    // compute (runnable, one row).
     let running = 40
-    let waiting = 60
-    let count = running + waiting
     return Profile(
         metadata: testMetadata(["/bin/app"]),
         timeOriginNs: 0,
@@ -169,10 +171,11 @@ func waitingBrowserProfile() -> Profile {
                  Profile.Frame(name: "ppoll", object: "libc.so.6")],
         stacks: Profile.StackTable(parent: [-1, 0, 0], frame: [0, 1, 2]),
         samples: Profile.SampleTable(
-            thread: [Int](repeating: 1, count: count), timeNs: (0..<count).map { UInt64($0 + 1) * 1_000_000 },
-            stack: [Int](repeating: 1, count: running) + [Int](repeating: 2, count: waiting),
-            state: [Profile.SampleState](repeating: .running, count: running)
-                + [Profile.SampleState](repeating: .blocked, count: waiting)))
+            thread: [Int](repeating: 1, count: running + 2),
+            timeNs: (0..<running).map { UInt64($0 + 1) * 1_000_000 } + [41_000_000, 81_000_000],
+            stack: [Int](repeating: 1, count: running) + [2, 1],
+            state: [Profile.SampleState](repeating: .running, count: running) + [.blocked, .runnable],
+            weight: [UInt32](repeating: 1, count: running) + [40, 20]))
 }
 
 /// A profile whose every name tries to inject markup.

@@ -86,6 +86,11 @@ struct ProfileSchemaTests {
             samples["timeNs"] = [-5]
             $0["samples"] = samples
         }, "$.samples.timeNs[0]: -5 is less than the minimum of 0"),
+        ("a row of no ticks", {
+            var samples = $0["samples"] as? [String: Any] ?? [:]
+            samples["weight"] = [0]
+            $0["samples"] = samples
+        }, "$.samples.weight[0]: 0 is less than the minimum of 1"),
         ("a string for a number", { $0["timeOriginNs"] = "soon" }, "$.timeOriginNs: 'soon' is not of type 'integer'"),
         ("an unknown field", { $0["extra"] = true }, "Additional properties are not allowed ('extra' was unexpected)"),
         ("an unknown version", { $0["schema"] = "liftoff.profile/9" }, "has schema \"liftoff.profile/9\", which is not one of the known schemas"),

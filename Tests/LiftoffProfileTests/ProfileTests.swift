@@ -148,6 +148,36 @@ struct ProfileTests {
         #expect(loaded.samples.stack == sampleProfile().samples.stack)
     }
 
+    @Test("a weighted row counts its ticks inside a span, and only those")
+    func weightedAttribution() {
+        var profile = sampleProfile()
+        // Thread 100: one running sample at 3 ms, then a wait of 50 ticks from 4 ms (4 ... 53 ms).
+        profile.samples = Profile.SampleTable(
+            thread: [100, 100], timeNs: [3_000_000, 4_000_000], stack: [2, 1], state: [.running, .blocked], weight: [1, 50])
+        profile.spans = [
+            Profile.Span(name: "all", category: .span, threadID: 100, startNs: 0, endNs: 60_000_000),
+            // Starts inside the wait: ticks 10 ... 19 ms.
+            Profile.Span(name: "middle", category: .span, threadID: 100, startNs: 9_500_000, endNs: 19_500_000),
+            Profile.Span(name: "after", category: .span, threadID: 100, startNs: 54_000_000, endNs: 60_000_000),
+        ]
+        profile.attributeSamples()
+        #expect(profile.spans.map(\.samples) == [1, 0, 0])
+        #expect(profile.spans.map(\.waitingSamples) == [50, 10, 0])
+        #expect(profile.sampleIndices(inSpansNamed: "middle") == [1])
+        #expect(profile.samples.totalTicks == 51)
+        #expect(profile.samples.ticks(in: .blocked) == 50)
+    }
+
+    @Test("a row of no ticks, or one that lasts past any launch, is refused")
+    func weightRanges() {
+        var profile = sampleProfile()
+        profile.samples.weight[0] = 0
+        #expect(throws: ProfileError.self) { try profile.validateRanges() }
+        profile.samples.weight[0] = .max
+        profile.metadata.samplingRateHz = 1
+        #expect(throws: ProfileError.self) { try profile.validateRanges() }
+    }
+
     @Test("a samples column of another length is refused, naming the samples")
     func ragged() throws {
         var object = try JSONSerialization.jsonObject(with: sampleProfile().jsonData()) as! [String: Any]

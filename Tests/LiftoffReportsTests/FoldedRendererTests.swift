@@ -25,6 +25,20 @@ struct FoldedRendererTests {
         #expect(lines.contains("main;launch 2"))
     }
 
+    @Test("a row counts its weight: a wait of 40 ticks is 40 in wall-clock stacks and none in CPU ones")
+    func weightsCounted() {
+        var profile = launchProfile()
+        profile.samples.append(thread: profile.samples.thread[0], timeNs: 10_000_000, stack: 2, state: .blocked, weight: 40)
+        profile.samples.append(thread: profile.samples.thread[0], timeNs: 50_000_000, stack: 2, state: .runnable, weight: 3)
+        let cpu = FoldedRenderer.render(profile).split(separator: "\n")
+        let wall = FoldedRenderer.render(profile, samples: .wall).split(separator: "\n")
+        #expect(cpu.contains("main;launch;parse 2"))
+        #expect(wall.contains("main;launch;parse 45"))
+        let tree = FlameTree(profile: profile, samples: .wall)
+        let parse = tree.nodes.first { $0.name == "parse" }
+        #expect(parse?.waiting == 43 && parse?.runnable == 3 && parse?.total == 45)
+    }
+
     @Test("per-thread output puts each thread's stacks under an escaped thread frame")
     func perThread() {
         #expect(FoldedRenderer.render(hostileProfile(), perThread: true) == """

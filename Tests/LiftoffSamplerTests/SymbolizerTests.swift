@@ -105,6 +105,34 @@ struct SymbolizerTests {
         ])
         #expect(throws: Never.self) { try profile.validate() }
     }
+
+    @Test("a wait that goes on with the same stack extends its row; a new stack or a running sample starts one")
+    func builderWeightsWaits() {
+        let symbolizer = FakeSymbolizer(table: [0x100: "poll", 0x1FF: "wait_polling", 0x2FF: "main", 0x3FF: "wait_for_lock"])
+        var builder = ProfileBuilder(symbolizer: symbolizer, timeOriginNs: 0)
+        builder.intervalNs = 1_000_000
+        let polling: [UInt] = [0x100, 0x200, 0x300]
+        let locking: [UInt] = [0x100, 0x400, 0x300]
+        // The handler's blocked sample, then waiting records of 10 and 5 ticks, back to back.
+        builder.add(RawSample(threadID: 7, timeNs: 1_000_000, truncated: false, addresses: polling, state: .blocked))
+        builder.add(RawSample(threadID: 7, timeNs: 2_000_000, truncated: false, addresses: polling, state: .blocked, weight: 10))
+        builder.add(RawSample(threadID: 7, timeNs: 12_000_000, truncated: false, addresses: polling, state: .blocked, weight: 5))
+        // The next wait has its own stack; a running sample with the same stack never merges.
+        builder.add(RawSample(threadID: 7, timeNs: 17_000_000, truncated: false, addresses: locking, state: .blocked, weight: 3))
+        builder.add(RawSample(threadID: 7, timeNs: 20_000_000, truncated: false, addresses: locking, state: .running))
+        // A gap of more than half an interval is not the same wait.
+        builder.add(RawSample(threadID: 7, timeNs: 23_000_000, truncated: false, addresses: locking, state: .blocked, weight: 2))
+        let profile = builder.build(
+            metadata: ProfileRecorder.metadata(commandLine: ["x"], startTime: Date(), rateHz: 1000),
+            phases: Profile.Phases(processStartNs: 0, preMainNs: 0, mainEntryNs: 0, endNs: 30_000_000),
+            threadNames: [7: "main"], mainThreadID: 7, counts: Profile.SampleCounts())
+        #expect(profile.samples.weight == [16, 3, 1, 2])
+        #expect(profile.samples.timeNs == [1_000_000, 17_000_000, 20_000_000, 23_000_000])
+        #expect(profile.samples.state == [.blocked, .blocked, .running, .blocked])
+        #expect(profile.samples.totalTicks == 22)
+        #expect(throws: Never.self) { try profile.validate() }
+        #expect(throws: Never.self) { try profile.validateRanges() }
+    }
 }
 
 extension SymbolizerTests {

@@ -523,6 +523,7 @@
   var FG_MIN_PX = 0.5;
   var FG_MAX_ELEMENTS = 10000; // rects and labels together
   var WAITING_FILL = '#c4c9d4'; // frames where threads waited, in every view
+  var RUNNABLE_FILL = '#e3c9a8'; // frames where threads waited only for a core (runnable)
   var FG_CHAR = 6.8; // px per character of the 11px monospace label font
 
   /**
@@ -532,8 +533,8 @@
   function drawFlameGraph(app, data, shared) {
     var view = card('flame', 'Flame graph',
       'Icicle layout: callers on top, callees below; width is the share of samples. ' +
-      'CPU counts the samples of running threads; Wall clock adds the samples of waiting threads, in grey. ' +
-      'Click a frame to zoom into it, click an ancestor or Reset to zoom out.');
+      'CPU counts the samples of running threads; Wall clock adds the samples of waiting threads: blocked in ' +
+      'grey, runnable (waiting for a core) in tan. Click a frame to zoom into it, click an ancestor or Reset to zoom out.');
     var trees = {};
     var state = { mode: 'merged', tree: null, zoom: 0, matches: null };
 
@@ -710,7 +711,8 @@
         class: 'fg-frame' + (frame.ancestor ? ' fg-ancestor' : '') + (node === 0 ? ' fg-root' : '') +
           (matched ? ' fg-match' : '') + (waiting ? ' fg-waiting' : ''),
         x: frame.x.toFixed(2), y: y, width: Math.max(frame.w, 0.5).toFixed(2), height: FG_ROW - 1,
-        fill: waiting ? WAITING_FILL : flameColour(name), 'data-i': node
+        fill: waiting ? (tree.runnable[node] >= tree.waiting[node] ? RUNNABLE_FILL : WAITING_FILL) : flameColour(name),
+        'data-i': node
       }));
       var label = fitLabel(name, frame.w, FG_CHAR);
       if (label) fragment.appendChild(svgText((frame.x + 3).toFixed(2), y + FG_ROW - 5, 'fg-label', label));
@@ -1123,7 +1125,8 @@
         var matched = matches && matches[thread.name[bar]] === 1;
         addItem(paint, { kind: 'bar', bar: bar, depth: depth }, 'rect', {
           class: 'fc-bar' + (matched ? ' fc-match' : '') + (waiting ? ' fc-waiting' : ''), x: x0.toFixed(2), y: y,
-          width: (x1 - x0).toFixed(2), height: FC_BAR_ROW - 1, fill: waiting ? WAITING_FILL : flameColour(name)
+          width: (x1 - x0).toFixed(2), height: FC_BAR_ROW - 1,
+          fill: thread.waiting[bar] === 2 ? RUNNABLE_FILL : waiting ? WAITING_FILL : flameColour(name)
         });
         addBoxLabel(paint, x0, x1, y + FC_BAR_ROW - 4, 'fc-label', name, FC_CHAR);
       }
