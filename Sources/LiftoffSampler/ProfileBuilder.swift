@@ -79,10 +79,10 @@ public struct ProfileBuilder {
     }
 
     /// Adds a waiting sample's ticks to its thread's last row when that row is the same wait
-    /// (stack, state, no task) and ends where the sample starts, within half an interval.
+    /// (stack, state, Swift task) and ends where the sample starts, within half an interval.
     private mutating func extendRow(of sample: RawSample, stack: Int, at time: UInt64) -> Bool {
-        guard intervalNs > 0, sample.state.isWaiting, sample.task == 0, let row = lastRow[sample.threadID],
-            samples.stack[row] == stack, samples.state[row] == sample.state, samples.task[row] == 0
+        guard intervalNs > 0, sample.state.isWaiting, let row = lastRow[sample.threadID],
+            samples.stack[row] == stack, samples.state[row] == sample.state, samples.task[row] == UInt64(sample.task)
         else { return false }
         let length = UInt64(samples.weight[row]).multipliedReportingOverflow(by: intervalNs)
         let end = samples.timeNs[row].addingReportingOverflow(length.partialValue)

@@ -347,9 +347,10 @@ public enum Sampler {
             index = start + depth
             let weight = UInt32(clamping: max(ticks, 1))
             if flags & LO_SAMPLE_WAITING != 0 {
+                // Still blocked where the previous sample found it, in the same Swift task: a thread
+                // cannot leave a task's job without running.
                 guard var previous = last[tid] else { continue }
                 previous.state = .blocked
-                previous.task = 0
                 previous.cpuNs = 0
                 previous.weight = weight
                 let before = UInt64(weight - 1).multipliedReportingOverflow(by: periodNs)
