@@ -47,29 +47,59 @@ static int lo_sent_by_request(const siginfo_t *info) {
 // its original deadline, and hands the program the result the wait would have had. A wait with no
 // restart state (epoll_wait, select, an absolute sleep) makes restart_syscall return EINTR at once,
 // as the program would have seen anyway; so does one whose state another handler's return cleared.
-// While it waits, SIGPROF is unblocked so stack requests still reach the thread; a handler run
-// nested in the resumed wait reports the stack of the wait it interrupted, and nesting stops at
-// LO_MAX_RESUME_DEPTH (the wait then returns EINTR).
-#define LO_MAX_RESUME_DEPTH 4
-static __thread int t_resume_depth __attribute__((tls_model("initial-exec")));
-static __thread uintptr_t t_resumed_pc __attribute__((tls_model("initial-exec")));
+//
+// SIGPROF stays blocked while the handler waits, so no handler nests in it. Stack requests for the
+// thread meanwhile are answered from g_resumed, where the handler leaves the stack it found (the
+// one the thread waits in) for as long as it waits.
+#define LO_MAX_RESUMED 64
 
-uintptr_t lo_resumed_wait_pc(void) { return t_resume_depth > 0 ? t_resumed_pc : 0; }
+typedef struct lo_resumed {
+    _Atomic pid_t tid;           // 0: free; -1: being written
+    _Atomic uint32_t generation; // changes with every claim, so a reader can tell a reused entry
+    int depth;
+    uintptr_t frames[LO_MAX_FRAMES];
+} lo_resumed;
 
-static void lo_resume_wait(void *context) {
-    if (!lo_interrupted_call_cut_short(context) || t_resume_depth >= LO_MAX_RESUME_DEPTH) return;
-    if (t_resume_depth == 0) t_resumed_pc = lo_context_pc(context);
-    t_resume_depth++;
-    sigset_t profiling, saved;
-    sigemptyset(&profiling);
-    sigaddset(&profiling, SIGPROF);
-    pthread_sigmask(SIG_UNBLOCK, &profiling, &saved);
+static lo_resumed g_resumed[LO_MAX_RESUMED];
+
+static int lo_resumed_claim(pid_t tid, const uintptr_t *frames, int depth) {
+    for (int i = 0; i < LO_MAX_RESUMED; i++) {
+        pid_t expected = 0;
+        if (!atomic_compare_exchange_strong(&g_resumed[i].tid, &expected, -1)) continue;
+        atomic_fetch_add(&g_resumed[i].generation, 1);
+        g_resumed[i].depth = depth;
+        memcpy(g_resumed[i].frames, frames, (size_t)depth * sizeof(uintptr_t));
+        atomic_store_explicit(&g_resumed[i].tid, tid, memory_order_release);
+        return i;
+    }
+    return -1;
+}
+
+// The stack thread `tid` waits in while a handler resumes its wait: the frame count, or -1.
+static int lo_resumed_stack(pid_t tid, uintptr_t *buffer, int capacity) {
+    for (int i = 0; i < LO_MAX_RESUMED; i++) {
+        if (atomic_load_explicit(&g_resumed[i].tid, memory_order_acquire) != tid) continue;
+        uint32_t generation = atomic_load(&g_resumed[i].generation);
+        int depth = g_resumed[i].depth < capacity ? g_resumed[i].depth : capacity;
+        memcpy(buffer, g_resumed[i].frames, (size_t)depth * sizeof(uintptr_t));
+        atomic_thread_fence(memory_order_acquire);
+        if (atomic_load(&g_resumed[i].tid) == tid && atomic_load(&g_resumed[i].generation) == generation) return depth;
+    }
+    return -1;
+}
+
+static void lo_resume_wait(void *context, const uintptr_t *frames, int depth) {
+    if (!lo_interrupted_call_cut_short(context)) return;
+    int entry = depth > 0 ? lo_resumed_claim(lo_current_tid(), frames, depth) : -1;
     long result = syscall(SYS_restart_syscall);
     if (result == -1) result = -(long)errno;
-    pthread_sigmask(SIG_SETMASK, &saved, NULL);
-    t_resume_depth--;
+    if (entry >= 0) atomic_store(&g_resumed[entry].tid, 0);
     lo_set_call_result(context, result);
 }
+
+#ifndef RUSAGE_THREAD
+#define RUSAGE_THREAD 1 // Linux's value; the C library declares it only with _GNU_SOURCE
+#endif
 
 // Context switches out of the calling thread so far (voluntary and not): with the count of
 // switches in that the sampler thread reads, it tells whether the thread ran again after this.
@@ -85,7 +115,7 @@ static void lo_handler(int signal_number, siginfo_t *info, void *context) {
     uint64_t time_ns = lo_monotonic_ns();
     atomic_fetch_add(&g_in_handler, 1);
     uint64_t request = atomic_load(&g_request_seq);
-    int truncated = 0;
+    int truncated = 0, depth = 0;
     uintptr_t frames[LO_MAX_FRAMES];
     int for_request = atomic_load(&g_request_tid) == lo_current_tid() && atomic_load(&g_request_done) != request;
     int sampling = atomic_load(&g_active) && lo_ring_ready();
@@ -95,7 +125,7 @@ static void lo_handler(int signal_number, siginfo_t *info, void *context) {
         lo_unwind_warm_in_handler();
     } else if (for_request || sampling) {
         uint64_t task = sampling ? lo_handler_current_task() : 0;
-        int depth = lo_unwind_interrupted(context, frames, &truncated);
+        depth = lo_unwind_interrupted(context, frames, &truncated);
         if (for_request) {
             int slot = (int)(request & 1);
             int count = depth < 0 ? 0 : depth;
@@ -113,7 +143,7 @@ static void lo_handler(int signal_number, siginfo_t *info, void *context) {
         } else if (depth == 0) {
             LO_COUNT(failed, 1);
         }
-        int waits = t_resume_depth > 0 || lo_interrupted_in_syscall(context);
+        int waits = lo_interrupted_in_syscall(context);
         uint16_t flags = (uint16_t)((truncated ? LO_SAMPLE_TRUNCATED : 0) | (waits ? LO_SAMPLE_IN_SYSCALL : 0) |
                                     (request_signal ? LO_SLOT_REQUEST : 0));
         uint64_t switches = waits ? lo_own_switches() : 0;
@@ -127,7 +157,7 @@ static void lo_handler(int signal_number, siginfo_t *info, void *context) {
 done:
     atomic_fetch_sub(&g_in_handler, 1);
     // Outside the count of running handlers: the wait may last long after sampling stopped.
-    if (!t_warming) lo_resume_wait(context);
+    if (!t_warming) lo_resume_wait(context, frames, depth < 0 ? 0 : depth);
     errno = saved_errno;
 }
 
@@ -162,6 +192,9 @@ void lo_signal_current_thread(void) { syscall(SYS_tgkill, getpid(), lo_current_t
 int lo_capture_thread_stack(pid_t tid, uintptr_t *buffer, int capacity, int timeout_ms) {
     if (buffer == NULL || capacity <= 0) return 0;
     lo_handler_install_once();
+    // A thread in a wait a handler resumed cannot take the signal until the wait ends.
+    int resumed = lo_resumed_stack(tid, buffer, capacity);
+    if (resumed >= 0) return resumed;
     pthread_mutex_lock(&g_request_lock);
     int own_snapshot = lo_sampler_begin_request();
 
@@ -180,8 +213,10 @@ int lo_capture_thread_stack(pid_t tid, uintptr_t *buffer, int capacity, int time
         while (atomic_load(&g_request_done) != request && lo_monotonic_ns() < deadline) {
             struct timespec pause = {0, 100000};
             nanosleep(&pause, NULL);
+            // The signal may have found it already in a resumed wait, or landed after another one.
+            if (atomic_load(&g_request_done) != request && (result = lo_resumed_stack(tid, buffer, capacity)) >= 0) break;
         }
-        if (atomic_load(&g_request_done) == request) {
+        if (result < 0 && atomic_load(&g_request_done) == request) {
             int slot = (int)(request & 1);
             result = g_request_count[slot] < capacity ? g_request_count[slot] : capacity;
             memcpy(buffer, g_request_frames[slot], (size_t)result * sizeof(uintptr_t));

@@ -31,7 +31,7 @@
 // Frames the handler may see above the interrupted one (handler, trampoline, and any
 // libunwind frames) before it finds the interrupted program counter.
 #define LO_SKIP_SEARCH 8
-#define LO_BACKTRACE_CAPACITY (3 * LO_SKIP_SEARCH + LO_MAX_FRAMES + 1)
+#define LO_BACKTRACE_CAPACITY (LO_SKIP_SEARCH + LO_MAX_FRAMES + 1)
 
 _Static_assert(sizeof(uintptr_t) == 8, "Liftoff's sampler supports 64-bit targets only");
 
@@ -134,9 +134,6 @@ void lo_threads_end(void);
 void lo_threads_changed(void);
 
 // ---- handler.c -------------------------------------------------------------------------
-
-// In a handler: the program counter of the wait an outer handler resumed on this thread, or 0.
-uintptr_t lo_resumed_wait_pc(void);
 
 void lo_handler_install_once(void);
 int lo_handler_installed(void);

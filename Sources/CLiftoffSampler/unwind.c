@@ -110,13 +110,10 @@ int lo_unwind_interrupted(void *context, uintptr_t *out, int *truncated) {
     int count = unw_backtrace(frames, LO_BACKTRACE_CAPACITY);
     lo_t_sampling = 0;
     lo_unwind_exit();
-    // The frames before the interrupted one are the handler's own and the signal trampoline. A
-    // handler that interrupted a wait another handler resumed (handler.c) skips that handler too.
-    uintptr_t resumed = lo_resumed_wait_pc();
-    uintptr_t pc = resumed ? resumed : lo_context_pc(context);
-    int search = resumed ? 3 * LO_SKIP_SEARCH : LO_SKIP_SEARCH;
+    // The frames before the interrupted one are the handler's own and the signal trampoline.
+    uintptr_t pc = lo_context_pc(context);
     int start = -1;
-    for (int i = 0; i < count && i < search; i++) {
+    for (int i = 0; i < count && i < LO_SKIP_SEARCH; i++) {
         if ((uintptr_t)frames[i] == pc) {
             start = i;
             break;
