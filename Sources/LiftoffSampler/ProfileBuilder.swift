@@ -79,7 +79,10 @@ public struct ProfileBuilder {
     }
 
     /// Adds a waiting sample's ticks to its thread's last row when that row is the same wait
-    /// (stack, state, Swift task) and ends where the sample starts, within half an interval.
+    /// (stack, state, Swift task) and ends where the sample starts. Records of a wait are stamped
+    /// with the sampler's actual tick times, which lag the ideal ones by its wake-up latency (at
+    /// most an interval, as it counts the ticks it missed), so an interval and a half apart is
+    /// still the same wait.
     private mutating func extendRow(of sample: RawSample, stack: Int, at time: UInt64) -> Bool {
         guard intervalNs > 0, sample.state.isWaiting, let row = lastRow[sample.threadID],
             samples.stack[row] == stack, samples.state[row] == sample.state, samples.task[row] == UInt64(sample.task)
@@ -89,7 +92,7 @@ public struct ProfileBuilder {
         guard !length.overflow, !end.overflow, time >= samples.timeNs[row] else { return false }
         let gap = time > end.partialValue ? time - end.partialValue : end.partialValue - time
         let (weight, overflow) = samples.weight[row].addingReportingOverflow(sample.weight)
-        guard gap <= intervalNs / 2, !overflow else { return false }
+        guard gap <= intervalNs + intervalNs / 2, !overflow else { return false }
         samples.weight[row] = weight
         return true
     }

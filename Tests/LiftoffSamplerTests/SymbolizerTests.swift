@@ -113,23 +113,25 @@ struct SymbolizerTests {
         builder.intervalNs = 1_000_000
         let polling: [UInt] = [0x100, 0x200, 0x300]
         let locking: [UInt] = [0x100, 0x400, 0x300]
-        // The handler's blocked sample, then waiting records of 10 and 5 ticks, back to back.
+        // The handler's blocked sample, then waiting records of 10 and 5 ticks, the last stamped late.
         builder.add(RawSample(threadID: 7, timeNs: 1_000_000, truncated: false, addresses: polling, state: .blocked))
         builder.add(RawSample(threadID: 7, timeNs: 2_000_000, truncated: false, addresses: polling, state: .blocked, weight: 10))
-        builder.add(RawSample(threadID: 7, timeNs: 12_000_000, truncated: false, addresses: polling, state: .blocked, weight: 5))
+        builder.add(RawSample(threadID: 7, timeNs: 12_900_000, truncated: false, addresses: polling, state: .blocked, weight: 5))
         // The next wait has its own stack; a running sample with the same stack never merges.
         builder.add(RawSample(threadID: 7, timeNs: 17_000_000, truncated: false, addresses: locking, state: .blocked, weight: 3))
         builder.add(RawSample(threadID: 7, timeNs: 20_000_000, truncated: false, addresses: locking, state: .running))
-        // A gap of more than half an interval is not the same wait.
+        // After a running sample, a wait starts a row of its own; one that starts two intervals
+        // after the last row ends is another wait too.
         builder.add(RawSample(threadID: 7, timeNs: 23_000_000, truncated: false, addresses: locking, state: .blocked, weight: 2))
+        builder.add(RawSample(threadID: 7, timeNs: 27_000_000, truncated: false, addresses: locking, state: .blocked, weight: 1))
         let profile = builder.build(
             metadata: ProfileRecorder.metadata(commandLine: ["x"], startTime: Date(), rateHz: 1000),
             phases: Profile.Phases(processStartNs: 0, preMainNs: 0, mainEntryNs: 0, endNs: 30_000_000),
             threadNames: [7: "main"], mainThreadID: 7, counts: Profile.SampleCounts())
-        #expect(profile.samples.weight == [16, 3, 1, 2])
-        #expect(profile.samples.timeNs == [1_000_000, 17_000_000, 20_000_000, 23_000_000])
-        #expect(profile.samples.state == [.blocked, .blocked, .running, .blocked])
-        #expect(profile.samples.totalTicks == 22)
+        #expect(profile.samples.weight == [16, 3, 1, 2, 1])
+        #expect(profile.samples.timeNs == [1_000_000, 17_000_000, 20_000_000, 23_000_000, 27_000_000])
+        #expect(profile.samples.state == [.blocked, .blocked, .running, .blocked, .blocked])
+        #expect(profile.samples.totalTicks == 23)
         #expect(throws: Never.self) { try profile.validate() }
         #expect(throws: Never.self) { try profile.validateRanges() }
     }
