@@ -139,7 +139,7 @@ def sampler_report(results):
     lines.append(f"| capture the current stack without a signal | {capture_ns / 1000:.2f} µs |")
     clock_ns = statistics.median(get("did it run: read a thread's CPU clock", "wallClock")) / 1000
     switches_ns = statistics.median(get("did it run: read a thread's switches in", "wallClock")) / 1000
-    lines.append(f"| did it run: read a thread's CPU clock (each tick per busy thread, every 20 ms per idle one) | "
+    lines.append(f"| did it run: read a thread's CPU clock (each tick per busy thread, every 100 ms per idle one) | "
                  f"{clock_ns / 1000:.2f} µs |")
     lines.append(f"| did it run: read a thread's switches in from schedstat (once per wait) | {switches_ns / 1000:.2f} µs |")
     lines.append("")
@@ -148,7 +148,7 @@ def sampler_report(results):
                  f"in from schedstat, and after that any advance of its CPU clock means it ran. Per thread per tick "
                  f"that costs one CPU-clock read ({clock_ns / 1000:.2f} µs) while it is busy or newly waiting, a "
                  f"schedstat read ({switches_ns / 1000:.2f} µs) once per wait, and for a thread idle for 8 checks a "
-                 f"CPU-clock read every 20 ms ({clock_ns / 20e6 * 100:.4f} % of a core per idle thread).")
+                 f"CPU-clock read every 100 ms ({clock_ns / 100e6 * 100:.5f} % of a core per idle thread).")
     lines.append("")
     lines.append(f"From the per-sample cost alone (a thread signalling itself), 1 kHz takes "
                  f"{sample_ns * 1000 / 1e9 * 100:.2f} % of a sampled thread's time and 10 kHz "
@@ -174,8 +174,9 @@ def sampler_report(results):
                  "core, is compared pair by pair; the benchmark harness's own threads are left out, their noise "
                  "would drown the difference. "
                  "A thread that did not run since a sample found it blocked is recorded as still blocked without a "
-                 "signal; once idle for 8 checks, its clock is read every 20 ms, and each tick in between only while "
-                 "the process's CPU clock shows that some idle thread ran.")
+                 "signal; once idle for 8 checks, its clock is read every 100 ms, and in between only when the "
+                 "process's CPU clock shows that some idle thread ran. That clock walks every thread, so it is read "
+                 "every 1 + idle / 32 ticks (every 4 ms here).")
     lines.append("")
     lines.append("| pairs | n | extra CPU, median | 95 % interval | target |")
     lines.append("|---|---:|---:|---|---|")

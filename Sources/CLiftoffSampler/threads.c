@@ -43,7 +43,8 @@
 #define LO_IDLE_CHECK_NS 10000000ull
 #define LO_IDLE_STREAK 8u
 #define LO_IDLE_CPU_NS 20000ull
-#define LO_IDLE_EXACT_NS 20000000ull
+#define LO_IDLE_EXACT_NS 100000000ull
+#define LO_GROUP_SPAN 32u
 #define LO_RUNNABLE_MIN_NS 100000ull
 #define LO_NAME_BYTES 16
 
@@ -183,7 +184,7 @@ static void lo_keep_name(const lo_thread *thread) {
 static pid_t g_skip[LO_MAX_THREADS];
 static uint64_t g_skip_cpu[LO_MAX_THREADS];
 static int g_skip_count;
-static uint64_t g_group_process_cpu, g_group_own_cpu, g_group_tick;
+static uint64_t g_group_process_cpu, g_group_own_cpu, g_group_tick, g_group_moved, g_group_ran;
 
 static void lo_see(pid_t tid) {
     if (tid <= 0 || tid == g_sampler_tid) return;
@@ -304,7 +305,9 @@ void lo_threads_begin(int all_threads, uint32_t rate_hz, pid_t sampler_tid) {
     g_sampler_tid = sampler_tid;
     g_generation = 0;
     g_current_tick = 0;
-    g_group_tick = UINT64_MAX; // no group check before two consecutive ticks
+    g_group_tick = UINT64_MAX; // no group check before a first reading
+    g_group_moved = 0;
+    g_group_ran = 0;
     g_next_list_ns = 0;
     g_count = 0;
     atomic_store(&g_changed, 1);
@@ -406,6 +409,9 @@ static int lo_is_idle(const lo_thread *thread) {
 // this tick's difference smaller by at most that stretch, so the slack is the time the reads took
 // at both ticks, times the threads that ran (at most one per core), and a microsecond. A wake-up
 // that costs less than that is found by the check of every idle thread each LO_IDLE_EXACT_NS.
+// The process's clock walks every thread, so with more than LO_GROUP_SPAN idle threads the group
+// is checked every few ticks, not each one: the cost stays flat as idle threads grow, and a wake-up
+// is found a few ticks later at most.
 
 void lo_threads_tick(pid_t pid, uint64_t now_ns, uint64_t tick) {
     g_current_tick = tick;
@@ -438,22 +444,31 @@ void lo_threads_tick(pid_t pid, uint64_t now_ns, uint64_t tick) {
         if (used > 0) ran++;
         g_skip_cpu[i] = cpu;
     }
+    // Reading the process's CPU clock walks every thread: with many idle threads, the group is
+    // checked every 1 + idle / LO_GROUP_SPAN ticks, the busy threads' CPU summed in between.
+    g_group_moved += moved;
+    if (ran > g_group_ran) g_group_ran = ran;
+    uint64_t every = 1 + idle / LO_GROUP_SPAN;
+    if (idle > 0 && !listed && g_group_tick != UINT64_MAX && tick - g_group_tick < every && now_ns < g_next_exact_ns) return;
     // Read last, in this order, so that the skew between reads can only make the idle threads
     // seem to have used more, never less (see the idle group check above).
     uint64_t own = lo_clock_ns(CLOCK_THREAD_CPUTIME_ID);
     uint64_t process = lo_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
     uint64_t window = lo_monotonic_ns() - window_start;
     int quiet = 0;
-    if (idle > 0 && !listed && g_group_tick + 1 == tick && now_ns < g_next_exact_ns) {
+    if (idle > 0 && !listed && g_group_tick != UINT64_MAX && now_ns < g_next_exact_ns) {
         uint64_t used = process - g_group_process_cpu;
-        uint64_t accounted = moved + (own - g_group_own_cpu);
-        uint64_t concurrent = ran < (size_t)g_cpus ? ran : (uint64_t)g_cpus;
+        uint64_t accounted = g_group_moved + (own - g_group_own_cpu);
+        // The sampler itself runs through its reads: at least one thread always ran.
+        uint64_t concurrent = g_group_ran + 1 < (size_t)g_cpus ? g_group_ran + 1 : (uint64_t)g_cpus;
         uint64_t slack = 1000 + (window + g_window_ns) * concurrent;
         quiet = used <= accounted + slack;
     }
     g_group_process_cpu = process;
     g_group_own_cpu = own;
     g_group_tick = tick;
+    g_group_moved = 0;
+    g_group_ran = 0;
     g_window_ns = window;
     if (idle == 0) return;
     if (!quiet && now_ns >= g_next_exact_ns) g_next_exact_ns = now_ns + LO_IDLE_EXACT_NS;
