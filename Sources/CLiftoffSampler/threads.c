@@ -45,6 +45,7 @@
 #define LO_IDLE_CPU_NS 20000ull
 #define LO_IDLE_EXACT_NS 100000000ull
 #define LO_GROUP_SPAN 32u
+#define LO_GROUP_SLACK_NS 1000ull
 #define LO_RUNNABLE_MIN_NS 100000ull
 #define LO_NAME_BYTES 16
 
@@ -58,9 +59,9 @@ enum {
 typedef struct lo_thread {
     pid_t tid;
     uint32_t generation;
-    uint8_t pending, has_stack, stack_waits, checked, gone, names_read, maybe_stray, wait_mode;
+    uint8_t pending, has_stack, stack_waits, checked, gone, names_read, maybe_stray, wait_mode, ran_now;
     uint32_t idle_streak;
-    uint64_t sent_ns, sent_after_ns, base_cpu, answer_cpu, read_cpu, last_tick;
+    uint64_t sent_ns, sent_after_ns, sent_tick, base_cpu, answer_cpu, read_cpu, last_tick;
     uint64_t expect_ins, wait_cpu;
     char name[LO_NAME_BYTES];
 } lo_thread;
@@ -77,8 +78,7 @@ static size_t g_index_size;
 
 static int g_all;
 static uint64_t g_period_ns, g_idle_cpu_ns, g_runnable_ns, g_next_list_ns, g_current_tick, g_next_exact_ns;
-static uint64_t g_window_ns, g_current_tick_ns;
-static long g_cpus = 1;
+static uint64_t g_current_tick_ns;
 static uint32_t g_idle_record_ticks, g_generation;
 static pid_t g_sampler_tid;
 static int g_task_fd = -1;
@@ -184,7 +184,8 @@ static void lo_keep_name(const lo_thread *thread) {
 static pid_t g_skip[LO_MAX_THREADS];
 static uint64_t g_skip_cpu[LO_MAX_THREADS];
 static int g_skip_count;
-static uint64_t g_group_process_cpu, g_group_own_cpu, g_group_tick, g_group_moved, g_group_ran;
+static uint64_t g_group_process_cpu, g_group_own_cpu, g_group_tick, g_group_moved, g_group_skew, g_group_min_every;
+static uint8_t g_skip_ran[LO_MAX_THREADS];
 
 static void lo_see(pid_t tid) {
     if (tid <= 0 || tid == g_sampler_tid) return;
@@ -297,9 +298,7 @@ void lo_threads_begin(int all_threads, uint32_t rate_hz, pid_t sampler_tid) {
     g_idle_cpu_ns = LO_IDLE_CPU_NS < g_period_ns / 4 ? LO_IDLE_CPU_NS : g_period_ns / 4;
     g_runnable_ns = g_period_ns / 2 > LO_RUNNABLE_MIN_NS ? g_period_ns / 2 : LO_RUNNABLE_MIN_NS;
     g_next_exact_ns = 0;
-    g_window_ns = 0;
-    g_cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    if (g_cpus < 1) g_cpus = 1;
+
     g_idle_record_ticks = (uint32_t)(LO_IDLE_CHECK_NS / g_period_ns);
     if (g_idle_record_ticks < 1) g_idle_record_ticks = 1;
     g_sampler_tid = sampler_tid;
@@ -307,7 +306,9 @@ void lo_threads_begin(int all_threads, uint32_t rate_hz, pid_t sampler_tid) {
     g_current_tick = 0;
     g_group_tick = UINT64_MAX; // no group check before a first reading
     g_group_moved = 0;
-    g_group_ran = 0;
+    g_group_skew = 0;
+    // At most about a thousand group checks a second, whatever the rate.
+    g_group_min_every = rate_hz / 1000 > 1 ? rate_hz / 1000 : 1;
     g_next_list_ns = 0;
     g_count = 0;
     atomic_store(&g_changed, 1);
@@ -379,6 +380,7 @@ static uint64_t lo_check(lo_thread *thread, pid_t pid, uint64_t now_ns, uint64_t
             LO_COUNT(signals_sent, 1);
             thread->pending = 1;
             thread->sent_ns = sending_ns;
+            thread->sent_tick = tick;
             thread->sent_after_ns = lo_monotonic_ns();
             thread->maybe_stray = 0;
             thread->answer_cpu = thread->checked ? used : 0;
@@ -400,18 +402,17 @@ static int lo_is_idle(const lo_thread *thread) {
 }
 
 // The idle group check. Reading every idle thread's clock costs a system call each; instead,
-// each tick reads the process's CPU clock and the sampler thread's own, after the busy threads'.
-// When the process used no more CPU than the threads just read (the busy ones, Liftoff's
-// opted-out helpers) and the sampler itself, no idle thread ran, and each idle thread's wait
-// simply goes on: one waiting record every LO_IDLE_CHECK_NS stands for the ticks since.
-// Otherwise every idle thread is checked now, to find the one that woke. The reads are not one
-// instant: a thread that ran between its read and the process's read at the previous tick makes
-// this tick's difference smaller by at most that stretch, so the slack is the time the reads took
-// at both ticks, times the threads that ran (at most one per core), and a microsecond. A wake-up
-// that costs less than that is found by the check of every idle thread each LO_IDLE_EXACT_NS.
-// The process's clock walks every thread, so with more than LO_GROUP_SPAN idle threads the group
-// is checked every few ticks, not each one: the cost stays flat as idle threads grow, and a wake-up
-// is found a few ticks later at most.
+// the sampler reads the process's CPU clock and its own, after the busy threads' clocks. When the
+// process used no more CPU than the threads read (the busy ones, Liftoff's opted-out helpers) and
+// the sampler itself, no idle thread ran, and each idle thread's wait simply goes on: one waiting
+// record every LO_IDLE_CHECK_NS stands for the ticks since. Otherwise every idle thread is checked
+// now, to find the one that woke. The reads are not one instant: a thread that ran between its
+// read and the process's read makes the next check's difference smaller by what it used then. So
+// the threads that ran (and the sampler) are read once more after the process's clock, and what
+// they used in between is the next check's slack, with LO_GROUP_SLACK_NS for the rest. A wake-up
+// hidden in that slack is found by the check of every idle thread each LO_IDLE_EXACT_NS (and at
+// each listing of the threads). The process's clock walks every thread, so with more than
+// LO_GROUP_SPAN idle threads, or above 1 kHz, the group is checked every few ticks, not each one.
 
 void lo_threads_tick(pid_t pid, uint64_t now_ns, uint64_t tick) {
     g_current_tick = tick;
@@ -422,11 +423,11 @@ void lo_threads_tick(pid_t pid, uint64_t now_ns, uint64_t tick) {
         g_next_list_ns = now_ns + LO_LIST_INTERVAL_NS;
         listed = 1;
     }
-    uint64_t window_start = lo_monotonic_ns();
     uint64_t moved = 0;
-    size_t idle = 0, ran = 0;
+    size_t idle = 0;
     for (size_t i = 0; i < g_count; i++) {
         lo_thread *thread = &g_table[i];
+        thread->ran_now = 0;
         if (thread->gone) continue;
         if (lo_is_idle(thread)) {
             idle++;
@@ -434,42 +435,52 @@ void lo_threads_tick(pid_t pid, uint64_t now_ns, uint64_t tick) {
         }
         uint64_t used = lo_check(thread, pid, now_ns, tick);
         moved += used;
-        if (used > 0) ran++;
+        thread->ran_now = used > 0;
     }
     for (int i = 0; i < g_skip_count; i++) {
         uint64_t cpu;
+        g_skip_ran[i] = 0;
         if (lo_thread_cpu_ns_of(g_skip[i], &cpu) != 0) continue;
         uint64_t used = cpu > g_skip_cpu[i] ? cpu - g_skip_cpu[i] : 0;
         if (!listed) moved += used;
-        if (used > 0) ran++;
+        g_skip_ran[i] = used > 0;
         g_skip_cpu[i] = cpu;
     }
-    // Reading the process's CPU clock walks every thread: with many idle threads, the group is
-    // checked every 1 + idle / LO_GROUP_SPAN ticks, the busy threads' CPU summed in between.
+    // Reading the process's CPU clock walks every thread: with many idle threads (or at high rates)
+    // the group is checked every few ticks, the busy threads' CPU summed in between.
     g_group_moved += moved;
-    if (ran > g_group_ran) g_group_ran = ran;
     uint64_t every = 1 + idle / LO_GROUP_SPAN;
+    if (every < g_group_min_every) every = g_group_min_every;
     if (idle > 0 && !listed && g_group_tick != UINT64_MAX && tick - g_group_tick < every && now_ns < g_next_exact_ns) return;
     // Read last, in this order, so that the skew between reads can only make the idle threads
-    // seem to have used more, never less (see the idle group check above).
+    // seem to have used more, never less; then read again what ran, to bound the skew the next
+    // check inherits (see the idle group check above).
     uint64_t own = lo_clock_ns(CLOCK_THREAD_CPUTIME_ID);
     uint64_t process = lo_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
-    uint64_t window = lo_monotonic_ns() - window_start;
+    uint64_t skew = lo_clock_ns(CLOCK_THREAD_CPUTIME_ID) - own;
+    if (idle > 0) {
+        for (size_t i = 0; i < g_count; i++) {
+            uint64_t cpu;
+            if (!g_table[i].ran_now || lo_thread_cpu_ns_of(g_table[i].tid, &cpu) != 0) continue;
+            skew += cpu > g_table[i].read_cpu ? cpu - g_table[i].read_cpu : 0;
+        }
+        for (int i = 0; i < g_skip_count; i++) {
+            uint64_t cpu;
+            if (!g_skip_ran[i] || lo_thread_cpu_ns_of(g_skip[i], &cpu) != 0) continue;
+            skew += cpu > g_skip_cpu[i] ? cpu - g_skip_cpu[i] : 0;
+        }
+    }
     int quiet = 0;
     if (idle > 0 && !listed && g_group_tick != UINT64_MAX && now_ns < g_next_exact_ns) {
         uint64_t used = process - g_group_process_cpu;
         uint64_t accounted = g_group_moved + (own - g_group_own_cpu);
-        // The sampler itself runs through its reads: at least one thread always ran.
-        uint64_t concurrent = g_group_ran + 1 < (size_t)g_cpus ? g_group_ran + 1 : (uint64_t)g_cpus;
-        uint64_t slack = 1000 + (window + g_window_ns) * concurrent;
-        quiet = used <= accounted + slack;
+        quiet = used <= accounted + g_group_skew + LO_GROUP_SLACK_NS;
     }
     g_group_process_cpu = process;
     g_group_own_cpu = own;
     g_group_tick = tick;
     g_group_moved = 0;
-    g_group_ran = 0;
-    g_window_ns = window;
+    g_group_skew = skew;
     if (idle == 0) return;
     if (!quiet && now_ns >= g_next_exact_ns) g_next_exact_ns = now_ns + LO_IDLE_EXACT_NS;
     for (size_t i = 0; i < g_count; i++) {
@@ -507,15 +518,19 @@ void lo_threads_answer(const lo_slot *slot) {
     uint64_t time_ns = slot->time_ns, ticks = 1;
     if (found >= 0) {
         lo_thread *thread = &g_table[found];
-        // A running thread answers within microseconds; one that answers late was preempted, waiting
-        // for a core where the handler found it, from the tick the signal was sent.
-        if (thread->pending && !(flags & LO_SAMPLE_IN_SYSCALL) && slot->time_ns > thread->sent_ns &&
-            slot->time_ns - thread->sent_ns >= g_runnable_ns) {
-            uint64_t late = slot->time_ns - thread->sent_ns;
-            flags |= LO_SAMPLE_RUNNABLE;
-            time_ns = thread->sent_ns;
-            ticks = (late + g_period_ns / 2) / g_period_ns;
-            if (ticks < 1) ticks = 1;
+        // An answer stands for the ticks from the one that sent the signal to now: the ticks in
+        // between were not recorded while it was pending. A running thread answers within
+        // microseconds; one that answers late was preempted, waiting for a core where the handler
+        // found it. One found in a system call waited there (the signal woke it, and on a busy
+        // machine it may wait for a core to answer).
+        if (thread->pending && g_current_tick >= thread->sent_tick) {
+            ticks = g_current_tick - thread->sent_tick + 1;
+            if (ticks > 1) time_ns = thread->sent_ns;
+            if (!(flags & LO_SAMPLE_IN_SYSCALL) && slot->time_ns > thread->sent_ns &&
+                slot->time_ns - thread->sent_ns >= g_runnable_ns) {
+                flags |= LO_SAMPLE_RUNNABLE;
+                time_ns = thread->sent_ns;
+            }
         }
         thread->pending = 0;
         thread->last_tick = g_current_tick;
