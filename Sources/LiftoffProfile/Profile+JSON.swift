@@ -50,8 +50,9 @@ extension Profile {
                 .wrongSchema, "\(source) is not a Liftoff profile: it has no \"schema\" field.", value: source)
         }
         guard readableSchemas.contains(schema) else {
-            let quoted = readableSchemas.map { "\"\($0)\"" }
-            let readable = quoted.dropLast().joined(separator: ", ") + " and " + quoted.last!
+            var quoted = readableSchemas.map { "\"\($0)\"" }
+            let last = quoted.popLast() ?? ""
+            let readable = quoted.isEmpty ? last : quoted.joined(separator: ", ") + " and " + last
             throw ProfileError(
                 .wrongSchema, "\(source) has schema \"\(schema)\", but this Liftoff reads \(readable).",
                 value: schema)
