@@ -525,12 +525,11 @@ void lo_threads_answer(const lo_slot *slot) {
         // machine it may wait for a core to answer).
         if (thread->pending && g_current_tick >= thread->sent_tick) {
             ticks = g_current_tick - thread->sent_tick + 1;
-            if (ticks > 1) time_ns = thread->sent_ns;
             if (!(flags & LO_SAMPLE_IN_SYSCALL) && slot->time_ns > thread->sent_ns &&
                 slot->time_ns - thread->sent_ns >= g_runnable_ns) {
                 flags |= LO_SAMPLE_RUNNABLE;
-                time_ns = thread->sent_ns;
             }
+            if (ticks > 1 || (flags & LO_SAMPLE_RUNNABLE)) time_ns = thread->sent_ns;
         }
         thread->pending = 0;
         thread->last_tick = g_current_tick;

@@ -1,9 +1,11 @@
 extension Profile {
     /// Nanoseconds between two ticks of the sampler: `1 s / samplingRateHz` (1 ms when the rate is
     /// unknown).
-    public var samplingIntervalNs: UInt64 {
-        let rate = metadata.samplingRateHz
-        return rate > 0 ? UInt64(1_000_000_000 / rate) : 1_000_000
+    public var samplingIntervalNs: UInt64 { Profile.samplingIntervalNs(rateHz: metadata.samplingRateHz) }
+
+    /// Nanoseconds between two ticks at `rateHz` samples per second (1 ms for a rate of 0 or less).
+    public static func samplingIntervalNs(rateHz: Int) -> UInt64 {
+        rateHz > 0 ? UInt64(1_000_000_000 / rateHz) : 1_000_000
     }
 
     /// The stack prefix tree, in two parallel columns.

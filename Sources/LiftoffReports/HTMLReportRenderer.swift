@@ -226,7 +226,7 @@ public struct HTMLReportRenderer: Sendable {
 
     private func writeThreads(_ json: inout JSONWriter, _ profile: Profile, names: inout NameTable) {
         let byThread = ReportTimeline.samplesByThread(profile)
-        let interval = UInt64(1_000_000_000 / max(profile.metadata.samplingRateHz, 1))
+        let interval = profile.samplingIntervalNs
         var allBars: [[FlameChart.Bar]] = byThread.map { thread, samples in
             FlameChart.bars(profile, samples: samples, intervalNs: interval)
         }

@@ -99,7 +99,7 @@ public struct AgentRecording: Sendable {
     /// - Parameter readyNs: nanoseconds from the process start to the moment it was ready, if known.
     public func profile(readyNs: UInt64? = nil) -> Profile {
         var builder = ProfileBuilder(symbolizer: ELFSymbolizer(recordedObjects: objects), timeOriginNs: processStartNs)
-        builder.intervalNs = UInt64(1_000_000_000 / max(rateHz, 1))
+        builder.intervalNs = Profile.samplingIntervalNs(rateHz: rateHz)
         for sample in samples { builder.add(sample) }
         let phases = Profile.Phases(
             processStartNs: 0, preMainNs: NanosecondDuration.between(processStartNs, preMainNs).nanoseconds,

@@ -64,7 +64,7 @@ public final class ProfileRecorder: Sendable {
         try? Sampler.unregisterThread(registeredThread)
         let recording = Sampler.stop()
         var builder = ProfileBuilder(symbolizer: symbolizer ?? ELFSymbolizer(), timeOriginNs: processStartNs)
-        builder.intervalNs = UInt64(1_000_000_000 / max(configuration.rateHz, 1))
+        builder.intervalNs = Profile.samplingIntervalNs(rateHz: configuration.rateHz)
         for sample in recording.samples { builder.add(sample) }
         // Violation stacks hold return addresses; hang stacks and a watchdog's were taken from
         // another thread by a signal and start with an exact program counter.

@@ -328,7 +328,7 @@ public enum Sampler {
     /// agent's recording. A record cut off by the end of the words is dropped.
     static func decodeStore(_ words: UnsafeBufferPointer<UInt64>, rateHz: Int) -> [RawSample] {
         let wordCount = words.count
-        let periodNs = UInt64(1_000_000_000 / max(rateHz, 1))
+        let periodNs = Profile.samplingIntervalNs(rateHz: rateHz)
         var samples: [RawSample] = []
         var last: [Int: RawSample] = [:]
         var index = 0
