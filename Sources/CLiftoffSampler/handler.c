@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
@@ -19,6 +20,12 @@ static int g_installed;
 static _Atomic int g_active;     // handlers capture only while set
 static _Atomic int g_in_handler; // handlers running now
 static __thread int t_warming __attribute__((tls_model("initial-exec")));
+static _Atomic int g_verify; // walk each stack both ways and compare (tests)
+
+// The first stack on which the two walks disagreed, while verifying.
+static _Atomic int g_mismatch_state; // 0 none, 1 being written, 2 written
+static int g_mismatch_depth[2];
+static uintptr_t g_mismatch_frames[2][LO_MAX_FRAMES];
 
 // Each request has a sequence number; a handler answers into the buffer of the request it saw
 // and marks that number done, so a late answer to an abandoned request can never be taken for
@@ -109,6 +116,50 @@ static uint64_t lo_own_switches(void) {
     return (uint64_t)usage.ru_nvcsw + (uint64_t)usage.ru_nivcsw;
 }
 
+static void lo_note_mismatch(const uintptr_t *walked, int walked_depth, const uintptr_t *reference, int reference_depth) {
+    LO_COUNT(walk_mismatches, 1);
+    int expected = 0;
+    if (!atomic_compare_exchange_strong(&g_mismatch_state, &expected, 1)) return;
+    g_mismatch_depth[0] = walked_depth;
+    g_mismatch_depth[1] = reference_depth;
+    memcpy(g_mismatch_frames[0], walked, (size_t)walked_depth * sizeof(uintptr_t));
+    memcpy(g_mismatch_frames[1], reference, (size_t)reference_depth * sizeof(uintptr_t));
+    atomic_store(&g_mismatch_state, 2);
+}
+
+// The interrupted stack: by the handler's own walk, or by libunwind where the walk cannot go.
+static int lo_unwind_stack(void *context, uintptr_t *frames, int *truncated) {
+    // While a dlclose is under way, or before the snapshot was rebuilt after one, the snapshot may
+    // list an unmapped object: no stack (the sample counts as skipped).
+    *truncated = 0;
+    if (!lo_snapshot_usable()) return -1;
+    int guessed = 0;
+    int depth = lo_walk_interrupted(context, frames, truncated, &guessed);
+    if (depth >= 0) {
+        LO_COUNT(walked, 1);
+        if (guessed) LO_COUNT(walk_guessed, 1);
+        if (atomic_load_explicit(&g_verify, memory_order_relaxed)) {
+            uintptr_t reference[LO_MAX_FRAMES];
+            int reference_truncated = 0;
+            int reference_depth = lo_unwind_interrupted(context, reference, &reference_truncated);
+            if (reference_depth >= 0) {
+                LO_COUNT(walk_checked, 1);
+                if (reference_depth != depth || memcmp(reference, frames, (size_t)depth * sizeof(uintptr_t)) != 0) {
+                    // libunwind steps a first frame without call-frame information by its frame
+                    // pointer even in its prologue or epilogue, where that skips the caller.
+                    int skipped_caller = guessed && depth == reference_depth + 1 && depth >= 2 && frames[0] == reference[0] &&
+                                         memcmp(frames + 2, reference + 1, (size_t)(depth - 2) * sizeof(uintptr_t)) == 0;
+                    if (skipped_caller) LO_COUNT(walk_callers_recovered, 1);
+                    else lo_note_mismatch(frames, depth, reference, reference_depth);
+                }
+            }
+        }
+        return depth;
+    }
+    LO_COUNT(walk_fallbacks, 1);
+    return lo_unwind_interrupted(context, frames, truncated);
+}
+
 static void lo_handler(int signal_number, siginfo_t *info, void *context) {
     (void)signal_number;
     int saved_errno = errno;
@@ -122,10 +173,10 @@ static void lo_handler(int signal_number, siginfo_t *info, void *context) {
     int request_signal = lo_sent_by_request(info);
     if (t_warming) {
         // The warm-up signal interrupts Liftoff's own code, which holds no loader lock.
-        lo_unwind_warm_in_handler();
+        if (lo_snapshot_usable()) lo_unwind_warm_in_handler();
     } else if (for_request || sampling) {
         uint64_t task = sampling ? lo_handler_current_task() : 0;
-        depth = lo_unwind_interrupted(context, frames, &truncated);
+        depth = lo_unwind_stack(context, frames, &truncated);
         if (for_request) {
             int slot = (int)(request & 1);
             int count = depth < 0 ? 0 : depth;
@@ -174,7 +225,45 @@ static void lo_install(void) {
 void lo_handler_install_once(void) { pthread_once(&g_once, lo_install); }
 int lo_handler_installed(void) { return g_installed; }
 void lo_handler_set_active(int active) { atomic_store(&g_active, active); }
+
+void lo_handler_set_verify(int verify) {
+    atomic_store(&g_verify, verify);
+    if (verify) atomic_store(&g_mismatch_state, 0);
+}
+
+int lo_walk_current_stack(int method, int cold, uintptr_t *buffer, int capacity) {
+    if (buffer == NULL || capacity <= 0 || !lo_sampler_is_running()) return 0;
+    uintptr_t frames[LO_MAX_FRAMES];
+    int truncated = 0, guessed = 0, depth;
+    if (method == LO_WALK_LIBUNWIND) {
+        depth = lo_unwind_current_for_measurement(cold, frames);
+    } else {
+        ucontext_t context;
+        if (getcontext(&context) != 0) return 0;
+        // Counted as a handler, so the snapshot it walks through stays while it does.
+        atomic_fetch_add(&g_in_handler, 1);
+        lo_t_walk_uncached = cold;
+        depth = lo_snapshot_usable() ? lo_walk_interrupted(&context, frames, &truncated, &guessed) : 0;
+        lo_t_walk_uncached = 0;
+        atomic_fetch_sub(&g_in_handler, 1);
+    }
+    if (depth < 0) depth = 0;
+    if (depth > capacity) depth = capacity;
+    memcpy(buffer, frames, (size_t)depth * sizeof(uintptr_t));
+    return depth;
+}
+
+int lo_sampler_walk_mismatch(uintptr_t *walked, int *walked_depth, uintptr_t *reference, int *reference_depth) {
+    if (atomic_load(&g_mismatch_state) != 2) return 0;
+    *walked_depth = g_mismatch_depth[0];
+    *reference_depth = g_mismatch_depth[1];
+    memcpy(walked, g_mismatch_frames[0], (size_t)g_mismatch_depth[0] * sizeof(uintptr_t));
+    memcpy(reference, g_mismatch_frames[1], (size_t)g_mismatch_depth[1] * sizeof(uintptr_t));
+    return 1;
+}
 int lo_handler_running_count(void) { return atomic_load(&g_in_handler); }
+void lo_handler_enter_reader(void) { atomic_fetch_add(&g_in_handler, 1); }
+void lo_handler_exit_reader(void) { atomic_fetch_sub(&g_in_handler, 1); }
 
 void lo_handler_wait_idle(void) {
     while (atomic_load(&g_in_handler) != 0) sched_yield();

@@ -2,6 +2,8 @@
 //
 // clock.c     process facts: times, thread ids, the main thread, per-thread CPU clocks
 // snapshot.c  the loader snapshot that handlers unwind through instead of the loader's lock
+// cfi.c       call-frame information: the rule that finds a frame's caller, and its cache
+// walk.c      the handler's own stack walk, with those rules, bounded by the thread's stack
 // unwind.c    libunwind calls and the exclusion between unwinds in and out of handlers
 // ring.c      the lock-free sample ring (handlers write) and the store (the sampler reads)
 // threads.c   the thread table: listing, CPU checks, running or waiting, signalling
@@ -46,6 +48,7 @@ uintptr_t lo_handler_current_task(void);
 typedef struct lo_counters {
     _Atomic uint64_t signals_sent, captured, dropped, failed, skipped, truncated, stored;
     _Atomic uint64_t waiting, unanswered, threads_seen, cpu_reads, scans;
+    _Atomic uint64_t walked, walk_fallbacks, walk_checked, walk_mismatches, walk_guessed, walk_callers_recovered;
 } lo_counters;
 
 extern lo_counters lo_count;
@@ -58,8 +61,76 @@ extern lo_counters lo_count;
 extern __thread int lo_t_sampling __attribute__((tls_model("initial-exec")));
 
 void lo_snapshot_refresh(void);   // sampler thread, start, or a stack request
+// Sampler thread: makes the unwind tables of the snapshot's objects resident and builds their page
+// indexes, once per snapshot.
+void lo_snapshot_make_resident(void);
 void lo_snapshot_drop(void);      // once no handler runs
 size_t lo_snapshot_bytes(void);
+// Counted as a running handler: whether the snapshot lists only mapped objects (no dlclose under
+// way or begun since it was built).
+int lo_snapshot_usable(void);
+
+// One executable range of a loaded object, with what a handler needs to find its unwind rules.
+typedef struct lo_object {
+    uintptr_t start, end;                    // the executable segment
+    const uint8_t *hdr;                      // .eh_frame_hdr, or NULL
+    const int32_t *table;                    // its sorted pairs (function start, FDE), relative to hdr
+    uint32_t fde_count;
+    const uint8_t *tables_start, *tables_end; // the segment holding hdr and .eh_frame: reads stay inside
+    // Built later by the sampler thread (NULL until then): for each page of the segment, the last
+    // table entry starting at or before it, so a search looks at that page's entries only.
+    _Atomic(uint32_t *) page_index;
+} lo_object;
+
+#define LO_INDEX_PAGE_SHIFT 12
+
+// In a handler (or with a snapshot held): the object whose code holds `address`, or NULL.
+const lo_object *lo_object_for(uintptr_t address);
+
+// ---- cfi.c -----------------------------------------------------------------------------
+
+enum { LO_RULE_NONE = 0, LO_RULE_FRAME = 1, LO_RULE_OUTERMOST = 2, LO_RULE_SIGNAL = 3 };
+enum { LO_CFA_RSP = 0, LO_CFA_RBP = 1, LO_CFA_RBX = 2 };
+
+// How to find the caller of a frame whose code is at one address.
+typedef struct lo_rule {
+    uint8_t kind;      // LO_RULE_*
+    uint8_t cfa_reg;   // LO_CFA_*: the CFA is that register plus cfa_offset
+    int16_t ra_offset; // the return address is at CFA + ra_offset
+    int16_t fp_offset; // the caller's rbp is at CFA + fp_offset; 0: rbp is unchanged
+    int16_t bx_offset; // the caller's rbx is at CFA + bx_offset; 0: rbx is unchanged
+    int32_t cfa_offset;
+} lo_rule;
+
+// Outside handlers: finds the search table of `object`'s .eh_frame_hdr (hdr and tables set); 0 when unusable.
+int lo_cfi_prepare(lo_object *object);
+// Outside handlers: the page index of `object` (malloc'd; *bytes its size), or NULL.
+uint32_t *lo_cfi_build_index(const lo_object *object, size_t *bytes);
+// Outside handlers: the span of memory the tables of `object` lie in (.eh_frame_hdr and .eh_frame),
+// to make resident; NULL, NULL when it has none.
+void lo_cfi_span(const lo_object *object, const uint8_t **start, const uint8_t **end);
+// The rule at `address` in `object` from its .eh_frame. Returns 0 when no entry covers the
+// address; 1 when one does, with kind NONE when its rule is one this walk cannot follow.
+int lo_cfi_find(const lo_object *object, uintptr_t address, lo_rule *rule);
+// The cache of rules by address (lock-free; any thread, handlers included).
+int lo_cfi_cached(uintptr_t address, lo_rule *rule);
+void lo_cfi_remember(uintptr_t address, const lo_rule *rule);
+// Writes each page of the cache, so no handler's first write faults it in.
+void lo_cfi_touch_cache(void);
+// Empties the cache: objects were unloaded, and another one may take their addresses.
+void lo_cfi_forget_all(void);
+
+// ---- walk.c ----------------------------------------------------------------------------
+
+// Set on a thread to walk without the rule cache (measuring a first walk through new code).
+extern __thread int lo_t_walk_uncached __attribute__((tls_model("initial-exec")));
+// Outside handlers, before sampling: learns the main thread's stack range and touches the rule
+// cache's pages, so no handler faults them in.
+void lo_walk_prepare(void);
+// In a handler: the interrupted stack, leaf first, into `out` (LO_MAX_FRAMES), by call-frame
+// rules. Returns the depth, or -1 when the stack needs libunwind; sets *truncated, and *guessed
+// when a frame in code without call-frame information was stepped by its frame pointer.
+int lo_walk_interrupted(void *context, uintptr_t *out, int *truncated, int *guessed);
 
 // A ring slot's flag (never stored): the handler ran for a stack request's signal. A SIGPROF sent
 // while another is pending merges into it, so a request's signal may carry the sampler's too.
@@ -85,6 +156,9 @@ int lo_interrupted_in_syscall(void *context);
 int lo_interrupted_call_cut_short(void *context);
 // In a handler: sets what the interrupted system call returns.
 void lo_set_call_result(void *context, long result);
+// Outside handlers, for measurements: libunwind's unwind of the calling thread (its caches
+// flushed first when `cold`) into `out` (LO_MAX_FRAMES); the depth.
+int lo_unwind_current_for_measurement(int cold, uintptr_t *out);
 // Outside handlers: runs one unwind on the calling thread so libunwind's caches are set up.
 void lo_unwind_warm(void);
 // In the warm-up signal's handler: one unwind through the signal frame.
@@ -138,8 +212,12 @@ void lo_threads_changed(void);
 void lo_handler_install_once(void);
 int lo_handler_installed(void);
 void lo_handler_set_active(int active);
+void lo_handler_set_verify(int verify);
 void lo_handler_wait_idle(void);
 int lo_handler_running_count(void);
+// Outside handlers: counts the caller as a running handler while it reads the snapshot's objects.
+void lo_handler_enter_reader(void);
+void lo_handler_exit_reader(void);
 void lo_handler_resolve_task_getter(void);
 // Warms libunwind on the calling thread, through a signal frame too.
 void lo_warm_current_thread(void);

@@ -52,6 +52,7 @@ static void *lo_sampler_main(void *unused) {
     uint64_t tick = 0;
     while (atomic_load(&g_keep_sampling)) {
         lo_snapshot_refresh();
+        lo_snapshot_make_resident();
         lo_ring_drain(lo_threads_answer);
         uint64_t now = lo_monotonic_ns();
         lo_threads_tick(pid, now, ++tick);
@@ -87,6 +88,12 @@ static void lo_reset_counts(void) {
     atomic_store(&lo_count.threads_seen, 0);
     atomic_store(&lo_count.cpu_reads, 0);
     atomic_store(&lo_count.scans, 0);
+    atomic_store(&lo_count.walked, 0);
+    atomic_store(&lo_count.walk_fallbacks, 0);
+    atomic_store(&lo_count.walk_checked, 0);
+    atomic_store(&lo_count.walk_mismatches, 0);
+    atomic_store(&lo_count.walk_guessed, 0);
+    atomic_store(&lo_count.walk_callers_recovered, 0);
 }
 
 lo_status lo_sampler_start(const lo_config *config) {
@@ -112,6 +119,8 @@ lo_status lo_sampler_start(const lo_config *config) {
     lo_reset_counts();
     g_rate_hz = rate;
     g_all_threads = config && (config->flags & LO_SAMPLE_ALL_THREADS);
+    lo_walk_prepare();
+    lo_handler_set_verify(config && (config->flags & LO_VERIFY_WALK));
     lo_snapshot_refresh();
     // Set up libunwind's global state before any handler needs it.
     lo_warm_current_thread();
@@ -164,7 +173,10 @@ int lo_sampler_is_running(void) {
 int lo_sampler_begin_request(void) {
     pthread_mutex_lock(&g_control_lock);
     int own_snapshot = !g_running;
-    if (own_snapshot) lo_snapshot_refresh();
+    if (own_snapshot) {
+        lo_walk_prepare();
+        lo_snapshot_refresh();
+    }
     pthread_mutex_unlock(&g_control_lock);
     return own_snapshot;
 }
@@ -276,6 +288,12 @@ lo_counts lo_sampler_counts(void) {
         .threads_seen = atomic_load(&lo_count.threads_seen),
         .cpu_reads = atomic_load(&lo_count.cpu_reads),
         .scans = atomic_load(&lo_count.scans),
+        .walked = atomic_load(&lo_count.walked),
+        .walk_fallbacks = atomic_load(&lo_count.walk_fallbacks),
+        .walk_checked = atomic_load(&lo_count.walk_checked),
+        .walk_mismatches = atomic_load(&lo_count.walk_mismatches),
+        .walk_guessed = atomic_load(&lo_count.walk_guessed),
+        .walk_callers_recovered = atomic_load(&lo_count.walk_callers_recovered),
     };
     return counts;
 }

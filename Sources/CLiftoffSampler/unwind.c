@@ -129,6 +129,17 @@ int lo_unwind_interrupted(void *context, uintptr_t *out, int *truncated) {
     return depth;
 }
 
+int lo_unwind_current_for_measurement(int cold, uintptr_t *out) {
+    void *frames[LO_MAX_FRAMES];
+    sigset_t saved;
+    lo_unwind_enter_blocking(&saved);
+    if (cold) unw_flush_cache(unw_local_addr_space, 0, 0);
+    int count = unw_backtrace(frames, LO_MAX_FRAMES);
+    lo_unwind_exit_blocking(&saved);
+    for (int i = 0; i < count; i++) out[i] = (uintptr_t)frames[i];
+    return count;
+}
+
 void lo_unwind_warm(void) {
     void *frames[LO_BACKTRACE_CAPACITY];
     sigset_t saved;

@@ -56,12 +56,16 @@ public struct SamplerConfiguration: Sendable, Equatable {
     public var ringCapacity: Int
     /// Which threads are sampled; every thread by default.
     public var threads: Threads
+    /// Whether each stack is also unwound by libunwind and compared with the sampler's own walk
+    /// (``SamplerRecording/walk``). For tests: it costs a full libunwind unwind per sample.
+    public var verifiesWalk: Bool
 
     /// Creates a configuration.
-    public init(rateHz: Int = 1000, ringCapacity: Int = 4096, threads: Threads = .all) {
+    public init(rateHz: Int = 1000, ringCapacity: Int = 4096, threads: Threads = .all, verifiesWalk: Bool = false) {
         self.rateHz = rateHz
         self.ringCapacity = ringCapacity
         self.threads = threads
+        self.verifiesWalk = verifiesWalk
     }
 }
 
@@ -115,6 +119,40 @@ public struct SamplerRecording: Sendable {
     public var threadNames: [Int: String]
     /// The rate the session ran at.
     public var rateHz: Int
+    /// How the session's stacks were walked.
+    public var walk: WalkCounts = WalkCounts()
+}
+
+/// How a session's stacks were walked: by the handler's own walk, which follows each frame's
+/// call-frame rules, or by libunwind where that walk cannot go.
+public struct WalkCounts: Sendable, Equatable {
+    /// Stacks taken by the handler's own walk.
+    public var walked = 0
+    /// Stacks left to libunwind: code outside every known object, or a stack of unknown extent.
+    public var fallbacks = 0
+    /// Stacks with a frame in code without call-frame information, stepped by its frame pointer.
+    public var guessed = 0
+    /// With ``SamplerConfiguration/verifiesWalk``: stacks unwound both ways.
+    public var checked = 0
+    /// With ``SamplerConfiguration/verifiesWalk``: stacks on which libunwind found other frames.
+    public var mismatches = 0
+    /// With ``SamplerConfiguration/verifiesWalk``: stacks whose first frame, in code without
+    /// call-frame information, was caught in its prologue or epilogue, where libunwind follows the
+    /// frame pointer and skips the caller that the walk finds. Not counted as mismatches.
+    public var callersRecovered = 0
+    /// The first mismatch, when there was one.
+    public var firstMismatch: WalkMismatch?
+
+    /// Creates empty counts.
+    public init() {}
+}
+
+/// A stack on which the sampler's own walk and libunwind disagreed.
+public struct WalkMismatch: Sendable, Equatable {
+    /// The walk's addresses, leaf first.
+    public var walked: [UInt]
+    /// libunwind's addresses, leaf first.
+    public var libunwind: [UInt]
 }
 
 /// The process-wide stack sampler: wall-clock sampling of every thread with libunwind.
@@ -156,7 +194,8 @@ public enum Sampler {
         Sampler.askAgentToStandDown()
         var config = lo_config(
             rate_hz: UInt32(configuration.rateHz), ring_capacity: UInt32(configuration.ringCapacity),
-            flags: configuration.threads == .all ? UInt32(LO_SAMPLE_ALL_THREADS) : 0)
+            flags: (configuration.threads == .all ? UInt32(LO_SAMPLE_ALL_THREADS) : 0)
+                | (configuration.verifiesWalk ? UInt32(LO_VERIFY_WALK) : 0))
         try lifecycle.withLock { _ in
             let alreadyRunning = lo_sampler_is_running() != 0
             let status = lo_sampler_start(&config)
@@ -190,9 +229,23 @@ public enum Sampler {
         let sessionRate = rate.load(ordering: .relaxed)
         var threadNames = ThreadNaming.kernelNames()
         for (tid, name) in names.withLock({ $0 }) { threadNames[tid] = name }
-        let recording = SamplerRecording(
+        var recording = SamplerRecording(
             samples: storedSamples(rateHz: sessionRate), counts: counts, threadNames: threadNames,
             rateHz: sessionRate)
+        recording.walk.walked = Int(clamping: raw.walked)
+        recording.walk.fallbacks = Int(clamping: raw.walk_fallbacks)
+        recording.walk.guessed = Int(clamping: raw.walk_guessed)
+        recording.walk.checked = Int(clamping: raw.walk_checked)
+        recording.walk.mismatches = Int(clamping: raw.walk_mismatches)
+        recording.walk.callersRecovered = Int(clamping: raw.walk_callers_recovered)
+        var walked = [UInt](repeating: 0, count: Int(LO_MAX_FRAMES))
+        var reference = [UInt](repeating: 0, count: Int(LO_MAX_FRAMES))
+        var walkedDepth: Int32 = 0
+        var referenceDepth: Int32 = 0
+        if lo_sampler_walk_mismatch(&walked, &walkedDepth, &reference, &referenceDepth) != 0 {
+            recording.walk.firstMismatch = WalkMismatch(
+                walked: Array(walked.prefix(Int(walkedDepth))), libunwind: Array(reference.prefix(Int(referenceDepth))))
+        }
         lo_sampler_clear_store()
         return recording
     }
@@ -300,6 +353,25 @@ public enum Sampler {
     /// run); the sample is recorded before this returns. Used to measure the cost of a sample.
     public static func sampleCurrentThread() {
         lo_signal_current_thread()
+    }
+
+    /// How a stack is walked: by each frame's call-frame rules, as the signal handler does, or by
+    /// libunwind, where the handler's walk cannot go.
+    public enum WalkMethod: Sendable {
+        /// The handler's own walk, by call-frame rules from `.eh_frame`.
+        case rules
+        /// libunwind's `unw_backtrace`.
+        case libunwind
+    }
+
+    /// For measurements: walks the calling thread's stack from here as a sample's handler would,
+    /// and returns the number of frames (0 when no session runs: the walk needs its loader
+    /// snapshot). With `cold`, the rules walk finds every frame's rule afresh, as through code no
+    /// sample passed before, and libunwind starts with its global cache flushed.
+    @inline(never)
+    public static func walkCurrentStack(by method: WalkMethod, cold: Bool) -> Int {
+        var buffer = [UInt](repeating: 0, count: Int(LO_MAX_FRAMES))
+        return Int(lo_walk_current_stack(method == .rules ? LO_WALK_RULES : LO_WALK_LIBUNWIND, cold ? 1 : 0, &buffer, Int32(buffer.count)))
     }
 
     /// Captures the calling thread's stack now (not from a signal): addresses, leaf first,

@@ -1,7 +1,8 @@
 // Liftoff's stack sampler. Each tick, a sampler thread reads the CPU clock of every
 // thread of the process (or of the registered threads only). A thread that ran since its
-// last sample, however briefly, gets SIGPROF with tgkill; the handler captures the
-// interrupted stack with libunwind's unw_backtrace into a preallocated lock-free ring.
+// last sample, however briefly, gets SIGPROF with tgkill; the handler walks the interrupted
+// stack by the call-frame rules of each frame's code (libunwind where those cannot go) into a
+// preallocated lock-free ring.
 // A thread that did not run since a sample found it waiting keeps that stack: the sampler
 // thread records a waiting sample for it without a signal. A timed wait the signal cut
 // short is resumed by the handler, so sampling does not shorten a program's sleeps. The
@@ -49,6 +50,10 @@ extern "C" {
 
 /// `lo_config.flags`: sample every thread of the process, not only registered ones.
 #define LO_SAMPLE_ALL_THREADS 1u
+/// `lo_config.flags`: walk every stack both ways, by call-frame rules and by libunwind, and count
+/// the stacks on which they disagree (`lo_counts.walk_mismatches`). For tests: it costs a full
+/// libunwind unwind per sample.
+#define LO_VERIFY_WALK 2u
 
 /// Result codes of the sampler API.
 typedef enum lo_status {
@@ -86,6 +91,13 @@ typedef struct lo_counts {
     uint64_t threads_seen;   ///< distinct threads the session found
     uint64_t cpu_reads;      ///< thread CPU clocks read
     uint64_t scans;          ///< listings of the process's threads
+    uint64_t walked;         ///< stacks taken by the handler's own walk
+    uint64_t walk_fallbacks; ///< stacks the walk left to libunwind (code outside known objects, a stack of unknown extent)
+    uint64_t walk_checked;   ///< with LO_VERIFY_WALK: stacks walked both ways
+    uint64_t walk_mismatches;///< with LO_VERIFY_WALK: stacks on which the two walks disagreed (but see below)
+    uint64_t walk_guessed;   ///< stacks with a frame in code without call-frame information, stepped by its frame pointer
+    uint64_t walk_callers_recovered; ///< with LO_VERIFY_WALK: stacks with a first frame in such code, in its
+                                     ///< prologue or epilogue, whose caller the walk found and libunwind skipped
 } lo_counts;
 
 /// Layout of one sample in the store: a header of five words followed by `depth`
@@ -126,6 +138,18 @@ lo_counts lo_sampler_counts(void);
 /// The store: `*word_count` words of samples in the layout above. Valid until
 /// the next `lo_sampler_start` or `lo_sampler_clear_store`.
 const uint64_t *lo_sampler_store(size_t *word_count);
+/// With LO_VERIFY_WALK: the first stack on which the walks disagreed, the walk's and libunwind's
+/// (LO_MAX_FRAMES each); returns 0 when there was none.
+int lo_sampler_walk_mismatch(uintptr_t *walked, int *walked_depth, uintptr_t *reference, int *reference_depth);
+/// `lo_walk_current_stack` methods.
+#define LO_WALK_RULES 0
+#define LO_WALK_LIBUNWIND 1
+/// For measurements: walks the calling thread's stack from here, as a handler would, by call-frame
+/// rules (LO_WALK_RULES; finding every rule afresh, as through new code, when `cold`) or by
+/// libunwind (LO_WALK_LIBUNWIND; with its global cache flushed first when `cold`; its per-thread
+/// cache stays, so a thread's very first unwind is colder still). Needs a running session (its
+/// loader snapshot); returns the number of frames written, 0 without a session.
+int lo_walk_current_stack(int method, int cold, uintptr_t *buffer, int capacity);
 /// Frees the store.
 void lo_sampler_clear_store(void);
 /// Bytes the sampler holds now (ring and store), for leak checks.
