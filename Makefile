@@ -10,7 +10,7 @@ SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_OUT ?= Reports/demo
 
-.PHONY: pprof-proto all assets deps test-deps build demo test test-under-load examples fuzz fuzz-smoke bench bench-spread perf-agreement clean
+.PHONY: pprof-proto all assets deps test-deps build demo test test-under-load examples fuzz fuzz-smoke bench bench-observer bench-spread perf-agreement clean
 
 all: build
 
@@ -117,9 +117,20 @@ bench: deps
 	$(SWIFT) build -c release --product LiftoffAgent
 	rm -rf Reports/benchmarks/raw && mkdir -p Reports/benchmarks/raw
 	cd Benchmarks && LIFTOFF_BINARY=../.build/release/liftoff $(SWIFT) package --allow-writing-to-package-directory \
-		benchmark --format histogramSamples --path ../Reports/benchmarks/raw --no-progress
+		benchmark --skip 'interleaved: observer.*' --format histogramSamples --path ../Reports/benchmarks/raw --no-progress
+	$(MAKE) bench-observer
 	python3 scripts/perf_agreement.py .build/release/liftoff Reports/benchmarks/perf-agreement.md --slowdown 1000% || { rm -f Reports/benchmarks/perf-agreement.md; echo "perf is unavailable: sampler.md has no agreement section"; }
 	python3 Benchmarks/report.py Reports/benchmarks/raw Reports/benchmarks
+
+# The observer effect on a launch, three runs in a row (observer.md reports the worst), beside perf.
+OBSERVER_RUNS ?= 1 2 3
+bench-observer: deps
+	for run in $(OBSERVER_RUNS); do \
+		rm -rf Reports/benchmarks/raw/observer-$$run && mkdir -p Reports/benchmarks/raw/observer-$$run && \
+		(cd Benchmarks && LIFTOFF_BINARY=../.build/release/liftoff $(SWIFT) package \
+			--allow-writing-to-package-directory benchmark --target CompareBenchmarks --filter 'interleaved: observer.*' \
+			--format histogramSamples --path ../Reports/benchmarks/raw/observer-$$run --no-progress) || exit 1; \
+	done
 
 # The sampler, scheduler and launch targets three times in a row: the spread between runs.
 SPREAD_RUNS ?= 1 2 3

@@ -80,7 +80,14 @@ SAMPLER_TARGETS = {
 }
 FLOORS = {"paired 1 kHz vs unsampled": "paired bare signals 1 kHz vs none",
           "paired 10 kHz vs unsampled": "paired bare signals 10 kHz vs none"}
-TTFF = "interleaved: demo time to first frame at 1 kHz and 10 kHz vs 1 Hz"
+TTFF = "interleaved: observer, demo main entry to first frame, Liftoff and perf vs 1 Hz"
+# The observer benchmark's variants: metric, label, goal (None: no goal).
+OBSERVER_ROWS = [
+    ("liftoff1kPPM", "Liftoff, 1 kHz", 1.03),
+    ("perf1kPPM", "`perf record -g`, 1 kHz", None),
+    ("liftoff10kPPM", "Liftoff, 10 kHz", 1.10),
+    ("perf10kPPM", "`perf record -g`, 10 kHz", None),
+]
 IDLE = "paired 100 idle threads sampled vs not, 1 kHz"
 
 
@@ -93,8 +100,8 @@ def sampler_figures(results):
         figures[name] = (statistics.median(ratios),) + median_interval(ratios)
     idle = [(v - 1e5) / 1e4 for v in get(IDLE, "idleCostPPM")]
     figures[IDLE] = (statistics.median(idle),) + median_interval(idle)
-    if (TTFF, "ratio1kPPM") in results:
-        for key, metric in (("ttff 1 kHz", "ratio1kPPM"), ("ttff 10 kHz", "ratio10kPPM")):
+    if (TTFF, "liftoff1kPPM") in results:
+        for key, metric in (("ttff 1 kHz", "liftoff1kPPM"), ("ttff 10 kHz", "liftoff10kPPM")):
             ratios = [r / 1e6 for r in get(TTFF, metric)]
             figures[key] = (statistics.median(ratios),) + median_interval(ratios)
     return figures
@@ -183,25 +190,12 @@ def sampler_report(results):
     lines.append(f"| 100 idle threads sampled vs not | {len(get(IDLE, 'idleCostPPM'))} | {idle:.3f} % of a core | "
                  f"{idle_low:.3f} – {idle_high:.3f} % | ≤ 0.5 % |")
     lines.append("")
-    if "ttff 1 kHz" in figures:
-        lines.append("## Time to first frame")
-        lines.append("")
-        slow = statistics.median(get(TTFF, "ttff1HzNs")) / 1e6
-        lines.append(f"`liftoff demo` (release) launched in triplets at 1 Hz, 1 kHz and 10 kHz, in rotating order; "
-                     f"each launch's time to first frame comes from its profile (median at 1 Hz: {slow:.1f} ms).")
-        lines.append("")
-        lines.append("| rate | n | ratio to 1 Hz, median | 95 % interval | target |")
-        lines.append("|---|---:|---:|---|---|")
-        for key in ("ttff 1 kHz", "ttff 10 kHz"):
-            median, low, high = figures[key]
-            lines.append(f"| {key[5:]} | {len(get(TTFF, 'ratio1kPPM'))} | {median:.4f} | {low:.4f} – {high:.4f} | ≤ 1.03 |")
-        lines.append("")
-        lines.append("A launch is the worst case for a sampler: its threads are new and nearly every code address it "
-                     "runs is seen for the first time, and libunwind's first unwind through new code parses unwind "
-                     "tables (a thread's first sample took about 300 µs against about 3 µs warm, measured on idle "
-                     "threads). The demo's launch lasts about 20 ms on six threads, so at 10 kHz those first unwinds "
-                     "and the signal floor above make up most of the difference.")
-        lines.append("")
+    lines.append("## A launch")
+    lines.append("")
+    lines.append("What sampling adds to a launch (the demo's main entry to first frame at 1 kHz and 10 kHz, beside "
+                 "`perf record -g` at the same rates, worst of three runs), and what one unwind costs, cold and warm: "
+                 "see [observer.md](observer.md).")
+    lines.append("")
     verdicts = []
     for name, (label, target) in SAMPLER_TARGETS.items():
         if target:
@@ -212,11 +206,6 @@ def sampler_report(results):
                             f"{(low - 1) * 100:+.2f} % to {(high - 1) * 100:+.2f} %; bare signals alone cost "
                             f"{(floor - 1) * 100:+.2f} %)")
     verdicts.append(f"100 idle threads {verdict(idle, idle_high, 0.5)} the 0.5 % target ({idle:.3f} % of a core)")
-    for key in ("ttff 1 kHz", "ttff 10 kHz"):
-        if key in figures:
-            median, low, high = figures[key]
-            verdicts.append(f"time to first frame at {key[5:]} {verdict(median, high, 1.03)} the 3 % target "
-                            f"({(median - 1) * 100:+.2f} %, interval {(low - 1) * 100:+.2f} % to {(high - 1) * 100:+.2f} %)")
     lines.append("Verdict: " + "; ".join(verdicts) + ".")
     lines.append("")
     lines.append("## Symbolization")
@@ -522,8 +511,8 @@ def spread_report(raw_dirs):
         ("paired 1 kHz vs unsampled", "running thread at 1 kHz (ratio)", 1.01, "{:.4f}"),
         ("paired 10 kHz vs unsampled", "running thread at 10 kHz (ratio)", 1.03, "{:.4f}"),
         (IDLE, "100 idle threads at 1 kHz (% of a core)", 0.5, "{:.3f}"),
-        ("ttff 1 kHz", "demo time to first frame at 1 kHz vs 1 Hz (ratio)", 1.03, "{:.4f}"),
-        ("ttff 10 kHz", "demo time to first frame at 10 kHz vs 1 Hz (ratio)", 1.03, "{:.4f}"),
+        ("ttff 1 kHz", "demo main entry to first frame at 1 kHz vs 1 Hz (ratio)", 1.03, "{:.4f}"),
+        ("ttff 10 kHz", "demo main entry to first frame at 10 kHz vs 1 Hz (ratio)", 1.10, "{:.4f}"),
         ("scheduler", "scheduler vs raw dispatch (ratio)", 1.25, "{:.3f}"),
     ]
     lines = ["# Spread over repeated benchmark runs", ""]
@@ -552,6 +541,117 @@ def spread_report(raw_dirs):
     return "\n".join(lines)
 
 
+UNWINDS = [
+    ("one unwind, 30 frames: rules, warm", "by call-frame rules, warm (every rule cached)"),
+    ("one unwind, 30 frames: rules, cold", "by call-frame rules, cold (every rule found afresh, as through new code)"),
+    ("one unwind, 30 frames: libunwind, warm", "by libunwind, warm"),
+    ("one unwind, 30 frames: libunwind, first on a new thread", "by libunwind, a new thread's first (the old handler's cold case)"),
+]
+
+
+def observer_report(results, observer_dirs):
+    """observer.md: the launch the sampler slows, worst of the observer runs; unwind costs; the tick's floor."""
+    get = getter(results)
+    runs = []
+    for raw_dir in observer_dirs:
+        run = load(raw_dir)
+        if (TTFF, "liftoff1kPPM") not in run:
+            raise SystemExit(f"report.py: no observer results in {raw_dir}.")
+        runs.append(run)
+    lines = ["# The observer effect", ""]
+    lines.append(f"Measured {datetime.date.today().isoformat()} on {platform.node()} "
+                 f"({os.cpu_count()} CPUs, {platform.system()} {platform.release()}), release build, by `make bench`.")
+    lines.append("")
+    lines.append("## A launch")
+    lines.append("")
+    baseline = statistics.median([v for run in runs for v in run[(TTFF, "baseline1HzNs")][1]]) / 1e6
+    lines.append("`liftoff demo` (release) launched in rounds of five, in rotating order: Liftoff sampling at 1 Hz (the "
+                 "baseline: one look at each thread, then nearly nothing), at 1 kHz and at 10 kHz, and `perf record -e "
+                 "cpu-clock -g` at 1 kHz and at 10 kHz around a launch sampled at 1 Hz. Each launch's main entry to "
+                 "first frame comes from its profile; each round gives a ratio to its own baseline launch, so drift on "
+                 f"the shared machine cancels (median baseline: {baseline:.1f} ms). The benchmark runs "
+                 f"{len(runs)} times in a row; each cell is one run's median ratio (95 % bootstrap interval of the "
+                 "median), and the verdict takes the worst run.")
+    lines.append("")
+    lines.append("| sampler | " + " | ".join(f"run {i + 1}" for i in range(len(runs))) + " | worst | goal | verdict |")
+    lines.append("|---|" + "---:|" * len(runs) + "---:|---|---|")
+    worst = {}
+    for metric, label, goal in OBSERVER_ROWS:
+        cells = []
+        for run in runs:
+            if (TTFF, metric) not in run:
+                continue
+            ratios = [v / 1e6 for v in run[(TTFF, metric)][1]]
+            median = statistics.median(ratios)
+            low, high = median_interval(ratios)
+            cells.append(f"{median:.4f} ({low:.4f} – {high:.4f})")
+            if metric not in worst or median > worst[metric][0]:
+                worst[metric] = (median, low, high, len(ratios))
+        if metric not in worst:
+            continue
+        median, low, high, _ = worst[metric]
+        shown_goal = f"≤ {goal:.2f}" if goal else ""
+        shown_verdict = verdict(median, high, goal) if goal else ""
+        lines.append(f"| {label} | " + " | ".join(cells) + f" | {median:.4f} | {shown_goal} | {shown_verdict} |")
+    lines.append("")
+    verdicts = []
+    for rate, ours, theirs, goal in (("1 kHz", "liftoff1kPPM", "perf1kPPM", 1.03), ("10 kHz", "liftoff10kPPM", "perf10kPPM", 1.10)):
+        if ours not in worst:
+            continue
+        median, low, high, _ = worst[ours]
+        sentence = (f"at {rate}, Liftoff's worst run adds {(median - 1) * 100:+.1f} % (interval {(low - 1) * 100:+.1f} % "
+                    f"to {(high - 1) * 100:+.1f} %) and {verdict(median, high, goal)} the {(goal - 1) * 100:.0f} % goal")
+        if theirs in worst:
+            perf = worst[theirs][0]
+            sentence += f"; `perf record -g` adds {(perf - 1) * 100:+.1f} % at its worst, so Liftoff is " + (
+                "ahead of perf" if median < perf else "not ahead of perf")
+        verdicts.append(sentence)
+    if verdicts:
+        lines.append("Verdict: " + "; ".join(verdicts) + ".")
+        lines.append("")
+    lines.append("## One unwind")
+    lines.append("")
+    lines.append("The handler walks a stack itself, by each frame's call-frame rules from `.eh_frame`: where the "
+                 "canonical frame address is (rsp, rbp or rbx plus an offset), where the return address and the "
+                 "caller's rbp and rbx were saved. Swift code keeps frame pointers, so for it that rule is a frame-pointer "
+                 "step; for the C library it is what finds the caller at all. Rules are found through each object's "
+                 "`.eh_frame_hdr` table, whose pages, like those of `.eh_frame`, the sampler thread makes resident and "
+                 "indexes by page when the object is loaded, and are kept in a lock-free cache of one word per address. "
+                 "libunwind walks only code outside every known object and rules the walk cannot follow (a canonical "
+                 "frame address computed from memory). A stack of 30 frames, walked from the calling thread as a handler "
+                 "walks it:")
+    lines.append("")
+    lines.append("| walk | median | per frame |")
+    lines.append("|---|---:|---:|")
+    for name, label in UNWINDS:
+        if (name, "wallClock") in results:
+            median = statistics.median(get(name, "wallClock"))
+            lines.append(f"| {label} | {median / 1e3:.2f} µs | {median / 30:.0f} ns |")
+    lines.append("")
+    if ("one sample (signal, unwind, ring)", "wallClock") in results:
+        one = statistics.median(get("one sample (signal, unwind, ring)", "wallClock"))
+        lines.append(f"One sample of a thread by itself (signal delivery, handler, walk, ring write) takes {one / 1e3:.2f} µs: "
+                     f"one core can take about {1e9 / one:,.0f} samples a second.")
+        lines.append("")
+    lines.append("## A running thread")
+    lines.append("")
+    figures = sampler_figures(results)
+    lines.append("| rate | Liftoff | bare signals (an empty handler) | Liftoff beyond the floor | goal |")
+    lines.append("|---|---:|---:|---:|---|")
+    for name, rate in (("paired 1 kHz vs unsampled", "1 kHz"), ("paired 10 kHz vs unsampled", "10 kHz")):
+        median = figures[name][0]
+        floor = figures[FLOORS[name]][0]
+        lines.append(f"| {rate} | {(median - 1) * 100:+.2f} % | {(floor - 1) * 100:+.2f} % | {(median - floor) * 100:+.2f} % | "
+                     "within 0.5 % of the floor |")
+    lines.append("")
+    lines.append("A signal sent from the sampler thread to a thread running on another core costs the target far more on "
+                 "this virtual machine than the handler does (the interprocessor interrupt that delivers it exits to the "
+                 "hypervisor): that floor, not the walk, is what sampling at 10 kHz costs. Without a signal-free mode, the "
+                 "goal is to stay within 0.5 % of it. Details of the method: [sampler.md](sampler.md).")
+    lines.append("")
+    return "\n".join(lines)
+
+
 def main():
     if len(sys.argv) >= 4 and sys.argv[1] == "--spread":
         os.makedirs(sys.argv[2], exist_ok=True)
@@ -570,6 +670,9 @@ def main():
     write(sys.argv[2], "reports.md", reports_report(results))
     write(sys.argv[2], "compare.md", compare_report(results))
     write(sys.argv[2], "agent.md", agent_report(results))
+    observer_dirs = sorted(glob.glob(os.path.join(sys.argv[1], "observer-*")))
+    if observer_dirs:
+        write(sys.argv[2], "observer.md", observer_report(results, observer_dirs))
 
 
 if __name__ == "__main__":

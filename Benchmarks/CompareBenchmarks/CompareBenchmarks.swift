@@ -60,17 +60,37 @@ let liftoffBinary: String? = {
     return candidates.compactMap { $0 }.first { FileManager.default.isExecutableFile(atPath: $0) }
 }()
 
-/// One launch of `liftoff demo` sampling at `rate`: its time to first frame, in nanoseconds.
-func demoTimeToFirstFrame(rate: Int, binary: String) -> UInt64? {
-    let out = FileManager.default.temporaryDirectory.appendingPathComponent("liftoff-ttff-bench-\(getpid())")
-    let arguments = [binary, "demo", "--quiet", "--linger", "0", "--rate", "\(rate)", "--out", out.path]
-    guard spawnAndWait(arguments, silencingOutput: true) == 0, let profile = try? Profile.load(from: out.appendingPathComponent("profile.json")) else { return nil }
-    return profile.timeToFirstFrameNs
+/// One launch of `liftoff demo` sampling at `rate`, under `perf record -g` at `perfRate` when set:
+/// its main entry to first frame, in nanoseconds, from its profile.
+func demoMainToFirstFrame(rate: Int, perfRate: Int? = nil, binary: String) -> UInt64? {
+    let out = FileManager.default.temporaryDirectory.appendingPathComponent("liftoff-observer-bench-\(getpid())")
+    let demo = [binary, "demo", "--quiet", "--linger", "0", "--rate", "\(rate)", "--out", out.path]
+    let arguments = perfRate.map { perfRate in
+        ["/usr/bin/perf", "record", "-q", "-e", "cpu-clock", "-F", "\(perfRate)", "-g", "-o", out.path + ".perf.data", "--"] + demo
+    } ?? demo
+    guard spawnAndWait(arguments, silencingOutput: true) == 0,
+        let profile = try? Profile.load(from: out.appendingPathComponent("profile.json")),
+        let firstFrame = profile.phases.firstFrameNs
+    else { return nil }
+    return firstFrame > profile.phases.mainEntryNs ? firstFrame - profile.phases.mainEntryNs : nil
 }
 
-let ratio1kMetric = BenchmarkMetric.custom("ratio1kPPM", polarity: .prefersSmaller, useScalingFactor: false)
-let ratio10kMetric = BenchmarkMetric.custom("ratio10kPPM", polarity: .prefersSmaller, useScalingFactor: false)
-let ttff1Metric = BenchmarkMetric.custom("ttff1HzNs", polarity: .prefersSmaller, useScalingFactor: false)
+/// Whether `perf record` works here (installed, and allowed to sample this user's processes).
+let perfWorks: Bool = {
+    guard FileManager.default.isExecutableFile(atPath: "/usr/bin/perf") else { return false }
+    let data = FileManager.default.temporaryDirectory.appendingPathComponent("liftoff-perf-probe-\(getpid()).data").path
+    defer { try? FileManager.default.removeItem(atPath: data) }
+    return spawnAndWait(["/usr/bin/perf", "record", "-q", "-e", "cpu-clock", "-o", data, "--", "/bin/true"], silencingOutput: true) == 0
+}()
+
+/// The variants of the observer benchmark: its metric, Liftoff's rate, and perf's rate (nil: no perf).
+let observerVariants: [(metric: BenchmarkMetric, rate: Int, perfRate: Int?)] = [
+    (.custom("baseline1HzNs", polarity: .prefersSmaller, useScalingFactor: false), 1, nil),
+    (.custom("liftoff1kPPM", polarity: .prefersSmaller, useScalingFactor: false), 1000, nil),
+    (.custom("liftoff10kPPM", polarity: .prefersSmaller, useScalingFactor: false), 10_000, nil),
+    (.custom("perf1kPPM", polarity: .prefersSmaller, useScalingFactor: false), 1, 1000),
+    (.custom("perf10kPPM", polarity: .prefersSmaller, useScalingFactor: false), 1, 10_000),
+]
 
 /// `libLiftoffAgent.so` beside the release `liftoff` (`make bench` builds both).
 let agentLibrary: String? = liftoffBinary.map {
@@ -219,29 +239,31 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
-    // The demo's time to first frame sampled at 1 kHz and at 10 kHz against 1 Hz (one look at
-    // each thread, then nearly nothing): triplets of launches in rotating order.
+    // The observer effect: the demo's main entry to first frame sampled by Liftoff at 1 kHz and
+    // 10 kHz, and recorded by `perf record -g` at the same rates (Liftoff at 1 Hz inside), each
+    // against Liftoff at 1 Hz (one look at each thread, then nearly nothing): rounds of the five
+    // launches in rotating order. `make bench` runs it three times; observer.md reports the worst.
     if let binary = liftoffBinary {
+        let variants = perfWorks ? observerVariants : Array(observerVariants.prefix(3))
         Benchmark(
-            "interleaved: demo time to first frame at 1 kHz and 10 kHz vs 1 Hz",
+            "interleaved: observer, demo main entry to first frame, Liftoff and perf vs 1 Hz",
             configuration: .init(
-                metrics: [ratio1kMetric, ratio10kMetric, ttff1Metric],
-                units: [ratio1kMetric: .count, ratio10kMetric: .count, ttff1Metric: .count], warmupIterations: 2,
-                maxDuration: .seconds(90), maxIterations: 60)
+                metrics: variants.map(\.metric), units: Dictionary(uniqueKeysWithValues: variants.map { ($0.metric, .count) }),
+                warmupIterations: 2, maxDuration: .seconds(150), maxIterations: 60)
         ) { benchmark in
             var turn = 0
             for _ in benchmark.scaledIterations {
-                var times: [Int: UInt64] = [:]
-                let rates = [1, 1000, 10_000]
-                for offset in 0..<3 {
-                    let rate = rates[(turn + offset) % 3]
-                    times[rate] = demoTimeToFirstFrame(rate: rate, binary: binary)
+                var times: [UInt64?] = Array(repeating: nil, count: variants.count)
+                for offset in 0..<variants.count {
+                    let index = (turn + offset) % variants.count
+                    times[index] = demoMainToFirstFrame(rate: variants[index].rate, perfRate: variants[index].perfRate, binary: binary)
                 }
                 turn += 1
-                guard let slow = times[1], let oneK = times[1000], let tenK = times[10_000], slow > 0 else { continue }
-                benchmark.measurement(ratio1kMetric, Int(oneK * 1_000_000 / slow))
-                benchmark.measurement(ratio10kMetric, Int(tenK * 1_000_000 / slow))
-                benchmark.measurement(ttff1Metric, Int(slow))
+                guard let baseline = times[0], baseline > 0, times.allSatisfy({ $0 != nil }) else { continue }
+                benchmark.measurement(variants[0].metric, Int(baseline))
+                for index in 1..<variants.count {
+                    benchmark.measurement(variants[index].metric, Int(times[index]! * 1_000_000 / baseline))
+                }
             }
         }
     }

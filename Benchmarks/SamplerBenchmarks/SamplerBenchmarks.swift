@@ -35,6 +35,13 @@ func timedWorkload() -> UInt64 {
     return DispatchTime.now().uptimeNanoseconds - start
 }
 
+/// Walks the stack from `depth` frames below the caller.
+@inline(never)
+func walkAtDepth(_ depth: Int, method: Sampler.WalkMethod, cold: Bool) -> Int {
+    if depth == 0 { return Sampler.walkCurrentStack(by: method, cold: cold) }
+    return walkAtDepth(depth - 1, method: method, cold: cold) &+ 1
+}
+
 /// Runs the workload in pairs, unsampled and with the sampler running at `rate` on every thread
 /// of the process (both unsampled when `rate` is nil: the noise floor), alternating which goes
 /// first, and records each pair's ratio. The sampler starts and stops around its side, outside
@@ -330,6 +337,50 @@ let benchmarks: @Sendable () -> Void = {
                 blackHole(read(thread))
             }
         }
+    }
+
+    // One walk of a 30-frame stack, as a handler walks it: by call-frame rules, warm (every rule
+    // cached) and cold (every rule found afresh, as through new code), and by libunwind, warm and
+    // on a new thread (its per-thread cache empty, its global cache flushed).
+    for (name, method, cold) in [
+        ("one unwind, 30 frames: rules, warm", Sampler.WalkMethod.rules, false),
+        ("one unwind, 30 frames: rules, cold", .rules, true),
+        ("one unwind, 30 frames: libunwind, warm", .libunwind, false),
+    ] {
+        Benchmark(
+            name,
+            configuration: .init(metrics: [.wallClock], timeUnits: .nanoseconds, warmupIterations: 100, scalingFactor: .kilo,
+                                 maxDuration: .seconds(5))
+        ) { benchmark in
+            try? Sampler.start(SamplerConfiguration(rateHz: 1, threads: .registered))
+            benchmark.startMeasurement()
+            for _ in benchmark.scaledIterations {
+                blackHole(walkAtDepth(25, method: method, cold: cold))
+            }
+            benchmark.stopMeasurement()
+            _ = Sampler.stop()
+        }
+    }
+    Benchmark(
+        "one unwind, 30 frames: libunwind, first on a new thread",
+        configuration: .init(metrics: [.wallClock], timeUnits: .nanoseconds, warmupIterations: 5, maxDuration: .seconds(10),
+                             maxIterations: 300)
+    ) { benchmark in
+        try? Sampler.start(SamplerConfiguration(rateHz: 1, threads: .registered))
+        for _ in benchmark.scaledIterations {
+            let elapsed = Mutex<UInt64>(0)
+            let done = DispatchSemaphore(value: 0)
+            let thread = Thread {
+                let start = DispatchTime.now().uptimeNanoseconds
+                blackHole(walkAtDepth(25, method: .libunwind, cold: true))
+                elapsed.withLock { $0 = DispatchTime.now().uptimeNanoseconds - start }
+                done.signal()
+            }
+            thread.start()
+            done.wait()
+            benchmark.measurement(.wallClock, Int(elapsed.withLock { $0 }))
+        }
+        _ = Sampler.stop()
     }
 
     Benchmark(
