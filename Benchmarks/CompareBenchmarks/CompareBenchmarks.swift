@@ -249,7 +249,7 @@ let benchmarks: @Sendable () -> Void = {
             "interleaved: observer, demo main entry to first frame, Liftoff and perf vs 1 Hz",
             configuration: .init(
                 metrics: variants.map(\.metric), units: Dictionary(uniqueKeysWithValues: variants.map { ($0.metric, .count) }),
-                warmupIterations: 2, maxDuration: .seconds(150), maxIterations: 60)
+                warmupIterations: 2, maxDuration: .seconds(300), maxIterations: 100)
         ) { benchmark in
             var turn = 0
             for _ in benchmark.scaledIterations {

@@ -441,6 +441,11 @@ static const uint8_t *lo_find_fde(const lo_object *object, uintptr_t address) {
     return object->hdr + table[2 * low + 1];
 }
 
+size_t lo_cfi_index_bytes(const lo_object *object) {
+    if (object->end <= object->start) return 0;
+    return ((((object->end - object->start - 1) >> LO_INDEX_PAGE_SHIFT) + 1) + 1) * sizeof(uint32_t);
+}
+
 uint32_t *lo_cfi_build_index(const lo_object *object, size_t *bytes) {
     *bytes = 0;
     if (object->table == NULL || object->fde_count == 0 || object->end <= object->start) return NULL;
@@ -456,7 +461,7 @@ uint32_t *lo_cfi_build_index(const lo_object *object, size_t *bytes) {
         while (entry + 1 < object->fde_count && hdr + (intptr_t)table[2 * (entry + 1)] <= page_start) entry++;
         index[page] = entry;
     }
-    *bytes = (pages + 1) * sizeof(uint32_t);
+    *bytes = lo_cfi_index_bytes(object);
     return index;
 }
 

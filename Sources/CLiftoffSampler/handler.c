@@ -146,9 +146,13 @@ static int lo_unwind_stack(void *context, uintptr_t *frames, int *truncated) {
                 LO_COUNT(walk_checked, 1);
                 if (reference_depth != depth || memcmp(reference, frames, (size_t)depth * sizeof(uintptr_t)) != 0) {
                     // libunwind steps a first frame without call-frame information by its frame
-                    // pointer even in its prologue or epilogue, where that skips the caller.
-                    int skipped_caller = guessed && depth == reference_depth + 1 && depth >= 2 && frames[0] == reference[0] &&
-                                         memcmp(frames + 2, reference + 1, (size_t)(depth - 2) * sizeof(uintptr_t)) == 0;
+                    // pointer even in its prologue or epilogue, where that skips the caller (and,
+                    // from an async function, the executor's frame too): the same stack with
+                    // frames missing after the first.
+                    int missing = depth - reference_depth;
+                    int skipped_caller = guessed && missing >= 1 && reference_depth >= 1 && frames[0] == reference[0] &&
+                                         memcmp(frames + 1 + missing, reference + 1,
+                                                (size_t)(reference_depth - 1) * sizeof(uintptr_t)) == 0;
                     if (skipped_caller) LO_COUNT(walk_callers_recovered, 1);
                     else lo_note_mismatch(frames, depth, reference, reference_depth);
                 }

@@ -80,6 +80,7 @@ typedef struct lo_object {
     // Built later by the sampler thread (NULL until then): for each page of the segment, the last
     // table entry starting at or before it, so a search looks at that page's entries only.
     _Atomic(uint32_t *) page_index;
+    uint8_t resident; // its tables were made resident (for an earlier snapshot, when taken over)
 } lo_object;
 
 #define LO_INDEX_PAGE_SHIFT 12
@@ -106,6 +107,7 @@ typedef struct lo_rule {
 int lo_cfi_prepare(lo_object *object);
 // Outside handlers: the page index of `object` (malloc'd; *bytes its size), or NULL.
 uint32_t *lo_cfi_build_index(const lo_object *object, size_t *bytes);
+size_t lo_cfi_index_bytes(const lo_object *object);
 // Outside handlers: the span of memory the tables of `object` lie in (.eh_frame_hdr and .eh_frame),
 // to make resident; NULL, NULL when it has none.
 void lo_cfi_span(const lo_object *object, const uint8_t **start, const uint8_t **end);

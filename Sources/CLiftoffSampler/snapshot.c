@@ -48,7 +48,7 @@ static _Atomic uint64_t g_unloads;    // dlclose calls begun
 static _Atomic int g_rebuild;         // the next refresh builds a snapshot whatever the counters say
 static _Atomic(lo_snapshot *) g_snapshot;
 static lo_snapshot *g_retired;
-static size_t g_snapshot_bytes;
+static size_t g_snapshot_bytes, g_index_bytes;
 
 static lo_iterate_function lo_real_iterate(void) {
     if (g_real_iterate == NULL) {
@@ -192,13 +192,39 @@ static int lo_fill_objects(struct dl_phdr_info *info, size_t size, void *data) {
     return 0;
 }
 
+// A new snapshot takes over the page index (and the resident pages) of each object the previous
+// one listed unchanged, so loading one library does not redo the work for all the others. A
+// handler still reading the previous snapshot keeps the index it loaded: the memory moves to the
+// new snapshot, which frees it.
+static void lo_take_over(lo_snapshot *snapshot, lo_snapshot *previous) {
+    for (size_t i = 0; i < snapshot->object_count; i++) {
+        lo_object *object = &snapshot->objects[i];
+        for (size_t j = 0; j < previous->object_count; j++) {
+            lo_object *old = &previous->objects[j];
+            if (old->start != object->start || old->end != object->end || old->hdr != object->hdr ||
+                old->table != object->table || old->fde_count != object->fde_count) {
+                continue;
+            }
+            uint32_t *index = atomic_exchange(&old->page_index, NULL);
+            if (index != NULL) atomic_store(&object->page_index, index);
+            object->resident = old->resident;
+            break;
+        }
+    }
+}
+
 // Frees retired snapshots once no handler can still be reading one.
 static void lo_reclaim_snapshots(int force) {
     if (!force && lo_handler_running_count() != 0) return;
     while (g_retired != NULL) {
         lo_snapshot *next = g_retired->retired_next;
         g_snapshot_bytes -= g_retired->bytes;
-        for (size_t i = 0; i < g_retired->object_count; i++) free(atomic_load(&g_retired->objects[i].page_index));
+        for (size_t i = 0; i < g_retired->object_count; i++) {
+            uint32_t *index = atomic_load(&g_retired->objects[i].page_index);
+            if (index == NULL) continue;
+            g_index_bytes -= lo_cfi_index_bytes(&g_retired->objects[i]);
+            free(index);
+        }
         free(g_retired);
         g_retired = next;
     }
@@ -241,6 +267,8 @@ void lo_snapshot_refresh(void) {
     snapshot->adds = snapshot->count ? snapshot->infos[snapshot->count - 1].dlpi_adds : 0;
     snapshot->subs = snapshot->count ? snapshot->infos[snapshot->count - 1].dlpi_subs : 0;
     g_snapshot_bytes += bytes;
+    lo_snapshot *previous_snapshot = atomic_load(&g_snapshot);
+    if (previous_snapshot != NULL) lo_take_over(snapshot, previous_snapshot);
     lo_snapshot *old = atomic_exchange(&g_snapshot, snapshot);
     if (old != NULL) {
         old->retired_next = g_retired;
@@ -269,11 +297,12 @@ void lo_snapshot_make_resident(void) {
     uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
     for (size_t i = 0; i < snapshot->object_count; i++) {
         lo_object *object = &snapshot->objects[i];
+        if (object->resident) continue;
+        object->resident = 1;
         size_t index_bytes;
-        uint32_t *index = lo_cfi_build_index(object, &index_bytes);
+        uint32_t *index = atomic_load(&object->page_index) ? NULL : lo_cfi_build_index(object, &index_bytes);
         if (index != NULL) {
-            snapshot->bytes += index_bytes;
-            g_snapshot_bytes += index_bytes;
+            g_index_bytes += index_bytes;
             atomic_store_explicit(&object->page_index, index, memory_order_release);
         }
         if (i > 0 && object->hdr == snapshot->objects[i - 1].hdr) continue;
@@ -298,4 +327,4 @@ void lo_snapshot_drop(void) {
     lo_reclaim_snapshots(1);
 }
 
-size_t lo_snapshot_bytes(void) { return g_snapshot_bytes; }
+size_t lo_snapshot_bytes(void) { return g_snapshot_bytes + g_index_bytes; }

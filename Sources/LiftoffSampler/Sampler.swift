@@ -136,9 +136,10 @@ public struct WalkCounts: Sendable, Equatable {
     public var checked = 0
     /// With ``SamplerConfiguration/verifiesWalk``: stacks on which libunwind found other frames.
     public var mismatches = 0
-    /// With ``SamplerConfiguration/verifiesWalk``: stacks whose first frame, in code without
-    /// call-frame information, was caught in its prologue or epilogue, where libunwind follows the
-    /// frame pointer and skips the caller that the walk finds. Not counted as mismatches.
+    /// With ``SamplerConfiguration/verifiesWalk``: stacks whose first frame is in code without
+    /// call-frame information, where libunwind follows the frame pointer even in a prologue or
+    /// epilogue and skips callers that the walk finds (the same stack with frames missing after
+    /// the first). Not counted as mismatches.
     public var callersRecovered = 0
     /// The first mismatch, when there was one.
     public var firstMismatch: WalkMismatch?
@@ -155,14 +156,15 @@ public struct WalkMismatch: Sendable, Equatable {
     public var libunwind: [UInt]
 }
 
-/// The process-wide stack sampler: wall-clock sampling of every thread with libunwind.
+/// The process-wide stack sampler: wall-clock sampling of every thread, each stack walked in a
+/// signal handler by its frames' call-frame rules.
 ///
 /// Each tick, a sampler thread reads the CPU clock of every thread of the process. A thread
 /// that ran since its previous sample gets `SIGPROF`, and the signal handler records the
 /// interrupted stack without allocating or locking. A thread that did not run keeps its
 /// stack: it is recorded as waiting, without a signal, so the cost follows the threads that
 /// run. Threads need no registration; ``registerCurrentThread(name:)`` names one (and warms
-/// libunwind on it), ``excludeCurrentThread()`` opts one out.
+/// the libunwind fallback on it), ``excludeCurrentThread()`` opts one out.
 ///
 /// ```swift
 /// try Sampler.start(SamplerConfiguration(rateHz: 1000))

@@ -96,8 +96,9 @@ typedef struct lo_counts {
     uint64_t walk_checked;   ///< with LO_VERIFY_WALK: stacks walked both ways
     uint64_t walk_mismatches;///< with LO_VERIFY_WALK: stacks on which the two walks disagreed (but see below)
     uint64_t walk_guessed;   ///< stacks with a frame in code without call-frame information, stepped by its frame pointer
-    uint64_t walk_callers_recovered; ///< with LO_VERIFY_WALK: stacks with a first frame in such code, in its
-                                     ///< prologue or epilogue, whose caller the walk found and libunwind skipped
+    uint64_t walk_callers_recovered; ///< with LO_VERIFY_WALK: stacks with a first frame in such code whose
+                                     ///< callers the walk found and libunwind skipped (it follows rbp there
+                                     ///< even in a prologue or epilogue)
 } lo_counts;
 
 /// Layout of one sample in the store: a header of five words followed by `depth`
