@@ -86,6 +86,7 @@ let perfWorks: Bool = {
 /// The variants of the observer benchmark: its metric, Liftoff's rate, and perf's rate (nil: no perf).
 let observerVariants: [(metric: BenchmarkMetric, rate: Int, perfRate: Int?)] = [
     (.custom("baseline1HzNs", polarity: .prefersSmaller, useScalingFactor: false), 1, nil),
+    (.custom("noise1HzPPM", polarity: .prefersSmaller, useScalingFactor: false), 1, nil),
     (.custom("liftoff1kPPM", polarity: .prefersSmaller, useScalingFactor: false), 1000, nil),
     (.custom("liftoff10kPPM", polarity: .prefersSmaller, useScalingFactor: false), 10_000, nil),
     (.custom("perf1kPPM", polarity: .prefersSmaller, useScalingFactor: false), 1, 1000),
@@ -241,10 +242,11 @@ let benchmarks: @Sendable () -> Void = {
 
     // The observer effect: the demo's main entry to first frame sampled by Liftoff at 1 kHz and
     // 10 kHz, and recorded by `perf record -g` at the same rates (Liftoff at 1 Hz inside), each
-    // against Liftoff at 1 Hz (one look at each thread, then nearly nothing): rounds of the five
-    // launches in rotating order. `make bench` runs it three times; observer.md reports the worst.
+    // against Liftoff at 1 Hz (one look at each thread, then nearly nothing), and a second 1 Hz
+    // launch against the first (the method's own noise): rounds of the six launches in rotating
+    // order. `make bench` runs it three times; observer.md reports the worst.
     if let binary = liftoffBinary {
-        let variants = perfWorks ? observerVariants : Array(observerVariants.prefix(3))
+        let variants = perfWorks ? observerVariants : Array(observerVariants.prefix(4))
         Benchmark(
             "interleaved: observer, demo main entry to first frame, Liftoff and perf vs 1 Hz",
             configuration: .init(
