@@ -235,21 +235,30 @@ void lo_handler_set_verify(int verify) {
     if (verify) atomic_store(&g_mismatch_state, 0);
 }
 
+int lo_walk_context(void *context, uintptr_t *frames) {
+    // Counted as a handler, so the snapshot it walks through stays while it does.
+    atomic_fetch_add(&g_in_handler, 1);
+    int truncated = 0, guessed = 0;
+    // Sampling stops by clearing g_active and then waiting for handlers: the snapshot stays while
+    // g_active is seen set after counting in.
+    int depth = atomic_load(&g_active) && lo_snapshot_usable() ? lo_walk_interrupted(context, frames, &truncated, &guessed) : -1;
+    atomic_fetch_sub(&g_in_handler, 1);
+    if (depth >= 0) LO_COUNT(walk_captures, 1);
+    return depth;
+}
+
 int lo_walk_current_stack(int method, int cold, uintptr_t *buffer, int capacity) {
     if (buffer == NULL || capacity <= 0 || !lo_sampler_is_running()) return 0;
     uintptr_t frames[LO_MAX_FRAMES];
-    int truncated = 0, guessed = 0, depth;
+    int depth;
     if (method == LO_WALK_LIBUNWIND) {
         depth = lo_unwind_current_for_measurement(cold, frames);
     } else {
         ucontext_t context;
         if (getcontext(&context) != 0) return 0;
-        // Counted as a handler, so the snapshot it walks through stays while it does.
-        atomic_fetch_add(&g_in_handler, 1);
         lo_t_walk_uncached = cold;
-        depth = lo_snapshot_usable() ? lo_walk_interrupted(&context, frames, &truncated, &guessed) : 0;
+        depth = lo_walk_context(&context, frames);
         lo_t_walk_uncached = 0;
-        atomic_fetch_sub(&g_in_handler, 1);
     }
     if (depth < 0) depth = 0;
     if (depth > capacity) depth = capacity;

@@ -48,7 +48,7 @@ uintptr_t lo_handler_current_task(void);
 typedef struct lo_counters {
     _Atomic uint64_t signals_sent, captured, dropped, failed, skipped, truncated, stored;
     _Atomic uint64_t waiting, unanswered, threads_seen, cpu_reads, scans;
-    _Atomic uint64_t walked, walk_fallbacks, walk_checked, walk_mismatches, walk_guessed, walk_callers_recovered;
+    _Atomic uint64_t walked, walk_fallbacks, walk_checked, walk_mismatches, walk_guessed, walk_callers_recovered, walk_captures;
 } lo_counters;
 
 extern lo_counters lo_count;
@@ -158,6 +158,9 @@ int lo_interrupted_in_syscall(void *context);
 int lo_interrupted_call_cut_short(void *context);
 // In a handler: sets what the interrupted system call returns.
 void lo_set_call_result(void *context, long result);
+// Outside handlers, while a session runs: the walk from `context` (getcontext), counted as a
+// handler; -1 without a session or a usable snapshot.
+int lo_walk_context(void *context, uintptr_t *frames);
 // Outside handlers, for measurements: libunwind's unwind of the calling thread (its caches
 // flushed first when `cold`) into `out` (LO_MAX_FRAMES); the depth.
 int lo_unwind_current_for_measurement(int cold, uintptr_t *out);

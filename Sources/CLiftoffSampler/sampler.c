@@ -94,6 +94,7 @@ static void lo_reset_counts(void) {
     atomic_store(&lo_count.walk_mismatches, 0);
     atomic_store(&lo_count.walk_guessed, 0);
     atomic_store(&lo_count.walk_callers_recovered, 0);
+    atomic_store(&lo_count.walk_captures, 0);
 }
 
 lo_status lo_sampler_start(const lo_config *config) {
@@ -294,6 +295,7 @@ lo_counts lo_sampler_counts(void) {
         .walk_mismatches = atomic_load(&lo_count.walk_mismatches),
         .walk_guessed = atomic_load(&lo_count.walk_guessed),
         .walk_callers_recovered = atomic_load(&lo_count.walk_callers_recovered),
+        .walk_captures = atomic_load(&lo_count.walk_captures),
     };
     return counts;
 }

@@ -1,6 +1,6 @@
 // libunwind calls, and the exclusion between unwinds in handlers and outside them.
 //
-// An unwind outside a handler (warming a thread, `lo_capture_current_stack`) goes through the
+// An unwind outside a handler (warming a thread, `lo_capture_current_stack` without a session) goes through the
 // C library's dl_iterate_phdr and so takes libunwind's lock and then the loader's. A thread
 // interrupted while holding the loader's lock (inside dlopen or dlclose) would wait in its
 // handler for libunwind's lock: a deadlock. So while such an unwind runs, handlers do not
@@ -157,6 +157,16 @@ void lo_unwind_warm_in_handler(void) {
 
 __attribute__((noinline)) int lo_capture_current_stack(uintptr_t *buffer, int capacity) {
     if (buffer == NULL || capacity <= 0) return 0;
+    // While a session runs, the handler's walk (its rules cached, nothing cold); libunwind else.
+    ucontext_t context;
+    uintptr_t walked[LO_MAX_FRAMES];
+    int depth = getcontext(&context) == 0 ? lo_walk_context(&context, walked) : -1;
+    if (depth > 1) {
+        // The first frame is this function's own.
+        int kept = depth - 1 < capacity ? depth - 1 : capacity;
+        memcpy(buffer, walked + 1, (size_t)kept * sizeof(uintptr_t));
+        return kept;
+    }
     void *frames[LO_MAX_FRAMES + 1];
     int limit = capacity + 1 < LO_MAX_FRAMES + 1 ? capacity + 1 : LO_MAX_FRAMES + 1;
     sigset_t saved;

@@ -132,6 +132,8 @@ public struct WalkCounts: Sendable, Equatable {
     public var fallbacks = 0
     /// Stacks with a frame in code without call-frame information, stepped by its frame pointer.
     public var guessed = 0
+    /// Stacks captured without a signal (``Sampler/captureCurrentStack(maxFrames:)``) by the walk.
+    public var captures = 0
     /// With ``SamplerConfiguration/verifiesWalk``: stacks unwound both ways.
     public var checked = 0
     /// With ``SamplerConfiguration/verifiesWalk``: stacks on which libunwind found other frames.
@@ -240,6 +242,7 @@ public enum Sampler {
         recording.walk.checked = Int(clamping: raw.walk_checked)
         recording.walk.mismatches = Int(clamping: raw.walk_mismatches)
         recording.walk.callersRecovered = Int(clamping: raw.walk_callers_recovered)
+        recording.walk.captures = Int(clamping: raw.walk_captures)
         var walked = [UInt](repeating: 0, count: Int(LO_MAX_FRAMES))
         var reference = [UInt](repeating: 0, count: Int(LO_MAX_FRAMES))
         var walkedDepth: Int32 = 0

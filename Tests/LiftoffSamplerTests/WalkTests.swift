@@ -55,6 +55,20 @@ struct WalkTests {
         #expect(recording.walk.fallbacks == 0)
     }
 
+    @Test("a stack captured without a signal is walked by rules during a session, with the frames libunwind finds outside one")
+    func currentStackMatchesLibunwind() throws {
+        var stacks: [[UInt]] = []
+        var walked = 0
+        for sampling in [false, true] {
+            if sampling { try Sampler.start(SamplerConfiguration(rateHz: 1, threads: .registered)) }
+            stacks.append(captureFromDepth(12))
+            if sampling { walked = Sampler.stop().walk.captures }
+        }
+        #expect(walked >= 1)
+        #expect(stacks[0].count > 12)
+        #expect(stacks[0] == stacks[1])
+    }
+
     @Test("the walk crosses a signal frame into the code the signal interrupted")
     func walkCrossesSignalFrames() throws {
         var action = sigaction()
@@ -120,6 +134,15 @@ func interruptedBySignal() {
     pthread_sigmask(SIG_UNBLOCK, &unblocked, nil)
     pthread_kill(pthread_self(), SIGUSR2)
     busyWork(until: end)
+}
+
+/// The calling thread's stack captured `depth` frames below the caller, always from the same call site.
+@inline(never)
+func captureFromDepth(_ depth: Int) -> [UInt] {
+    if depth == 0 { return Sampler.captureCurrentStack() }
+    var stack = captureFromDepth(depth - 1)
+    stack.append(UInt(depth))  // keeps the call from being a tail call
+    return stack
 }
 
 private func describe(_ addresses: [UInt], _ symbolizer: ELFSymbolizer) -> String {

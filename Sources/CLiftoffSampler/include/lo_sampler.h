@@ -99,6 +99,7 @@ typedef struct lo_counts {
     uint64_t walk_callers_recovered; ///< with LO_VERIFY_WALK: stacks with a first frame in such code whose
                                      ///< callers the walk found and libunwind skipped (it follows rbp there
                                      ///< even in a prologue or epilogue)
+    uint64_t walk_captures;  ///< stacks captured without a signal (lo_capture_current_stack) by the walk
 } lo_counts;
 
 /// Layout of one sample in the store: a header of five words followed by `depth`
