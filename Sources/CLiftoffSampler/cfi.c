@@ -264,16 +264,12 @@ static int lo_execute(lo_reader *r, const lo_cie *cie, uintptr_t location, uintp
         uint8_t low = op & 0x3f;
         uint64_t reg = 0, advance = 0;
         int64_t offset = 0;
-        int advances = 0;
+        // Every instruction but an advance of the location continues the loop or jumps below.
         switch (op >> 6) {
-        case 1: advance = low; advances = 1; break;             // DW_CFA_advance_loc
+        case 1: advance = low; break;                           // DW_CFA_advance_loc
         case 2: reg = low; offset = (int64_t)lo_read_uleb(r) * cie->data_align; goto set_offset; // DW_CFA_offset
         case 3: reg = low; goto restore;                        // DW_CFA_restore
-        default: break;
-        }
-        if (op >> 6) {
-            if (!advances) continue;
-        } else {
+        default:
             switch (op) {
             case 0x00: continue; // nop
             case 0x01: {         // set_loc
@@ -283,9 +279,9 @@ static int lo_execute(lo_reader *r, const lo_cie *cie, uintptr_t location, uintp
                 location = to;
                 continue;
             }
-            case 0x02: advance = lo_read_bytes(r, 1); advances = 1; break;
-            case 0x03: advance = lo_read_bytes(r, 2); advances = 1; break;
-            case 0x04: advance = lo_read_bytes(r, 4); advances = 1; break;
+            case 0x02: advance = lo_read_bytes(r, 1); break;
+            case 0x03: advance = lo_read_bytes(r, 2); break;
+            case 0x04: advance = lo_read_bytes(r, 4); break;
             case 0x05: reg = lo_read_uleb(r); offset = (int64_t)lo_read_uleb(r) * cie->data_align; goto set_offset;
             case 0x06: reg = lo_read_uleb(r); goto restore;
             case 0x07: reg = lo_read_uleb(r); goto set_undefined;
@@ -344,12 +340,9 @@ static int lo_execute(lo_reader *r, const lo_cie *cie, uintptr_t location, uintp
             }
         }
         if (r->failed) return 0;
-        if (advances) {
-            uintptr_t next = location + advance * cie->code_align;
-            if (next > target) return 1;
-            location = next;
-            continue;
-        }
+        uintptr_t next = location + advance * cie->code_align;
+        if (next > target) return 1;
+        location = next;
         continue;
     set_offset:
         if (lo_tracked(reg) >= 0) state->how[lo_tracked(reg)] = LO_HOW_OFFSET, state->offset[lo_tracked(reg)] = offset;

@@ -248,7 +248,7 @@ int lo_walk_context(void *context, uintptr_t *frames) {
 }
 
 int lo_walk_current_stack(int method, int cold, uintptr_t *buffer, int capacity) {
-    if (buffer == NULL || capacity <= 0 || !lo_sampler_is_running()) return 0;
+    if (buffer == NULL || capacity <= 0) return 0;
     uintptr_t frames[LO_MAX_FRAMES];
     int depth;
     if (method == LO_WALK_LIBUNWIND) {

@@ -197,19 +197,20 @@ static int lo_fill_objects(struct dl_phdr_info *info, size_t size, void *data) {
 // handler still reading the previous snapshot keeps the index it loaded: the memory moves to the
 // new snapshot, which frees it.
 static void lo_take_over(lo_snapshot *snapshot, lo_snapshot *previous) {
+    // Both lists are sorted by start: one pass over each.
+    size_t j = 0;
     for (size_t i = 0; i < snapshot->object_count; i++) {
         lo_object *object = &snapshot->objects[i];
-        for (size_t j = 0; j < previous->object_count; j++) {
-            lo_object *old = &previous->objects[j];
-            if (old->start != object->start || old->end != object->end || old->hdr != object->hdr ||
-                old->table != object->table || old->fde_count != object->fde_count) {
-                continue;
-            }
-            uint32_t *index = atomic_exchange(&old->page_index, NULL);
-            if (index != NULL) atomic_store(&object->page_index, index);
-            object->resident = old->resident;
-            break;
+        while (j < previous->object_count && previous->objects[j].start < object->start) j++;
+        if (j == previous->object_count) return;
+        lo_object *old = &previous->objects[j];
+        if (old->start != object->start || old->end != object->end || old->hdr != object->hdr ||
+            old->table != object->table || old->fde_count != object->fde_count) {
+            continue;
         }
+        uint32_t *index = atomic_exchange(&old->page_index, NULL);
+        if (index != NULL) atomic_store(&object->page_index, index);
+        object->resident = old->resident;
     }
 }
 
@@ -260,15 +261,16 @@ void lo_snapshot_refresh(void) {
     lo_real_iterate()(lo_fill_objects, &fill);
     qsort(snapshot->objects, snapshot->object_count, sizeof(lo_object), lo_compare_objects);
     snapshot->unloads = unloads;
-    // Code that was unloaded may be replaced by other code at the same addresses.
     lo_snapshot *previous = atomic_load(&g_snapshot);
-    if (previous != NULL && counts.subs != previous->subs) lo_cfi_forget_all();
+    if (previous != NULL) {
+        // Code that was unloaded may be replaced by other code at the same addresses.
+        if (counts.subs != previous->subs) lo_cfi_forget_all();
+        lo_take_over(snapshot, previous);
+    }
     // The counters of the last object seen are the loader's counters for this walk.
     snapshot->adds = snapshot->count ? snapshot->infos[snapshot->count - 1].dlpi_adds : 0;
     snapshot->subs = snapshot->count ? snapshot->infos[snapshot->count - 1].dlpi_subs : 0;
     g_snapshot_bytes += bytes;
-    lo_snapshot *previous_snapshot = atomic_load(&g_snapshot);
-    if (previous_snapshot != NULL) lo_take_over(snapshot, previous_snapshot);
     lo_snapshot *old = atomic_exchange(&g_snapshot, snapshot);
     if (old != NULL) {
         old->retired_next = g_retired;
@@ -311,8 +313,9 @@ void lo_snapshot_make_resident(void) {
         if (start == NULL || end <= start) continue;
         uintptr_t first = (uintptr_t)start & ~(page - 1);
         if (madvise((void *)first, (uintptr_t)end - first, MADV_POPULATE_READ) == 0) continue;
+        // The first page holds `start`, so it is mapped from its first byte.
         volatile uint8_t sink = 0;
-        for (uintptr_t at = first < (uintptr_t)start ? (uintptr_t)start : first; at < (uintptr_t)end; at += page) sink ^= *(const volatile uint8_t *)at;
+        for (uintptr_t at = first; at < (uintptr_t)end; at += page) sink ^= *(const volatile uint8_t *)at;
         (void)sink;
     }
     lo_handler_exit_reader();

@@ -370,8 +370,8 @@ public enum Sampler {
     }
 
     /// For measurements: walks the calling thread's stack from here as a sample's handler would,
-    /// and returns the number of frames (0 when no session runs: the walk needs its loader
-    /// snapshot). With `cold`, the rules walk finds every frame's rule afresh, as through code no
+    /// and returns the number of frames (0 for the rules walk when no session runs: it needs the
+    /// session's loader snapshot). With `cold`, the rules walk finds every frame's rule afresh, as through code no
     /// sample passed before, and libunwind starts with its global cache flushed.
     @inline(never)
     public static func walkCurrentStack(by method: WalkMethod, cold: Bool) -> Int {

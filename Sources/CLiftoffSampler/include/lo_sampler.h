@@ -149,8 +149,8 @@ int lo_sampler_walk_mismatch(uintptr_t *walked, int *walked_depth, uintptr_t *re
 /// For measurements: walks the calling thread's stack from here, as a handler would, by call-frame
 /// rules (LO_WALK_RULES; finding every rule afresh, as through new code, when `cold`) or by
 /// libunwind (LO_WALK_LIBUNWIND; with its global cache flushed first when `cold`; its per-thread
-/// cache stays, so a thread's very first unwind is colder still). Needs a running session (its
-/// loader snapshot); returns the number of frames written, 0 without a session.
+/// cache stays, so a thread's very first unwind is colder still). The rules walk needs a running
+/// session (its loader snapshot). Returns the number of frames written, 0 when there were none.
 int lo_walk_current_stack(int method, int cold, uintptr_t *buffer, int capacity);
 /// Frees the store.
 void lo_sampler_clear_store(void);
