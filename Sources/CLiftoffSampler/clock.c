@@ -83,7 +83,7 @@ static void lo_resolve_task_getter(void) {
 
 void lo_handler_resolve_task_getter(void) { pthread_once(&g_task_once, lo_resolve_task_getter); }
 
-uintptr_t lo_current_swift_task(void) {
+uintptr_t lo_current_swift_task_pointer(void) {
     lo_task_getter getter = atomic_load_explicit(&g_task_getter, memory_order_relaxed);
     if (getter == NULL) {
         lo_handler_resolve_task_getter();
@@ -93,7 +93,10 @@ uintptr_t lo_current_swift_task(void) {
     return (uintptr_t)getter();
 }
 
-// In a handler: no pthread_once, only the value resolved before sampling began.
+uintptr_t lo_current_swift_task(void) { return (uintptr_t)lo_task_identity(lo_current_swift_task_pointer()); }
+
+// In a handler: no pthread_once, only the value resolved before sampling began. The running task
+// holds itself alive, so its header may be read.
 uintptr_t lo_handler_current_task(void) {
     lo_task_getter getter = atomic_load_explicit(&g_task_getter, memory_order_relaxed);
     return getter ? (uintptr_t)getter() : 0;

@@ -179,7 +179,7 @@ static void lo_handler(int signal_number, siginfo_t *info, void *context) {
         // The warm-up signal interrupts Liftoff's own code, which holds no loader lock.
         if (lo_snapshot_usable()) lo_unwind_warm_in_handler();
     } else if (for_request || sampling) {
-        uint64_t task = sampling ? lo_handler_current_task() : 0;
+        uint64_t task = sampling ? lo_task_identity(lo_handler_current_task()) : 0;
         depth = lo_unwind_stack(context, frames, &truncated);
         if (for_request) {
             int slot = (int)(request & 1);

@@ -9,6 +9,7 @@
 // threads.c   the thread table: listing, CPU checks, running or waiting, signalling
 // handler.c   the SIGPROF handler and stack requests from other threads
 // sampler.c   start, stop and the sampler thread's loop
+// tasks.c     Swift tasks: who created each, when its jobs were enqueued and ran
 
 #ifndef LO_INTERNAL_H
 #define LO_INTERNAL_H
@@ -42,6 +43,15 @@ _Static_assert(sizeof(uintptr_t) == 8, "Liftoff's sampler supports 64-bit target
 uint64_t lo_clock_ns(clockid_t clock);
 // In a handler: the current Swift task, through the getter resolved before sampling began.
 uintptr_t lo_handler_current_task(void);
+// The current Swift task's address (not its identity), or 0.
+uintptr_t lo_current_swift_task_pointer(void);
+
+// ---- tasks.c ---------------------------------------------------------------------------
+
+// A task's identity, from its header: its runtime id. The task must be alive.
+uint64_t lo_task_identity(uintptr_t task);
+void lo_tasks_start(void); // from the session's start: records task events
+void lo_tasks_stop(void);  // stops recording, waits for writers in progress
 
 // ---- counters (sampler.c) -------------------------------------------------------------
 

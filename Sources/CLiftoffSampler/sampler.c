@@ -127,9 +127,11 @@ lo_status lo_sampler_start(const lo_config *config) {
     lo_warm_current_thread();
 
     atomic_store(&g_keep_sampling, 1);
+    lo_tasks_start();
     lo_handler_set_active(1);
     if (pthread_create(&g_thread, NULL, lo_sampler_main, NULL) != 0) {
         lo_handler_set_active(0);
+        lo_tasks_stop();
         atomic_store(&g_keep_sampling, 0);
         lo_ring_destroy();
         lo_snapshot_drop();
@@ -155,6 +157,7 @@ void lo_sampler_stop(void) {
 
     // No new signals are sent now; stop capturing and wait for handlers in flight.
     lo_handler_set_active(0);
+    lo_tasks_stop();
     lo_handler_wait_idle();
     lo_ring_drain(lo_threads_answer);
     lo_threads_end();

@@ -107,6 +107,11 @@ extension Profile {
                 throw fail("hang \(index) names stack \(stack), which does not exist")
             }
         }
+        for (index, task) in asyncTasks.enumerated() {
+            if let span = task.span, !spans.indices.contains(span) {
+                throw fail("Swift task \(index) names span \(span), which does not exist")
+            }
+        }
         if let stack = termination?.stack, !stacks.frame.indices.contains(stack) {
             throw fail("termination names stack \(stack), which does not exist")
         }

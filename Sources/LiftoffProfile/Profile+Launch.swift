@@ -16,7 +16,7 @@ extension Profile {
         /// CPU time used while it ran: measured for launch tasks and background tasks (the
         /// process's CPU time), otherwise the CPU time of the running samples attributed to it.
         public var cpuNs: UInt64?
-        /// The Swift task it ran in (an opaque identity matching ``SampleTable/task``), if any:
+        /// The Swift task it ran in (its runtime id, matching ``SampleTable/task`` and ``AsyncTask/id``), if any:
         /// samples of that task inside the span belong to it on whatever thread they ran.
         public var task: UInt64?
         /// Running samples attributed to it (its nested spans' included).
@@ -181,7 +181,7 @@ extension Profile {
         /// CPU time of its thread while it ran: measured around synchronous bodies when the
         /// scheduler is asked to, otherwise the CPU time of its running samples.
         public var cpuNs: UInt64?
-        /// The Swift task an async body ran in (an opaque identity matching ``SampleTable/task``).
+        /// The Swift task an async body ran in (its runtime id, matching ``SampleTable/task`` and ``AsyncTask/id``).
         public var task: UInt64?
         /// Running samples attributed to it.
         public var samples: Int?

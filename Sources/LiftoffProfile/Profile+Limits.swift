@@ -80,6 +80,17 @@ extension Profile {
             try checkTime(hang.startNs, "hangs[\(index)].startNs")
             try checkTime(hang.durationNs, "hangs[\(index)].durationNs")
         }
+        for (index, task) in asyncTasks.enumerated() {
+            try checkTime(task.createdNs, "asyncTasks[\(index)].createdNs")
+            try checkTime(task.cpuNs, "asyncTasks[\(index)].cpuNs")
+            try checkCount(task.samples, "asyncTasks[\(index)].samples", limit: ticks)
+            try checkCount(task.waitingSamples, "asyncTasks[\(index)].waitingSamples", limit: ticks)
+            for (position, run) in task.runs.enumerated() {
+                try checkTime(run.enqueuedNs, "asyncTasks[\(index)].runs[\(position)].enqueuedNs")
+                try checkTime(run.startNs, "asyncTasks[\(index)].runs[\(position)].startNs")
+                try checkTime(run.endNs, "asyncTasks[\(index)].runs[\(position)].endNs")
+            }
+        }
         try checkTime(termination?.timeNs, "termination.timeNs")
         for (field, value) in [
             ("signalsSent", counts.signalsSent), ("captured", counts.captured), ("dropped", counts.dropped),

@@ -80,7 +80,7 @@ extension Profile {
         public var stack: [Int]
         /// Whether the thread was running, blocked or runnable (`0`, `1`, `2` in JSON).
         public var state: [SampleState]
-        /// The Swift task that was running (an opaque identity, `0` for none), to attribute
+        /// The Swift task that was running (its runtime id, `0` for none), to attribute
         /// samples of async code to the span that awaited it wherever the code ran.
         public var task: [UInt64]
         /// CPU time the thread used since its previous sample, in nanoseconds (`0` when waiting

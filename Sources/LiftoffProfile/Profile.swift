@@ -53,6 +53,8 @@ public struct Profile: Codable, Sendable, Equatable {
     public var tasks: [TaskRecord] = []
     /// Hangs of the main thread.
     public var hangs: [HangRecord] = []
+    /// Swift tasks created or run during the recording, in creation order.
+    public var asyncTasks: [AsyncTask] = []
 
     /// Creates a profile; `schema` is always ``currentSchema``.
     public init(
@@ -282,11 +284,11 @@ extension Profile {
 extension Profile {
     private enum CodingKeys: String, CodingKey {
         case schema, metadata, timeOriginNs, phases, threads, frames, stacks, samples, counts
-        case spans, marks, stateChanges, displayFrames, violations, termination, tasks, hangs
+        case spans, marks, stateChanges, displayFrames, violations, termination, tasks, hangs, asyncTasks
     }
 
-    /// Decodes a profile; the launch sections (spans, marks, state changes, frames, violations)
-    /// may be absent and are then empty.
+    /// Decodes a profile; the launch sections (spans, marks, state changes, frames, violations,
+    /// tasks, hangs, Swift tasks) may be absent and are then empty.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         schema = try container.decode(String.self, forKey: .schema)
@@ -306,6 +308,7 @@ extension Profile {
         termination = try container.decodeIfPresent(Termination.self, forKey: .termination)
         tasks = try container.decodeIfPresent([TaskRecord].self, forKey: .tasks) ?? []
         hangs = try container.decodeIfPresent([HangRecord].self, forKey: .hangs) ?? []
+        asyncTasks = try container.decodeIfPresent([AsyncTask].self, forKey: .asyncTasks) ?? []
     }
 }
 

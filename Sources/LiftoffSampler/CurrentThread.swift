@@ -38,7 +38,7 @@ public enum CurrentThread {
         return value
     }
 
-    /// The Swift task running the calling code (an opaque identity that samples also carry),
+    /// The Swift task running the calling code (its runtime id, which samples also carry),
     /// or 0 outside a task.
     public static var swiftTask: UInt { UInt(lo_current_swift_task()) }
 

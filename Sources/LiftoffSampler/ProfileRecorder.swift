@@ -88,6 +88,7 @@ public final class ProfileRecorder: Sendable {
         profile.stateChanges = events.stateChanges
         profile.displayFrames = events.displayFrames
         profile.tasks = events.tasks
+        profile.asyncTasks = TaskEvent.asyncTasks(from: recording.taskEvents, originNs: processStartNs)
         profile.hangs = zip(events.hangs, hangStacks).map { hang, stacks in
             var record = hang.hang
             record.stacks = stacks.compactMap { $0 }

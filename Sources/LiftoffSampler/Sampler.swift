@@ -84,7 +84,7 @@ public struct RawSample: Sendable, Equatable {
     public var addresses: [UInt]
     /// Whether the thread ran since its previous sample.
     public var state: Profile.SampleState
-    /// The Swift task running when the signal landed (an opaque identity), or 0.
+    /// The Swift task running when the signal landed (its runtime id), or 0.
     public var task: UInt
     /// CPU time the thread used since its previous sample, in nanoseconds (0 when unknown).
     public var cpuNs: UInt64
@@ -121,6 +121,10 @@ public struct SamplerRecording: Sendable {
     public var rateHz: Int
     /// How the session's stacks were walked.
     public var walk: WalkCounts = WalkCounts()
+    /// Swift tasks created and jobs run during the session.
+    public var taskEvents: [TaskEvent] = []
+    /// Task events the session could not keep.
+    public var lostTaskEvents = 0
 }
 
 /// How a session's stacks were walked: by the handler's own walk, which follows each frame's
@@ -236,6 +240,7 @@ public enum Sampler {
         var recording = SamplerRecording(
             samples: storedSamples(rateHz: sessionRate), counts: counts, threadNames: threadNames,
             rateHz: sessionRate)
+        (recording.taskEvents, recording.lostTaskEvents) = TaskEvent.recorded()
         recording.walk.walked = Int(clamping: raw.walked)
         recording.walk.fallbacks = Int(clamping: raw.walk_fallbacks)
         recording.walk.guessed = Int(clamping: raw.walk_guessed)

@@ -128,7 +128,10 @@ struct SamplerTests {
         let truncated = recording.samples.filter { $0.truncated && $0.state == .running }
         #expect(truncated.count > 50)
         #expect(truncated.allSatisfy { $0.addresses.count == Int(LO_MAX_FRAMES) })
-        #expect(recording.counts.truncated == truncated.count)
+        // A capture cut short counts whatever state it found the thread in (a system call too).
+        let capturedTruncated = recording.samples.filter { $0.truncated && !$0.addresses.isEmpty }
+        #expect(recording.counts.truncated >= truncated.count)
+        #expect(recording.counts.truncated <= capturedTruncated.count)
 
         var builder = ProfileBuilder(symbolizer: ELFSymbolizer(), timeOriginNs: 0)
         truncated.prefix(3).forEach { builder.add($0) }

@@ -174,8 +174,40 @@ int lo_thread_cpu_ns_of(pid_t tid, uint64_t *out);
 /// Times thread `tid` of this process was switched onto a CPU (the third field of
 /// /proc/self/task/TID/schedstat); -1 when it ended or the kernel keeps no count.
 int lo_thread_switches_in(pid_t tid, uint64_t *out);
-/// The Swift task running on the calling thread (swift_task_getCurrent), or 0.
+/// The identity of the Swift task running on the calling thread (its runtime id), or 0.
 uintptr_t lo_current_swift_task(void);
+
+/// What a task event records (`lo_task_event.kind`).
+#define LO_TASK_EVENT_CREATED 1 ///< a task was created: `task`, `creator`, `thread`, `enqueued_ns` (when)
+#define LO_TASK_EVENT_RAN 2     ///< one of a task's jobs ran: enqueued by `enqueuer`, on `thread` from `started_ns` to `ended_ns`
+
+/// How a task was created (`lo_task_event.task_kind`).
+#define LO_TASK_ASYNC_LET 1    ///< `async let`: a child of its creator
+#define LO_TASK_GROUP_CHILD 2  ///< a task group's child
+#define LO_TASK_UNSTRUCTURED 3 ///< `Task {}`: inherits its creator's task-local values
+#define LO_TASK_DETACHED 4     ///< `Task.detached`: inherits nothing
+
+/// One event of the Swift tasks of a session. Tasks are named by their runtime id.
+typedef struct lo_task_event {
+    uint8_t kind;
+    uint8_t task_kind;
+    uint16_t reserved;
+    uint32_t thread;       ///< created: the creating thread; ran: the thread the job ran on
+    uint64_t task;         ///< the task's identity
+    uint64_t creator;      ///< created: the identity of the task that created it, 0 outside any task
+    uint64_t enqueued_ns;  ///< created: when; ran: when the job was enqueued (CLOCK_MONOTONIC)
+    uint64_t started_ns;   ///< ran: when it started running
+    uint64_t ended_ns;     ///< ran: when it returned to its executor
+    uint32_t enqueuer;     ///< ran: the thread that enqueued it
+    uint32_t reserved2;
+} lo_task_event;
+
+/// Copies the task events of the current or last session into `buffer` (up to `capacity`) and
+/// returns how many there are; call with a NULL buffer to count. Events are grouped by the thread
+/// that recorded them, in time order within each thread.
+size_t lo_task_events(lo_task_event *buffer, size_t capacity);
+/// Task events the session could not keep (its event memory was full).
+uint64_t lo_task_events_lost(void);
 
 /// Names (kernel `comm`) of the threads the last session found, as `tid`, then the
 /// NUL-terminated name; call with index 0, 1, … until it returns 0.

@@ -1,0 +1,316 @@
+// Swift tasks: who created each one, and when each of its jobs was enqueued and ran.
+//
+// The Swift runtime on Linux has no task-creation hook, so the entry points client code calls to
+// create a task are interposed: `swift_task_create` (Task {}, Task.detached, a group's addTask)
+// and `swift_asyncLet_begin` (async let). Code compiled into the program calls them through its
+// PLT, so the definitions here take their place; each records the new task, the task (or the
+// thread, outside any task) that created it and whether it inherits its creator's context, then
+// returns what the runtime's own function returned.
+//
+// The global and main executors hand jobs to Dispatch with `dispatch_async_f`, which
+// libswift_Concurrency calls through its PLT: the definition here wraps a Swift job so that its
+// enqueue time and its run (start and end, on which thread) are recorded.
+//
+// Events go to per-thread chunks (no contended write), read after the session stopped. With no
+// session running every wrapper only forwards the call.
+
+#include "lo_internal.h"
+
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+
+// ---- the runtime's task header --------------------------------------------------------
+
+// Job::Flags (kind in the low byte, 0 for a task) and the low half of the task's id: offsets the
+// runtime keeps for the C library's use, the same since Swift 5.5.
+#define LO_JOB_FLAGS_OFFSET 0x20
+#define LO_JOB_ID_OFFSET 0x24
+#define LO_JOB_FLAG_CHILD (1u << 24)
+#define LO_JOB_FLAG_GROUP_CHILD (1u << 26)
+#define LO_JOB_FLAG_ASYNC_LET (1u << 28)
+// TaskCreateFlags: the new task copies its creator's task-local values (Task {}, not detached).
+#define LO_CREATE_COPY_TASK_LOCALS (1u << 10)
+
+uint64_t lo_task_identity(uintptr_t task) {
+    if (task == 0) return 0;
+    uint32_t id = *(const uint32_t *)(task + LO_JOB_ID_OFFSET);
+    // Tasks are numbered from 1; a zero id (a runtime without ids) falls back to the address.
+    return id != 0 ? id : (uint64_t)task;
+}
+
+static int lo_task_kind_of(uintptr_t task, size_t create_flags) {
+    uint32_t flags = *(const uint32_t *)(task + LO_JOB_FLAGS_OFFSET);
+    if (flags & LO_JOB_FLAG_ASYNC_LET) return LO_TASK_ASYNC_LET;
+    if (flags & LO_JOB_FLAG_GROUP_CHILD) return LO_TASK_GROUP_CHILD;
+    if (flags & LO_JOB_FLAG_CHILD) return LO_TASK_GROUP_CHILD;
+    return (create_flags & LO_CREATE_COPY_TASK_LOCALS) ? LO_TASK_UNSTRUCTURED : LO_TASK_DETACHED;
+}
+
+// ---- event chunks ----------------------------------------------------------------------
+
+#define LO_CHUNK_EVENTS 2048
+#define LO_MAX_CHUNKS 1024
+
+typedef struct lo_chunk {
+    struct lo_chunk *next;       // every chunk ever made, newest first
+    _Atomic int owned;           // a thread writes to it this session
+    _Atomic int busy;            // its thread is between checking the session and writing
+    _Atomic uint32_t count;      // events written (each complete before the count covers it)
+    lo_task_event events[LO_CHUNK_EVENTS];
+} lo_chunk;
+
+static _Atomic int g_tracking;
+static _Atomic uint64_t g_epoch = 1;
+static _Atomic(lo_chunk *) g_chunks;
+static _Atomic int g_chunk_total;
+static _Atomic uint64_t g_lost;
+static __thread lo_chunk *t_chunk;
+static __thread uint64_t t_epoch;
+
+// A chunk of this session for the calling thread: a free one made earlier, or a new one.
+static lo_chunk *lo_claim_chunk(void) {
+    for (lo_chunk *chunk = atomic_load(&g_chunks); chunk != NULL; chunk = chunk->next) {
+        int expected = 0;
+        if (atomic_load_explicit(&chunk->owned, memory_order_relaxed) == 0 &&
+            atomic_compare_exchange_strong(&chunk->owned, &expected, 1)) {
+            return chunk;
+        }
+    }
+    if (atomic_fetch_add(&g_chunk_total, 1) >= LO_MAX_CHUNKS) {
+        atomic_fetch_sub(&g_chunk_total, 1);
+        return NULL;
+    }
+    lo_chunk *chunk = calloc(1, sizeof *chunk);
+    if (chunk == NULL) {
+        atomic_fetch_sub(&g_chunk_total, 1);
+        return NULL;
+    }
+    atomic_store(&chunk->owned, 1);
+    lo_chunk *head = atomic_load(&g_chunks);
+    do {
+        chunk->next = head;
+    } while (!atomic_compare_exchange_weak(&g_chunks, &head, chunk));
+    return chunk;
+}
+
+// Appends one event when a session runs. The busy flag and the session flag are a Dekker pair
+// with `lo_tasks_stop`: an event is either seen by the reader or never written.
+static void lo_record(const lo_task_event *event) {
+    if (!atomic_load_explicit(&g_tracking, memory_order_relaxed)) return;
+    uint64_t epoch = atomic_load_explicit(&g_epoch, memory_order_relaxed);
+    lo_chunk *chunk = t_chunk;
+    if (chunk == NULL || t_epoch != epoch ||
+        atomic_load_explicit(&chunk->count, memory_order_relaxed) >= LO_CHUNK_EVENTS) {
+        chunk = lo_claim_chunk();
+        t_chunk = chunk;
+        t_epoch = epoch;
+        if (chunk == NULL) {
+            atomic_fetch_add_explicit(&g_lost, 1, memory_order_relaxed);
+            return;
+        }
+    }
+    atomic_store(&chunk->busy, 1);
+    if (atomic_load(&g_tracking)) {
+        uint32_t at = atomic_load_explicit(&chunk->count, memory_order_relaxed);
+        chunk->events[at] = *event;
+        atomic_store_explicit(&chunk->count, at + 1, memory_order_release);
+    }
+    atomic_store_explicit(&chunk->busy, 0, memory_order_release);
+}
+
+void lo_tasks_start(void) {
+    // Earlier sessions' chunks are free again; threads notice by the epoch.
+    for (lo_chunk *chunk = atomic_load(&g_chunks); chunk != NULL; chunk = chunk->next) {
+        atomic_store(&chunk->count, 0);
+        atomic_store(&chunk->owned, 0);
+    }
+    atomic_store(&g_lost, 0);
+    atomic_fetch_add(&g_epoch, 1);
+    atomic_store(&g_tracking, 1);
+}
+
+void lo_tasks_stop(void) {
+    atomic_store(&g_tracking, 0);
+    for (lo_chunk *chunk = atomic_load(&g_chunks); chunk != NULL; chunk = chunk->next) {
+        while (atomic_load(&chunk->busy)) sched_yield();
+    }
+}
+
+size_t lo_task_events(lo_task_event *buffer, size_t capacity) {
+    size_t total = 0;
+    for (lo_chunk *chunk = atomic_load(&g_chunks); chunk != NULL; chunk = chunk->next) {
+        if (!atomic_load(&chunk->owned)) continue;
+        uint32_t count = atomic_load_explicit(&chunk->count, memory_order_acquire);
+        for (uint32_t index = 0; index < count; index++, total++) {
+            if (buffer != NULL && total < capacity) buffer[total] = chunk->events[index];
+        }
+    }
+    return total;
+}
+
+uint64_t lo_task_events_lost(void) { return atomic_load(&g_lost); }
+
+// ---- task creation ----------------------------------------------------------------------
+
+// The definition this file stands in for: the next one in the lookup order, found once.
+static void *lo_next(_Atomic(void *) *slot, const char *name) {
+    void *function = atomic_load_explicit(slot, memory_order_relaxed);
+    if (function == NULL) {
+        function = dlsym(RTLD_NEXT, name);
+        if (function == NULL) LO_FAIL("a function the task recorder wraps is not defined by any loaded library");
+        atomic_store(slot, function);
+    }
+    return function;
+}
+
+static void lo_record_creation(uintptr_t task, int kind, uint64_t created_ns) {
+    if (task == 0) return;
+    lo_task_event event = {
+        .kind = LO_TASK_EVENT_CREATED,
+        .task_kind = (uint8_t)kind,
+        .thread = (uint32_t)lo_current_tid(),
+        .task = lo_task_identity(task),
+        .creator = lo_task_identity(lo_current_swift_task_pointer()),
+        .enqueued_ns = created_ns,
+    };
+    lo_record(&event);
+}
+
+typedef struct lo_task_and_context {
+    void *task;
+    void *context;
+} lo_task_and_context;
+
+typedef __attribute__((swiftcall)) lo_task_and_context (*lo_task_create_function)(
+    size_t, void *, const void *, void *, void *);
+typedef __attribute__((swiftcall)) void (*lo_async_let_begin_function)(void *, void *, const void *, void *, void *, void *);
+
+__attribute__((swiftcall)) lo_task_and_context swift_task_create(
+    size_t flags, void *options, const void *result_type, void *entry, void *context) {
+    static _Atomic(void *) real;
+    lo_task_create_function function = (lo_task_create_function)lo_next(&real, "swift_task_create");
+    if (!atomic_load_explicit(&g_tracking, memory_order_relaxed)) {
+        return function(flags, options, result_type, entry, context);
+    }
+    uint64_t now = lo_monotonic_ns();
+    lo_task_and_context created = function(flags, options, result_type, entry, context);
+    lo_record_creation((uintptr_t)created.task, lo_task_kind_of((uintptr_t)created.task, flags), now);
+    return created;
+}
+
+// The task of an `async let` once begun, as swift::AsyncLet::getTask reads it (the runtime does not
+// export that accessor): the word after the child record, with flag bits below the task's
+// alignment. Only for the runtime layout it was read from, and only when it names an async-let task.
+static uintptr_t lo_async_let_task(const void *async_let) {
+    static _Atomic int layout; // 0 unknown, 1 known, -1 other
+    int known = atomic_load_explicit(&layout, memory_order_relaxed);
+    if (known == 0) {
+        const uint32_t *version = dlsym(RTLD_DEFAULT, "_swift_concurrency_debug_internal_layout_version");
+        const size_t *size = dlsym(RTLD_DEFAULT, "_swift_concurrency_debug_asyncTaskSize");
+        known = version != NULL && *version == 1 && size != NULL && *size == 208 ? 1 : -1;
+        atomic_store(&layout, known);
+    }
+    if (known != 1) return 0;
+    uintptr_t task = *(const uintptr_t *)((uintptr_t)async_let + 0x18) & ~(uintptr_t)0xf;
+    if (task == 0 || (*(const uint32_t *)(task + LO_JOB_FLAGS_OFFSET) & (LO_JOB_FLAG_ASYNC_LET | 0xffu)) != LO_JOB_FLAG_ASYNC_LET) return 0;
+    return task;
+}
+
+__attribute__((swiftcall)) void swift_asyncLet_begin(
+    void *async_let, void *options, const void *result_type, void *entry, void *context, void *result) {
+    static _Atomic(void *) real;
+    lo_async_let_begin_function function = (lo_async_let_begin_function)lo_next(&real, "swift_asyncLet_begin");
+    if (!atomic_load_explicit(&g_tracking, memory_order_relaxed)) {
+        function(async_let, options, result_type, entry, context, result);
+        return;
+    }
+    uint64_t now = lo_monotonic_ns();
+    function(async_let, options, result_type, entry, context, result);
+    lo_record_creation(lo_async_let_task(async_let), LO_TASK_ASYNC_LET, now);
+}
+
+// ---- jobs handed to Dispatch --------------------------------------------------------------
+
+typedef void (*lo_dispatch_function)(void *);
+typedef void (*lo_dispatch_async_function)(void *, void *, lo_dispatch_function);
+
+typedef struct lo_wrapped_job {
+    lo_dispatch_function function;
+    void *job;
+    uint64_t task;
+    uint64_t enqueued_ns;
+    uint32_t enqueuer;
+} lo_wrapped_job;
+
+// The functions libswift_Concurrency hands its jobs to Dispatch with, found by the library they
+// lie in (the runtime's run-job function is not exported), and a few that are not.
+#define LO_KNOWN_FUNCTIONS 8
+static _Atomic uintptr_t g_job_functions[LO_KNOWN_FUNCTIONS];
+static _Atomic uintptr_t g_other_functions[LO_KNOWN_FUNCTIONS];
+
+static void lo_remember(_Atomic uintptr_t *table, uintptr_t function) {
+    for (int index = 0; index < LO_KNOWN_FUNCTIONS; index++) {
+        uintptr_t expected = 0;
+        if (atomic_compare_exchange_strong(&table[index], &expected, function) || expected == function) return;
+    }
+}
+
+static int lo_is_swift_job_function(lo_dispatch_function function) {
+    uintptr_t address = (uintptr_t)function;
+    for (int index = 0; index < LO_KNOWN_FUNCTIONS; index++) {
+        uintptr_t known = atomic_load_explicit(&g_job_functions[index], memory_order_relaxed);
+        if (known == address) return 1;
+        if (known == 0) break;
+    }
+    for (int index = 0; index < LO_KNOWN_FUNCTIONS; index++) {
+        uintptr_t known = atomic_load_explicit(&g_other_functions[index], memory_order_relaxed);
+        if (known == address) return 0;
+        if (known == 0) break;
+    }
+    Dl_info info;
+    int swift = dladdr((void *)function, &info) != 0 && info.dli_fname != NULL &&
+                strstr(info.dli_fname, "libswift_Concurrency") != NULL;
+    lo_remember(swift ? g_job_functions : g_other_functions, address);
+    return swift;
+}
+
+static void lo_run_wrapped_job(void *context) {
+    lo_wrapped_job wrapped = *(lo_wrapped_job *)context;
+    free(context);
+    uint64_t started = lo_monotonic_ns();
+    wrapped.function(wrapped.job);
+    if (!atomic_load_explicit(&g_tracking, memory_order_relaxed)) return;
+    lo_task_event event = {
+        .kind = LO_TASK_EVENT_RAN,
+        .thread = (uint32_t)lo_current_tid(),
+        .task = wrapped.task,
+        .enqueued_ns = wrapped.enqueued_ns,
+        .started_ns = started,
+        .ended_ns = lo_monotonic_ns(),
+        .enqueuer = wrapped.enqueuer,
+    };
+    lo_record(&event);
+}
+
+void dispatch_async_f(void *queue, void *context, lo_dispatch_function function) {
+    static _Atomic(void *) real;
+    lo_dispatch_async_function next = (lo_dispatch_async_function)lo_next(&real, "dispatch_async_f");
+    if (!atomic_load_explicit(&g_tracking, memory_order_relaxed) || context == NULL || function == NULL ||
+        !lo_is_swift_job_function(function) ||
+        (*(const uint32_t *)((uintptr_t)context + LO_JOB_FLAGS_OFFSET) & 0xffu) != 0) {
+        next(queue, context, function);
+        return;
+    }
+    lo_wrapped_job *wrapped = malloc(sizeof *wrapped);
+    if (wrapped == NULL) {
+        next(queue, context, function);
+        return;
+    }
+    wrapped->function = function;
+    wrapped->job = context;
+    wrapped->task = lo_task_identity((uintptr_t)context);
+    wrapped->enqueuer = (uint32_t)lo_current_tid();
+    wrapped->enqueued_ns = lo_monotonic_ns();
+    next(queue, wrapped, lo_run_wrapped_job);
+}

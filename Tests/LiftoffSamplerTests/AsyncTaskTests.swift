@@ -1,0 +1,130 @@
+import Foundation
+import Liftoff
+import LiftoffProfile
+import Synchronization
+import LiftoffTestSupport
+import Testing
+
+@testable import LiftoffSampler
+
+/// CPU time (ns) burnt by each kind of work, as the work measured it on its own thread.
+private final class Burnt: Sendable {
+    private let totals = Mutex([String: UInt64]())
+
+    /// Burns `milliseconds` of the calling thread's CPU time and books it under `name`.
+    @inline(never)
+    func burn(_ name: String, milliseconds: UInt64) {
+        let start = CurrentThread.cpuNs
+        busyWork(untilCPU: start + milliseconds * 1_000_000)
+        let used = CurrentThread.cpuNs - start
+        totals.withLock { $0[name, default: 0] += used }
+    }
+
+    subscript(name: String) -> UInt64 { totals.withLock { $0[name] ?? 0 } }
+}
+
+@inline(never)
+private func busyWork(untilCPU target: UInt64) {
+    var value: UInt64 = 0x9E37_79B9
+    while CurrentThread.cpuNs < target {
+        for _ in 0..<2000 { value = value &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407 }
+    }
+    workSink.wrappingAdd(value, ordering: .relaxed)
+}
+
+private actor Registry {
+    var count = 0
+    func register(_ burnt: Burnt) -> Int {
+        burnt.burn("actor", milliseconds: 15)
+        count += 1
+        return count
+    }
+}
+
+@inline(never)
+private func loadDatabase(_ burnt: Burnt) async -> Int {
+    burnt.burn("async let", milliseconds: 30)
+    // A task created by a child task belongs to the span too.
+    await Task { burnt.burn("grandchild", milliseconds: 10) }.value
+    return 1
+}
+
+@inline(never)
+private func bootstrap(_ burnt: Burnt, registry: Registry) async -> Int {
+    async let database = loadDatabase(burnt)
+    let warmed = await withTaskGroup(of: Int.self) { group in
+        for _ in 0..<3 { group.addTask { burnt.burn("group", milliseconds: 10); return 1 } }
+        return await group.reduce(0, +)
+    }
+    let unstructured = Task { burnt.burn("Task {}", milliseconds: 20) }
+    let registered = await registry.register(burnt)
+    burnt.burn("own", milliseconds: 10)
+    await unstructured.value
+    return await database + warmed + registered
+}
+
+@Suite("Async tasks", .serialized, .processState, .timeLimit(.minutes(2)))
+struct AsyncTaskTests {
+    @Test("a span owns the samples and CPU of the async let, task group, Task {} and actor work it started, not a detached task's")
+    func spanOwnsChildTasks() async throws {
+        let burnt = Burnt()
+        let registry = Registry()
+        let recorder = try LaunchRecorder.start(configuration: SamplerConfiguration(rateHz: 1000))
+        let detached = Task.detached { burnt.burn("detached", milliseconds: 40) }
+        _ = await recorder.span("bootstrap") { await bootstrap(burnt, registry: registry) }
+        await detached.value
+        let profile = recorder.finish()
+
+        let span = try #require(profile.spans.firstIndex { $0.name == "bootstrap" })
+        let started = ["own", "async let", "grandchild", "group", "Task {}", "actor"].reduce(0) { $0 + burnt[$1] }
+        let cpu = Double(try #require(profile.spans[span].cpuNs))
+        #expect(abs(cpu - Double(started)) <= 0.1 * Double(started), "span CPU \(cpu) ns, its tasks burnt \(started) ns")
+        let samples = Double(try #require(profile.spans[span].samples))
+        let expectedSamples = Double(started) / 1_000_000
+        #expect(abs(samples - expectedSamples) <= 0.1 * expectedSamples, "\(samples) samples for \(expectedSamples) ms")
+
+        let kinds = Dictionary(grouping: profile.asyncTasks, by: \.kind)
+        #expect(kinds[.asyncLet]?.count == 1)
+        #expect(kinds[.groupChild]?.count == 3)
+        #expect(kinds[.unstructured]?.count == 2, "the Task {} and the grandchild")
+        #expect(kinds[.detached]?.count == 1)
+        for task in profile.asyncTasks where task.kind != .unknown {
+            #expect(task.span == (task.kind == .detached ? nil : span), "\(task.kind) task \(task.id)")
+            #expect(task.createdNs != nil && task.creatorThreadID != nil)
+            #expect(!task.runs.isEmpty, "\(task.kind) task \(task.id) ran")
+            for run in task.runs { #expect(run.enqueuedNs <= run.startNs && run.startNs <= run.endNs) }
+        }
+        let grandchild = try #require(kinds[.unstructured]?.first { task in
+            profile.asyncTasks.first { $0.id == task.creator }?.kind == .asyncLet
+        })
+        #expect(grandchild.span == span)
+        let detachedTask = try #require(kinds[.detached]?.first)
+        let detachedCPU = Double(detachedTask.cpuNs ?? 0)
+        #expect(abs(detachedCPU - Double(burnt["detached"])) <= 0.15 * Double(burnt["detached"]))
+        let scheduled = profile.scheduledNs(ofSpan: span)
+        #expect(scheduled.jobs >= 7)
+    }
+
+    @Test("a Task {} created in a synchronous span on a thread outside any task belongs to that span")
+    func syncSpanOwnsTask() async throws {
+        let burnt = Burnt()
+        let recorder = try LaunchRecorder.start(configuration: SamplerConfiguration(rateHz: 1000))
+        let created = Mutex<Task<Void, Never>?>(nil)
+        onNewThread(name: "sync-launch") {
+            recorder.span("start services") {
+                created.withLock { $0 = Task { burnt.burn("task", milliseconds: 30) } }
+            }
+        }
+        await created.withLock { $0 }?.value
+        let profile = recorder.finish()
+
+        let span = try #require(profile.spans.firstIndex { $0.name == "start services" })
+        #expect(profile.spans[span].task == nil)
+        let task = try #require(profile.asyncTasks.first { $0.kind == .unstructured })
+        #expect(task.creator == nil)
+        #expect(task.creatorThreadID == profile.spans[span].threadID)
+        #expect(task.span == span)
+        let samples = Double(profile.spans[span].samples ?? 0)
+        #expect(samples >= 0.9 * Double(burnt["task"]) / 1_000_000, "the span's samples include the task's")
+    }
+}
