@@ -458,8 +458,24 @@ uint32_t *lo_cfi_build_index(const lo_object *object, size_t *bytes) {
     return index;
 }
 
+// Whether the function at `start` sets up a Swift async frame: `push %rbp; push %r14; lea
+// 0x8(%rsp),%rbp`, after an optional `endbr64` and `bts $60,%rbp` (which marks the saved rbp as
+// an async frame's where the platform asks for it). The async context (r14) is then kept just
+// below the saved rbp. The bytes lie in the object's executable range.
+static int lo_async_prologue(const lo_object *object, uintptr_t start) {
+    static const uint8_t endbr[] = {0xf3, 0x0f, 0x1e, 0xfa};
+    static const uint8_t mark[] = {0x48, 0x0f, 0xba, 0xed, 0x3c};
+    static const uint8_t frame[] = {0x55, 0x41, 0x56, 0x48, 0x8d, 0x6c, 0x24, 0x08};
+    if (start < object->start || start + sizeof endbr + sizeof mark + sizeof frame > object->end) return 0;
+    const uint8_t *code = (const uint8_t *)start;
+    if (memcmp(code, endbr, sizeof endbr) == 0) code += sizeof endbr;
+    if (memcmp(code, mark, sizeof mark) == 0) code += sizeof mark;
+    return memcmp(code, frame, sizeof frame) == 0;
+}
+
 int lo_cfi_find(const lo_object *object, uintptr_t address, lo_rule *rule) {
     rule->kind = LO_RULE_NONE;
+    rule->async = 0;
     const uint8_t *fde_at = lo_find_fde(object, address);
     if (fde_at == NULL) return 0;
     lo_reader r;
@@ -504,14 +520,17 @@ int lo_cfi_find(const lo_object *object, uintptr_t address, lo_rule *rule) {
     rule->ra_offset = (int16_t)state.offset[LO_TRACK_RA];
     rule->fp_offset = state.how[LO_TRACK_FP] == LO_HOW_OFFSET ? (int16_t)state.offset[LO_TRACK_FP] : 0;
     rule->bx_offset = state.how[LO_TRACK_BX] == LO_HOW_OFFSET ? (int16_t)state.offset[LO_TRACK_BX] : 0;
+    rule->async = rule->cfa_reg == LO_CFA_RBP && rule->cfa_offset == 16 && rule->fp_offset == -16 &&
+                  lo_async_prologue(object, start);
     return 1;
 }
 
 // ---- the cache --------------------------------------------------------------------------
 //
 // An entry is the address's bits above the index (tag) shifted up 30 bits, and the rule packed
-// into the low 30: kind (2 bits), the CFA's register (2), the CFA offset in words (10), and where
-// rbp and rbx were saved, in words below the CFA (5 each; 0 when not saved). The index mixes the
+// into the low 30: kind (2 bits), the CFA's register (2), the CFA offset in words (10), where
+// rbp and rbx were saved, in words below the CFA (5 each; 0 when not saved), and whether the frame
+// is a Swift async function's (1). The index mixes the
 // tag into the address's low bits, so tag and index give back the address. Rules that do not fit
 // (a return address not at CFA - 8, a large frame addressed from rsp) are not cached and found
 // again each time. User-space addresses fit in 47 bits. Each entry is one atomic word, so a reader
@@ -535,6 +554,7 @@ int lo_cfi_cached(uintptr_t address, lo_rule *rule) {
     rule->fp_offset = (int16_t)-(int16_t)(((entry >> 14) & 0x1f) * 8);
     rule->bx_offset = (int16_t)-(int16_t)(((entry >> 19) & 0x1f) * 8);
     rule->ra_offset = -8;
+    rule->async = (uint8_t)((entry >> 24) & 1);
     return 1;
 }
 
@@ -547,7 +567,8 @@ void lo_cfi_remember(uintptr_t address, const lo_rule *rule) {
         if (rule->ra_offset != -8 || rule->cfa_offset < 0 || rule->cfa_offset % 8 || rule->cfa_offset / 8 > 0x3ff) return;
         if (!lo_fits_below(rule->fp_offset) || !lo_fits_below(rule->bx_offset)) return;
         packed = LO_RULE_FRAME | (uint64_t)rule->cfa_reg << 2 | (uint64_t)(rule->cfa_offset / 8) << 4 |
-                 (uint64_t)(-rule->fp_offset / 8) << 14 | (uint64_t)(-rule->bx_offset / 8) << 19;
+                 (uint64_t)(-rule->fp_offset / 8) << 14 | (uint64_t)(-rule->bx_offset / 8) << 19 |
+                 (uint64_t)(rule->async & 1) << 24;
     } else if (rule->kind == LO_RULE_OUTERMOST || rule->kind == LO_RULE_SIGNAL) {
         packed = rule->kind;
     } else {

@@ -128,13 +128,14 @@ static void lo_note_mismatch(const uintptr_t *walked, int walked_depth, const ui
 }
 
 // The interrupted stack: by the handler's own walk, or by libunwind where the walk cannot go.
-static int lo_unwind_stack(void *context, uintptr_t *frames, int *truncated) {
+static int lo_unwind_stack(void *context, uintptr_t *frames, int *truncated, lo_async_frame *async) {
     // While a dlclose is under way, or before the snapshot was rebuilt after one, the snapshot may
     // list an unmapped object: no stack (the sample counts as skipped).
     *truncated = 0;
+    async->at = -1;
     if (!lo_snapshot_usable()) return -1;
     int guessed = 0;
-    int depth = lo_walk_interrupted(context, frames, truncated, &guessed);
+    int depth = lo_walk_interrupted(context, frames, truncated, &guessed, async);
     if (depth >= 0) {
         LO_COUNT(walked, 1);
         if (guessed) LO_COUNT(walk_guessed, 1);
@@ -161,7 +162,32 @@ static int lo_unwind_stack(void *context, uintptr_t *frames, int *truncated) {
         return depth;
     }
     LO_COUNT(walk_fallbacks, 1);
+    async->at = -1;
     return lo_unwind_interrupted(context, frames, truncated);
+}
+
+// Puts the awaiting callers of the innermost async frame (`async`) of the running `task` after
+// that frame, before the executor's frames (which are cut first when there is no room). Returns
+// the new depth; sets *placed to the first inserted frame's index plus one (0 when the stack has
+// no async frame) and *count to the number inserted.
+static int lo_add_async_callers(uintptr_t task, const lo_async_frame *async, uintptr_t *frames, int depth,
+                                int *truncated, uint32_t *placed, uint32_t *count) {
+    *placed = 0;
+    *count = 0;
+    if (task == 0 || async->at < 0 || async->at >= depth) return depth;
+    uintptr_t callers[LO_MAX_FRAMES];
+    int found = lo_async_callers(task, async->context, callers, LO_MAX_FRAMES - 1 - async->at);
+    int first = async->at + 1;
+    int executor = depth - first;
+    if (first + found + executor > LO_MAX_FRAMES) {
+        executor = LO_MAX_FRAMES - first - found;
+        *truncated = 1;
+    }
+    memmove(frames + first + found, frames + first, (size_t)executor * sizeof(uintptr_t));
+    memcpy(frames + first, callers, (size_t)found * sizeof(uintptr_t));
+    *placed = (uint32_t)first + 1;
+    *count = (uint32_t)found;
+    return first + found + executor;
 }
 
 static void lo_handler(int signal_number, siginfo_t *info, void *context) {
@@ -179,8 +205,10 @@ static void lo_handler(int signal_number, siginfo_t *info, void *context) {
         // The warm-up signal interrupts Liftoff's own code, which holds no loader lock.
         if (lo_snapshot_usable()) lo_unwind_warm_in_handler();
     } else if (for_request || sampling) {
-        uint64_t task = sampling ? lo_task_identity(lo_handler_current_task()) : 0;
-        depth = lo_unwind_stack(context, frames, &truncated);
+        uintptr_t running = sampling ? lo_handler_current_task() : 0;
+        uint64_t task = lo_task_identity(running);
+        lo_async_frame async;
+        depth = lo_unwind_stack(context, frames, &truncated, &async);
         if (for_request) {
             int slot = (int)(request & 1);
             int count = depth < 0 ? 0 : depth;
@@ -192,6 +220,8 @@ static void lo_handler(int signal_number, siginfo_t *info, void *context) {
         // pending, keeping the first one's origin): the ring gets the stack too, marked, and the
         // sampler thread keeps it only when it was waiting for an answer from this thread.
         if (!sampling) goto done;
+        uint32_t async_placed = 0, async_count = 0;
+        if (depth > 0) depth = lo_add_async_callers(running, &async, frames, depth, &truncated, &async_placed, &async_count);
         if (depth < 0) {
             LO_COUNT(skipped, 1);
             depth = 0;
@@ -207,7 +237,8 @@ static void lo_handler(int signal_number, siginfo_t *info, void *context) {
         // through new code can take hundreds of microseconds). An empty answer still tells the
         // sampler thread that the signal was handled.
         uint64_t handler_ns = lo_monotonic_ns() - time_ns;
-        lo_ring_publish(lo_current_tid(), time_ns, task, handler_ns, switches, frames, depth, flags);
+        lo_ring_publish(lo_current_tid(), time_ns, task, handler_ns, switches, frames, depth, flags,
+                        async_placed | async_count << 16);
     }
 done:
     atomic_fetch_sub(&g_in_handler, 1);
@@ -241,7 +272,10 @@ int lo_walk_context(void *context, uintptr_t *frames) {
     int truncated = 0, guessed = 0;
     // Sampling stops by clearing g_active and then waiting for handlers: the snapshot stays while
     // g_active is seen set after counting in.
-    int depth = atomic_load(&g_active) && lo_snapshot_usable() ? lo_walk_interrupted(context, frames, &truncated, &guessed) : -1;
+    lo_async_frame async;
+    int depth = atomic_load(&g_active) && lo_snapshot_usable()
+                    ? lo_walk_interrupted(context, frames, &truncated, &guessed, &async)
+                    : -1;
     atomic_fetch_sub(&g_in_handler, 1);
     if (depth >= 0) LO_COUNT(walk_captures, 1);
     return depth;

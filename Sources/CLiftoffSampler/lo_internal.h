@@ -46,7 +46,31 @@ uintptr_t lo_handler_current_task(void);
 // The current Swift task's address (not its identity), or 0.
 uintptr_t lo_current_swift_task_pointer(void);
 
-// ---- tasks.c ---------------------------------------------------------------------------
+// ---- tasks.c, async.c ------------------------------------------------------------------
+
+// The Swift runtime's task header (64-bit): Job::Flags (kind in the low byte, 0 for a task) and the
+// low half of the task's id, at offsets the runtime keeps for the C library's use since Swift 5.5;
+// then, for Swift 6's layout only (async.c checks it), the function and context a suspended task
+// resumes in, its status word and its size, after which a child task keeps its parent.
+#define LO_TASK_FLAGS 0x20
+#define LO_TASK_ID 0x24
+#define LO_TASK_RESUME_FUNCTION 0x38
+#define LO_TASK_RESUME_CONTEXT 0x40
+#define LO_TASK_STATUS 0x60
+#define LO_TASK_STATUS_RUNNING 0x800u
+#define LO_TASK_SIZE 0xd0
+#define LO_TASK_FLAG_CHILD (1u << 24)
+#define LO_TASK_FLAG_GROUP_CHILD (1u << 26)
+#define LO_TASK_FLAG_ASYNC_LET (1u << 28)
+
+// Outside handlers: resolves what the async walk needs from the Swift runtime (at a session's start).
+void lo_async_prepare(void);
+// Whether the runtime's task layout is the one the constants above describe.
+int lo_task_layout_known(void);
+// In a handler, for the running `task` whose innermost async frame has `context`: the awaiting
+// callers' resume addresses, innermost first, into `out`; across into the suspended parents of a
+// child task. Returns how many were written (0 when the chain cannot be trusted).
+int lo_async_callers(uintptr_t task, uintptr_t context, uintptr_t *out, int capacity);
 
 // A task's identity, from its header: its runtime id. The task must be alive.
 uint64_t lo_task_identity(uintptr_t task);
@@ -111,6 +135,7 @@ typedef struct lo_rule {
     int16_t fp_offset; // the caller's rbp is at CFA + fp_offset; 0: rbp is unchanged
     int16_t bx_offset; // the caller's rbx is at CFA + bx_offset; 0: rbx is unchanged
     int32_t cfa_offset;
+    uint8_t async;     // a Swift async function's frame, set up: its async context is at CFA - 24
 } lo_rule;
 
 // Outside handlers: finds the search table of `object`'s .eh_frame_hdr (hdr and tables set); 0 when unusable.
@@ -139,10 +164,17 @@ extern __thread int lo_t_walk_uncached __attribute__((tls_model("initial-exec"))
 // Outside handlers, before sampling: learns the main thread's stack range and touches the rule
 // cache's pages, so no handler faults them in.
 void lo_walk_prepare(void);
+// The innermost Swift async frame a walk found: its index among the frames, -1 for none, and its
+// async context.
+typedef struct lo_async_frame {
+    int at;
+    uintptr_t context;
+} lo_async_frame;
 // In a handler: the interrupted stack, leaf first, into `out` (LO_MAX_FRAMES), by call-frame
-// rules. Returns the depth, or -1 when the stack needs libunwind; sets *truncated, and *guessed
-// when a frame in code without call-frame information was stepped by its frame pointer.
-int lo_walk_interrupted(void *context, uintptr_t *out, int *truncated, int *guessed);
+// rules. Returns the depth, or -1 when the stack needs libunwind; sets *truncated, *guessed
+// when a frame in code without call-frame information was stepped by its frame pointer, and
+// *async to the innermost Swift async frame.
+int lo_walk_interrupted(void *context, uintptr_t *out, int *truncated, int *guessed, lo_async_frame *async);
 
 // A ring slot's flag (never stored): the handler ran for a stack request's signal. A SIGPROF sent
 // while another is pending merges into it, so a request's signal may carry the sampler's too.
@@ -190,6 +222,7 @@ typedef struct lo_slot {
     int32_t tid;
     uint16_t depth;   // 0: the handler ran but captured nothing (failed or skipped)
     uint16_t flags;
+    uint32_t async;   // where the async callers were placed among the frames (lo_sampler.h, word 5)
     uintptr_t frames[LO_MAX_FRAMES];
 } lo_slot;
 
@@ -199,13 +232,13 @@ size_t lo_ring_bytes(void);
 int lo_ring_ready(void);
 // Handlers: writes one slot, or counts a drop when the ring is full.
 void lo_ring_publish(int32_t tid, uint64_t time_ns, uint64_t task, uint64_t handler_ns, uint64_t switches,
-                     const uintptr_t *frames, int depth, uint16_t flags);
+                     const uintptr_t *frames, int depth, uint16_t flags, uint32_t async);
 // The consumer (sampler thread, or stop after joining it): visits every published slot.
 void lo_ring_drain(void (*visit)(const lo_slot *slot));
 
 void lo_store_reset(void);
 void lo_store_append(int32_t tid, uint64_t time_ns, uint64_t task, uint64_t cpu_ns, uint64_t ticks, uint16_t flags,
-                     const uintptr_t *frames, int depth);
+                     const uintptr_t *frames, int depth, uint32_t async);
 const uint64_t *lo_store_words(size_t *word_count);
 size_t lo_store_bytes(void);
 

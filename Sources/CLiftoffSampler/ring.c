@@ -45,7 +45,7 @@ size_t lo_ring_bytes(void) { return g_ring_bytes; }
 int lo_ring_ready(void) { return g_ring != NULL; }
 
 void lo_ring_publish(int32_t tid, uint64_t time_ns, uint64_t task, uint64_t handler_ns, uint64_t switches,
-                     const uintptr_t *frames, int depth, uint16_t flags) {
+                     const uintptr_t *frames, int depth, uint16_t flags, uint32_t async) {
     uint64_t pos = atomic_load_explicit(&g_head, memory_order_relaxed);
     for (;;) {
         lo_slot *slot = &g_ring[pos & g_mask];
@@ -61,6 +61,7 @@ void lo_ring_publish(int32_t tid, uint64_t time_ns, uint64_t task, uint64_t hand
                 slot->tid = tid;
                 slot->depth = (uint16_t)depth;
                 slot->flags = flags;
+                slot->async = async;
                 if (depth > 0) memcpy(slot->frames, frames, (size_t)depth * sizeof(uintptr_t));
                 atomic_store_explicit(&slot->seq, pos + 1, memory_order_release);
                 if (depth > 0) {
@@ -97,7 +98,7 @@ void lo_store_reset(void) {
 }
 
 void lo_store_append(int32_t tid, uint64_t time_ns, uint64_t task, uint64_t cpu_ns, uint64_t ticks, uint16_t flags,
-                     const uintptr_t *frames, int depth) {
+                     const uintptr_t *frames, int depth, uint32_t async) {
     size_t needed = g_store_words + LO_SAMPLE_HEADER_WORDS + (size_t)depth;
     if (needed > g_store_capacity) {
         size_t capacity = g_store_capacity ? g_store_capacity : 1u << 16;
@@ -116,6 +117,7 @@ void lo_store_append(int32_t tid, uint64_t time_ns, uint64_t task, uint64_t cpu_
     out[2] = task;
     out[3] = cpu_ns;
     out[4] = ticks;
+    out[5] = async;
     if (depth > 0) memcpy(out + LO_SAMPLE_HEADER_WORDS, frames, (size_t)depth * sizeof(uint64_t));
     g_store_words = needed;
     if (flags & LO_SAMPLE_WAITING) LO_COUNT(waiting, ticks);

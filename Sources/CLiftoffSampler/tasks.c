@@ -22,28 +22,21 @@
 
 // ---- the runtime's task header --------------------------------------------------------
 
-// Job::Flags (kind in the low byte, 0 for a task) and the low half of the task's id: offsets the
-// runtime keeps for the C library's use, the same since Swift 5.5.
-#define LO_JOB_FLAGS_OFFSET 0x20
-#define LO_JOB_ID_OFFSET 0x24
-#define LO_JOB_FLAG_CHILD (1u << 24)
-#define LO_JOB_FLAG_GROUP_CHILD (1u << 26)
-#define LO_JOB_FLAG_ASYNC_LET (1u << 28)
 // TaskCreateFlags: the new task copies its creator's task-local values (Task {}, not detached).
 #define LO_CREATE_COPY_TASK_LOCALS (1u << 10)
 
 uint64_t lo_task_identity(uintptr_t task) {
     if (task == 0) return 0;
-    uint32_t id = *(const uint32_t *)(task + LO_JOB_ID_OFFSET);
+    uint32_t id = *(const uint32_t *)(task + LO_TASK_ID);
     // Tasks are numbered from 1; a zero id (a runtime without ids) falls back to the address.
     return id != 0 ? id : (uint64_t)task;
 }
 
 static int lo_task_kind_of(uintptr_t task, size_t create_flags) {
-    uint32_t flags = *(const uint32_t *)(task + LO_JOB_FLAGS_OFFSET);
-    if (flags & LO_JOB_FLAG_ASYNC_LET) return LO_TASK_ASYNC_LET;
-    if (flags & LO_JOB_FLAG_GROUP_CHILD) return LO_TASK_GROUP_CHILD;
-    if (flags & LO_JOB_FLAG_CHILD) return LO_TASK_GROUP_CHILD;
+    uint32_t flags = *(const uint32_t *)(task + LO_TASK_FLAGS);
+    if (flags & LO_TASK_FLAG_ASYNC_LET) return LO_TASK_ASYNC_LET;
+    if (flags & LO_TASK_FLAG_GROUP_CHILD) return LO_TASK_GROUP_CHILD;
+    if (flags & LO_TASK_FLAG_CHILD) return LO_TASK_GROUP_CHILD;
     return (create_flags & LO_CREATE_COPY_TASK_LOCALS) ? LO_TASK_UNSTRUCTURED : LO_TASK_DETACHED;
 }
 
@@ -126,6 +119,7 @@ void lo_tasks_start(void) {
         atomic_store(&chunk->owned, 0);
     }
     atomic_store(&g_lost, 0);
+    lo_async_prepare();
     atomic_fetch_add(&g_epoch, 1);
     atomic_store(&g_tracking, 1);
 }
@@ -203,17 +197,9 @@ __attribute__((swiftcall)) lo_task_and_context swift_task_create(
 // export that accessor): the word after the child record, with flag bits below the task's
 // alignment. Only for the runtime layout it was read from, and only when it names an async-let task.
 static uintptr_t lo_async_let_task(const void *async_let) {
-    static _Atomic int layout; // 0 unknown, 1 known, -1 other
-    int known = atomic_load_explicit(&layout, memory_order_relaxed);
-    if (known == 0) {
-        const uint32_t *version = dlsym(RTLD_DEFAULT, "_swift_concurrency_debug_internal_layout_version");
-        const size_t *size = dlsym(RTLD_DEFAULT, "_swift_concurrency_debug_asyncTaskSize");
-        known = version != NULL && *version == 1 && size != NULL && *size == 208 ? 1 : -1;
-        atomic_store(&layout, known);
-    }
-    if (known != 1) return 0;
+    if (!lo_task_layout_known()) return 0;
     uintptr_t task = *(const uintptr_t *)((uintptr_t)async_let + 0x18) & ~(uintptr_t)0xf;
-    if (task == 0 || (*(const uint32_t *)(task + LO_JOB_FLAGS_OFFSET) & (LO_JOB_FLAG_ASYNC_LET | 0xffu)) != LO_JOB_FLAG_ASYNC_LET) return 0;
+    if (task == 0 || (*(const uint32_t *)(task + LO_TASK_FLAGS) & (LO_TASK_FLAG_ASYNC_LET | 0xffu)) != LO_TASK_FLAG_ASYNC_LET) return 0;
     return task;
 }
 
@@ -298,7 +284,7 @@ void dispatch_async_f(void *queue, void *context, lo_dispatch_function function)
     lo_dispatch_async_function next = (lo_dispatch_async_function)lo_next(&real, "dispatch_async_f");
     if (!atomic_load_explicit(&g_tracking, memory_order_relaxed) || context == NULL || function == NULL ||
         !lo_is_swift_job_function(function) ||
-        (*(const uint32_t *)((uintptr_t)context + LO_JOB_FLAGS_OFFSET) & 0xffu) != 0) {
+        (*(const uint32_t *)((uintptr_t)context + LO_TASK_FLAGS) & 0xffu) != 0) {
         next(queue, context, function);
         return;
     }

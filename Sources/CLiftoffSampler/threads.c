@@ -364,14 +364,14 @@ static uint64_t lo_check(lo_thread *thread, pid_t pid, uint64_t now_ns, uint64_t
         }
     }
     if (still_waits) {
-        lo_store_append(thread->tid, now_ns, 0, 0, covered, LO_SAMPLE_WAITING, NULL, 0);
+        lo_store_append(thread->tid, now_ns, 0, 0, covered, LO_SAMPLE_WAITING, NULL, 0, 0);
         thread->base_cpu = cpu;
         if (thread->idle_streak < LO_IDLE_STREAK) thread->idle_streak++;
     } else {
         // It ran: ticks since the previous check (an idle thread's last record) keep its previous
         // stack, when that stack was a wait.
         if (thread->has_stack && thread->stack_waits && covered > 1) {
-            lo_store_append(thread->tid, now_ns - g_period_ns, 0, 0, covered - 1, LO_SAMPLE_WAITING, NULL, 0);
+            lo_store_append(thread->tid, now_ns - g_period_ns, 0, 0, covered - 1, LO_SAMPLE_WAITING, NULL, 0, 0);
         }
         // Read the clock right before sending: a stack request's handler that starts after this
         // may carry this signal too (lo_threads_answer), and `now_ns` may be long past on a busy machine.
@@ -488,7 +488,7 @@ void lo_threads_tick(pid_t pid, uint64_t now_ns, uint64_t tick) {
         if (thread->gone || !lo_is_idle(thread)) continue;
         if (quiet) {
             if (tick - thread->last_tick >= g_idle_record_ticks) {
-                lo_store_append(thread->tid, now_ns, 0, 0, tick - thread->last_tick, LO_SAMPLE_WAITING, NULL, 0);
+                lo_store_append(thread->tid, now_ns, 0, 0, tick - thread->last_tick, LO_SAMPLE_WAITING, NULL, 0, 0);
                 thread->last_tick = tick;
             }
         } else {
@@ -547,7 +547,7 @@ void lo_threads_answer(const lo_slot *slot) {
         if (thread->names_read < 3) lo_read_name(thread);
     }
     if (slot->depth > 0) {
-        lo_store_append(slot->tid, time_ns, slot->task, cpu, ticks, flags, slot->frames, slot->depth);
+        lo_store_append(slot->tid, time_ns, slot->task, cpu, ticks, flags, slot->frames, slot->depth, slot->async);
     }
 }
 
@@ -558,7 +558,7 @@ void lo_threads_end(void) {
         lo_thread *thread = &g_table[i];
         if (thread->gone || !lo_is_idle(thread) || thread->last_tick >= g_current_tick) continue;
         lo_store_append(thread->tid, g_current_tick_ns, 0, 0, g_current_tick - thread->last_tick, LO_SAMPLE_WAITING,
-                        NULL, 0);
+                        NULL, 0, 0);
     }
     for (size_t i = 0; i < g_count; i++) {
         if (!g_table[i].gone) lo_read_name(&g_table[i]);

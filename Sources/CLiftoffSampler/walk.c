@@ -118,6 +118,7 @@ static int lo_guess_rule(uintptr_t pc, int exact, lo_rule *rule) {
     rule->cfa_offset = 16;
     rule->fp_offset = -16;
     rule->bx_offset = 0;
+    rule->async = 0;
     if (!exact) return 1;
     const uint8_t *code = (const uint8_t *)pc;
     int after = pc + 4 <= object->end, before = pc > object->start;
@@ -134,9 +135,11 @@ static int lo_guess_rule(uintptr_t pc, int exact, lo_rule *rule) {
     return 1;
 }
 
-int lo_walk_interrupted(void *context, uintptr_t *out, int *truncated, int *guessed) {
+int lo_walk_interrupted(void *context, uintptr_t *out, int *truncated, int *guessed, lo_async_frame *async) {
     *truncated = 0;
     *guessed = 0;
+    async->at = -1;
+    async->context = 0;
     ucontext_t *uc = (ucontext_t *)context;
     uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
     uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
@@ -186,6 +189,8 @@ int lo_walk_interrupted(void *context, uintptr_t *out, int *truncated, int *gues
         uintptr_t cfa = base + (uintptr_t)(intptr_t)rule.cfa_offset;
         uintptr_t ra;
         if (cfa <= sp || cfa > bounds.high || !lo_load(&bounds, cfa + (uintptr_t)(intptr_t)rule.ra_offset, &ra)) break;
+        // The innermost Swift async frame: where its awaiting callers are found (async.c).
+        if (rule.async && async->at < 0 && lo_load(&bounds, cfa - 24, &async->context)) async->at = depth - 1;
         if (rule.fp_offset != 0) {
             // Swift's async frames mark a saved rbp with bit 60; an address never has it.
             if (!lo_load(&bounds, cfa + (uintptr_t)(intptr_t)rule.fp_offset, &fp)) break;
@@ -201,9 +206,11 @@ int lo_walk_interrupted(void *context, uintptr_t *out, int *truncated, int *gues
 
 #else
 
-int lo_walk_interrupted(void *context, uintptr_t *out, int *truncated, int *guessed) {
+int lo_walk_interrupted(void *context, uintptr_t *out, int *truncated, int *guessed, lo_async_frame *async) {
     (void)context;
     (void)out;
+    async->at = -1;
+    async->context = 0;
     *truncated = 0;
     *guessed = 0;
     return -1; // libunwind walks every stack on this architecture

@@ -192,11 +192,15 @@ extension Profile {
         /// Whether the compiler inlined this function into its caller (the frame below it in the
         /// stack): it ran as part of that function's code, with no call of its own.
         public var isInlined: Bool
+        /// Whether this is a Swift async function that was awaiting its callee (or, the innermost
+        /// one, running) in the sampled task: a frame of the task's logical call stack, found through
+        /// its async contexts rather than on the machine stack.
+        public var isAsync: Bool
 
         /// Creates a frame.
         public init(
             name: String, object: String, short: String? = nil, file: String? = nil, line: Int? = nil,
-            isInlined: Bool = false
+            isInlined: Bool = false, isAsync: Bool = false
         ) {
             self.name = name
             self.object = object
@@ -204,13 +208,14 @@ extension Profile {
             self.file = file
             self.line = line
             self.isInlined = isInlined
+            self.isAsync = isAsync
         }
 
         private enum CodingKeys: String, CodingKey {
-            case name, object, short, file, line, inlined
+            case name, object, short, file, line, inlined, async
         }
 
-        /// Decodes a frame; `inlined` defaults to false (files of `liftoff.profile/1` have none).
+        /// Decodes a frame; `inlined` and `async` default to false (files of `liftoff.profile/1` have none).
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             name = try container.decode(String.self, forKey: .name)
@@ -219,6 +224,7 @@ extension Profile {
             file = try container.decodeIfPresent(String.self, forKey: .file)
             line = try container.decodeIfPresent(Int.self, forKey: .line)
             isInlined = try container.decodeIfPresent(Bool.self, forKey: .inlined) ?? false
+            isAsync = try container.decodeIfPresent(Bool.self, forKey: .async) ?? false
         }
 
         /// Encodes a frame, leaving out what it does not have.
@@ -230,6 +236,7 @@ extension Profile {
             try container.encodeIfPresent(file, forKey: .file)
             try container.encodeIfPresent(line, forKey: .line)
             if isInlined { try container.encode(true, forKey: .inlined) }
+            if isAsync { try container.encode(true, forKey: .async) }
         }
 
         /// `File.swift:42 in StretchedHash.absorb(_:)`, or the function and its object when the

@@ -94,6 +94,10 @@ public struct HTMLReportRenderer: Sendable {
 
         json.nextKey("names")
         json.stringArray(names.names)
+        // Entries of `names` that are Swift async functions of a task's logical stack.
+        let asyncNames = Set(profile.frames.filter(\.isAsync).map(\.displayName))
+        json.nextKey("asyncNames")
+        json.intArray(names.names.indices.filter { asyncNames.contains(names.names[$0]) })
         // Per entry of `names` (null where there is nothing to add), for tooltips and search: the
         // full signature behind each short name, and where each function is and whether it was inlined.
         var full = [String: String]()
@@ -349,9 +353,10 @@ public struct HTMLReportRenderer: Sendable {
         json.raw("]")
     }
 
-    /// `inlined · File.swift:42`, `File.swift:42` or `inlined`: where a frame's code is.
+    /// `inlined · File.swift:42`, `async · File.swift:42`, `File.swift:42` or `inlined`: where a
+    /// frame's code is, and how it ran.
     static func sourceNote(_ frame: Profile.Frame) -> String? {
-        let parts = [frame.isInlined ? "inlined" : nil, frame.location].compactMap { $0 }
+        let parts = [frame.isAsync ? "async" : nil, frame.isInlined ? "inlined" : nil, frame.location].compactMap { $0 }
         return parts.isEmpty ? nil : parts.joined(separator: " · ")
     }
 

@@ -27,14 +27,15 @@ public struct SVGFlameGraphRenderer: Sendable {
     public func render(_ profile: Profile, title: String? = nil) -> String {
         let tree = FlameTree(profile: profile, rootName: "all", perThread: perThread, samples: samples)
         let heading = title ?? SVGFlameGraphRenderer.defaultTitle(profile, samples: samples)
-        return render(tree, title: heading)
+        return render(tree, title: heading, asyncNames: Set(profile.frames.filter(\.isAsync).map(\.displayName)))
     }
 
     /// Fill of a box whose samples were all waiting.
     static let waitingColour = "rgb(196,201,212)"
 
-    /// The SVG document for a flame tree.
-    public func render(_ tree: FlameTree, title: String) -> String {
+    /// The SVG document for a flame tree; boxes named in `asyncNames` (Swift async functions of a
+    /// task's logical stack) get cool colours.
+    public func render(_ tree: FlameTree, title: String, asyncNames: Set<String> = []) -> String {
         let padding = 10.0
         let top = 34.0
         let total = max(tree.totalSamples, 1)
@@ -73,7 +74,7 @@ public struct SVGFlameGraphRenderer: Sendable {
             let allWaiting = index != 0 && node.waiting == node.total
             let fill =
                 index == 0
-                ? "rgb(200,200,200)" : allWaiting ? SVGFlameGraphRenderer.waitingColour : SVGFlameGraphRenderer.colour(for: node.name)
+                ? "rgb(200,200,200)" : allWaiting ? SVGFlameGraphRenderer.waitingColour : SVGFlameGraphRenderer.colour(for: node.name, async: asyncNames.contains(node.name))
             out += "<g><title>\(Markup.escape(name)) (\(samples), \(fmt(share, digits: 2))%)</title>"
             out += "<rect x=\"\(fmt(x))\" y=\"\(fmt(y))\" width=\"\(fmt(boxWidth))\" height=\"\(fmt(rowHeight - 1))\" "
             out += "fill=\"\(fill)\" rx=\"2\"/>"
@@ -98,12 +99,16 @@ public struct SVGFlameGraphRenderer: Sendable {
         return "Liftoff flame graph" + (program.map { ": \($0)" } ?? "") + " (\(samples))"
     }
 
-    /// A warm colour derived from the name (FNV-1a), the same for the same name everywhere.
-    public static func colour(for name: String) -> String {
+    /// A colour derived from the name (FNV-1a), the same for the same name everywhere: warm, or
+    /// cool for a Swift async function of a task's logical stack.
+    public static func colour(for name: String, async: Bool = false) -> String {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in name.utf8 {
             hash ^= UInt64(byte)
             hash = hash &* 0x100_0000_01b3
+        }
+        if async {
+            return "rgb(\(80 + Int(hash % 60)),\(150 + Int((hash >> 8) % 70)),\(205 + Int((hash >> 16) % 50)))"
         }
         let red = 205 + Int(hash % 50)
         let green = Int((hash >> 8) % 230)

@@ -11,12 +11,14 @@ public struct ProfileBuilder {
     private var addressFrames: [UInt: [Int]] = [:]
     /// The same for event stacks, whose frames carry the line being executed.
     private var exactAddressFrames: [UInt: [Int]] = [:]
+    /// The same for the addresses of async functions in a task's logical stack.
+    private var asyncAddressFrames: [UInt: [Int]] = [:]
     /// The mangled symbol of each frame that has one, for short names at build time.
     private var frameSymbol: [Int: String] = [:]
     private var samples = Profile.SampleTable()
     private var threadIDs = Set<Int>()
     /// Each thread's last stack, so waiting samples (which repeat it) cost one comparison.
-    private var lastStack: [Int: (addresses: [UInt], truncated: Bool, stack: Int)] = [:]
+    private var lastStack: [Int: (addresses: [UInt], truncated: Bool, asyncCallers: Range<Int>?, stack: Int)] = [:]
     /// Each thread's last row, which a wait that goes on with the same stack extends.
     private var lastRow: [Int: Int] = [:]
     private let symbolizer: any Symbolizer
@@ -47,12 +49,21 @@ public struct ProfileBuilder {
         self.timeOriginNs = timeOriginNs
     }
 
+    /// Whether a sample taken in a Swift async function keeps the executor's frames below the
+    /// task's first async function (`start_thread`, Dispatch's worker, `swift_job_run`). By default
+    /// they are folded away, so an async stack reads like the code: the task's functions, each
+    /// called by the one that awaits it.
+    public var keepsExecutorFrames = false
+
     /// Adds one sample. Addresses after the first are return addresses, so they are looked up
-    /// one byte earlier, inside the call instruction.
+    /// one byte earlier, inside the call instruction; an async caller's address is a resume
+    /// function's entry and is looked up as it is.
     public mutating func add(_ sample: RawSample) {
         guard !sample.addresses.isEmpty else { return }
         let time = NanosecondDuration.between(timeOriginNs, sample.timeNs).nanoseconds
-        if let last = lastStack[sample.threadID], last.truncated == sample.truncated, last.addresses == sample.addresses {
+        if let last = lastStack[sample.threadID], last.truncated == sample.truncated, last.addresses == sample.addresses,
+            last.asyncCallers == sample.asyncCallers
+        {
             if extendRow(of: sample, stack: last.stack, at: time) { return }
             samples.append(
                 thread: sample.threadID, timeNs: time, stack: last.stack, state: sample.state,
@@ -64,18 +75,38 @@ public struct ProfileBuilder {
         if sample.truncated {
             parent = stack(parent: -1, frame: frame(named: ProfileBuilder.truncatedFrameName, object: ""))
         }
-        let last = sample.addresses.count - 1
+        var last = sample.addresses.count - 1
+        let callers = sample.asyncCallers
+        if let callers, !keepsExecutorFrames { last = callers.upperBound - 1 }
+        var previousAsync: Int?
         for position in stride(from: last, through: 0, by: -1) {
             let address = sample.addresses[position]
-            let lookup = position == 0 ? address : address &- 1
-            for frame in frames(at: lookup, exactLines: false).reversed() { parent = stack(parent: parent, frame: frame) }
+            let isCaller = callers?.contains(position) ?? false
+            let isAsync = isCaller || position == (callers?.lowerBound ?? 0) - 1
+            let lookup = position == 0 || isCaller ? address : address &- 1
+            for frame in frames(at: lookup, exactLines: false, async: isAsync).reversed() {
+                // A resume function that has not yet replaced its callee's context with its own
+                // names itself as its caller: one function, one frame.
+                if isAsync, !isCaller, frame == previousAsync { continue }
+                // The runtime's adapters a suspended task resumes through are not the program's code.
+                if isCaller, ProfileBuilder.isRuntimeAdapter(frames[frame]) { continue }
+                parent = stack(parent: parent, frame: frame)
+                previousAsync = isAsync ? frame : nil
+            }
         }
         samples.append(
             thread: sample.threadID, timeNs: time, stack: parent, state: sample.state, task: UInt64(sample.task),
             cpuNs: sample.cpuNs, weight: sample.weight)
         lastRow[sample.threadID] = samples.count - 1
         threadIDs.insert(sample.threadID)
-        lastStack[sample.threadID] = (sample.addresses, sample.truncated, parent)
+        lastStack[sample.threadID] = (sample.addresses, sample.truncated, callers, parent)
+    }
+
+    /// Whether `frame` is one of the Swift runtime's resume adapters (`task_future_wait_resume_adapter`,
+    /// `task_group_wait_resume_adapter`…): where a task that awaited another resumes, before the
+    /// awaiting function does.
+    static func isRuntimeAdapter(_ frame: Profile.Frame) -> Bool {
+        frame.object.hasPrefix("libswift_Concurrency") && frame.name.contains("adapter(swift::AsyncContext")
     }
 
     /// Adds a waiting sample's ticks to its thread's last row when that row is the same wait
@@ -148,19 +179,30 @@ public struct ProfileBuilder {
     }
 
     /// The frames of one address, innermost first. Sampled stacks give each function one frame
-    /// (its declaration's file and line); event stacks give the line being executed.
-    private mutating func frames(at address: UInt, exactLines: Bool) -> [Int] {
-        if let known = exactLines ? exactAddressFrames[address] : addressFrames[address] { return known }
-        let indices = symbolizer.frames(at: address).map { symbolized in
+    /// (its declaration's file and line); event stacks give the line being executed. The
+    /// outermost frame of an async function's address is marked async (the functions inlined
+    /// into it ran synchronously inside it).
+    private mutating func frames(at address: UInt, exactLines: Bool, async: Bool = false) -> [Int] {
+        if !async, let known = exactLines ? exactAddressFrames[address] : addressFrames[address] { return known }
+        if async, let known = asyncAddressFrames[address] { return known }
+        let resolved = symbolizer.frames(at: address)
+        let indices = resolved.enumerated().map { position, symbolized in
             let index = frame(
                 Profile.Frame(
                     name: symbolized.name, object: symbolized.object,
                     file: exactLines ? symbolized.file : symbolized.declarationFile,
-                    line: exactLines ? symbolized.line : symbolized.declarationLine, isInlined: symbolized.isInlined))
+                    line: exactLines ? symbolized.line : symbolized.declarationLine, isInlined: symbolized.isInlined,
+                    isAsync: async && position == resolved.count - 1))
             if let mangled = symbolized.symbol { frameSymbol[index] = mangled }
             return index
         }
-        if exactLines { exactAddressFrames[address] = indices } else { addressFrames[address] = indices }
+        if async {
+            asyncAddressFrames[address] = indices
+        } else if exactLines {
+            exactAddressFrames[address] = indices
+        } else {
+            addressFrames[address] = indices
+        }
         return indices
     }
 

@@ -91,12 +91,21 @@ public struct RawSample: Sendable, Equatable {
     /// Consecutive ticks the sample stands for, one sampling interval apart (a wait of N ticks is
     /// one sample of weight N).
     public var weight: UInt32
+    /// Where a Swift async stack's awaiting callers are among ``addresses``, when the sample was
+    /// taken in an async function: the address before them is the innermost async function's,
+    /// these are resume addresses (function entries, not return addresses), innermost first,
+    /// and the addresses after them are the executor's frames that ran the task. Nil when the
+    /// stack has no async frame.
+    public var asyncCallers: Range<Int>?
 
     /// Creates a sample.
     public init(
         threadID: Int, timeNs: UInt64, truncated: Bool, addresses: [UInt], state: Profile.SampleState = .running,
-        task: UInt = 0, cpuNs: UInt64 = 0, weight: UInt32 = 1
+        task: UInt = 0, cpuNs: UInt64 = 0, weight: UInt32 = 1, asyncCallers: Range<Int>? = nil
     ) {
+        self.asyncCallers = asyncCallers.flatMap { range in
+            range.lowerBound >= 1 && range.upperBound <= addresses.count ? range : nil
+        }
         self.threadID = threadID
         self.timeNs = timeNs
         self.truncated = truncated
@@ -406,6 +415,14 @@ public enum Sampler {
         return decodeStore(UnsafeBufferPointer(start: words, count: wordCount), rateHz: rateHz)
     }
 
+    /// The async callers' place among a record's addresses, from word 5 of its header.
+    private static func asyncCallers(_ word: UInt64) -> Range<Int>? {
+        let placed = Int(word & 0xFFFF)
+        let count = Int((word >> 16) & 0xFFFF)
+        guard placed > 0 else { return nil }
+        return (placed - 1)..<(placed - 1 + count)
+    }
+
     /// Decodes store words (the layout in `lo_sampler.h`), from this process's sampler or an
     /// agent's recording. A record cut off by the end of the words is dropped.
     static func decodeStore(_ words: UnsafeBufferPointer<UInt64>, rateHz: Int) -> [RawSample] {
@@ -426,6 +443,7 @@ public enum Sampler {
             let task = words[index + 2]
             let cpu = words[index + 3]
             let ticks = words[index + 4]
+            let async = words[index + 5]
             index = start + depth
             let weight = UInt32(clamping: max(ticks, 1))
             if flags & LO_SAMPLE_WAITING != 0 {
@@ -445,7 +463,7 @@ public enum Sampler {
             let sample = RawSample(
                 threadID: tid, timeNs: time, truncated: flags & LO_SAMPLE_TRUNCATED != 0,
                 addresses: (start..<start + depth).map { UInt(words[$0]) }, state: state, task: UInt(task), cpuNs: cpu,
-                weight: weight)
+                weight: weight, asyncCallers: asyncCallers(async))
             last[tid] = sample
             samples.append(sample)
         }

@@ -108,8 +108,13 @@ typedef struct lo_counts {
 /// a waiting record, the first of a runnable one); word 2 the
 /// Swift task running when the signal landed (0 for none, and for waiting samples);
 /// word 3 the CPU time the thread used since its previous sample, in nanoseconds;
-/// word 4 the number of ticks the record stands for (1 for a running sample).
-#define LO_SAMPLE_HEADER_WORDS 5
+/// word 4 the number of ticks the record stands for (1 for a running sample); word 5 where the
+/// awaiting callers of a Swift async function were put among the addresses: 0 when the stack has
+/// no async frame, else (the index of the first caller + 1) | (the number of callers << 16). The
+/// frame before the callers is the innermost async function's; the callers are resume addresses
+/// (function entries, not return addresses), innermost first, into the parents of a child task;
+/// the frames after them are the executor's that ran the task.
+#define LO_SAMPLE_HEADER_WORDS 6
 
 _Static_assert(sizeof(uint64_t) == sizeof(void *), "the store keeps addresses in 64-bit words");
 

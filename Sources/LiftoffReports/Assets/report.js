@@ -146,6 +146,9 @@
     return ((hi % m) * (4294967296 % m) + (lo % m)) % m;
   }
 
+  // Names of Swift async functions of a task's logical stack: coloured cool, not warm.
+  var asyncNameSet = new Set();
+
   function flameColour(name) {
     var cached = colourCache.get(name);
     if (cached) return cached;
@@ -160,9 +163,10 @@
       hi = (hi * 0x1b3 + carry + ((lo << 8) >>> 0)) >>> 0;
       lo = low >>> 0;
     }
-    var red = 205 + mod64(hi, lo, 50);
-    var green = mod64(hi >>> 8, (((hi & 0xff) << 24) | (lo >>> 8)) >>> 0, 230);
-    var blue = mod64(hi >>> 16, (((hi & 0xffff) << 16) | (lo >>> 16)) >>> 0, 55);
+    var async = asyncNameSet.has(name);
+    var red = (async ? 80 : 205) + mod64(hi, lo, async ? 60 : 50);
+    var green = (async ? 150 : 0) + mod64(hi >>> 8, (((hi & 0xff) << 24) | (lo >>> 8)) >>> 0, async ? 70 : 230);
+    var blue = (async ? 205 : 0) + mod64(hi >>> 16, (((hi & 0xffff) << 16) | (lo >>> 16)) >>> 0, async ? 50 : 55);
     var colour = 'rgb(' + red + ',' + green + ',' + blue + ')';
     colourCache.set(name, colour);
     return colour;
@@ -257,6 +261,11 @@
     data.phases.forEach(function (p) { end = Math.max(end, p.endMs); });
     data.markers.forEach(function (m) { end = Math.max(end, m.timeMs, numOr(m.endMs, 0)); });
     data.endMs = end;
+    // Swift async functions of a task's logical stack, by index in `names`: their own colours.
+    asyncNameSet = new Set(list(d.asyncNames).filter(function (index) {
+      return isNum(index) && index >= 0 && index < data.names.length;
+    }).map(function (index) { return data.names[index]; }));
+    colourCache.clear();
     return data;
   }
 

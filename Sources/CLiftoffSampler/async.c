@@ -1,0 +1,106 @@
+// Swift async call stacks: a sample taken in an async function carries its awaiting callers.
+//
+// Swift runs an async function as a series of partial functions, each entered by a tail call, so
+// the machine stack holds only the one running now, above the executor that resumed the task.
+// Its callers wait in async contexts: a context's first word is its caller's context (0 for the
+// task's first function), its second the address where the caller resumes, the entry of one of
+// the caller's partial functions. The walk finds the innermost async frame's context just below
+// its saved rbp (walk.c); its callers follow from there.
+//
+// While the running task is current on this thread (its thread-local value is set only while it
+// runs here), no other thread runs it, and the frames and contexts of its callers stay: the chain
+// can be read directly. The chain must end, within a bounded number of steps, at a context inside
+// the task's own allocation (where the runtime places a task's first context), or it is not used.
+//
+// A child task (async let, task group) continues into its parent: the parent's record follows
+// the child's header in the runtime's layout, and the parent waits suspended in a known function
+// with a known context. The parent runs on another thread when it is not suspended, so its memory
+// is read with process_vm_readv, which reports a bad address instead of faulting, and the
+// parent's chain is used only when the parent was suspended throughout.
+
+#include "lo_internal.h"
+
+#include <dlfcn.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+
+#define LO_MAX_ASYNC_HOPS 64
+// A task's first context lies within its allocation, this close after its header.
+#define LO_FIRST_CONTEXT_REACH 4096
+
+static _Atomic int g_layout; // 1 when the runtime's layout is the one above
+static pid_t g_pid;
+void lo_async_prepare(void) {
+    g_pid = getpid();
+    if (atomic_load(&g_layout) != 0) return;
+    const uint32_t *version = dlsym(RTLD_DEFAULT, "_swift_concurrency_debug_internal_layout_version");
+    const size_t *size = dlsym(RTLD_DEFAULT, "_swift_concurrency_debug_asyncTaskSize");
+    int known = version != NULL && *version == 1 && size != NULL && *size == LO_TASK_SIZE;
+    atomic_store(&g_layout, known ? 1 : -1);
+}
+
+int lo_task_layout_known(void) {
+    if (atomic_load(&g_layout) == 0) lo_async_prepare();
+    return atomic_load(&g_layout) == 1;
+}
+
+// Reads `length` bytes at `address` of this process without faulting: 0 when they could not be read.
+static int lo_safe_read(uintptr_t address, void *buffer, size_t length) {
+    struct iovec local = {buffer, length};
+    struct iovec remote = {(void *)address, length};
+    return syscall(SYS_process_vm_readv, g_pid, &local, 1UL, &remote, 1UL, 0UL) == (long)length;
+}
+
+// Follows the chain from `context` (the awaiting callers' resume addresses into `out`), directly
+// or through safe reads. Returns the number written, or -1 when the chain does not end inside
+// `task`'s allocation within bounds.
+static int lo_follow(uintptr_t task, uintptr_t context, int safe, uintptr_t *out, int capacity) {
+    int count = 0;
+    for (int hop = 0; hop < LO_MAX_ASYNC_HOPS; hop++) {
+        if (context == 0 || (context & 7) != 0) return -1;
+        uintptr_t words[2];
+        if (safe) {
+            if (!lo_safe_read(context, words, sizeof words)) return -1;
+        } else {
+            words[0] = ((const uintptr_t *)context)[0];
+            words[1] = ((const uintptr_t *)context)[1];
+        }
+        // The first function's context: its resume address is the runtime's task completion.
+        if (words[0] == 0) return context > task && context - task < LO_FIRST_CONTEXT_REACH ? count : -1;
+        if (count < capacity) out[count++] = words[1];
+        context = words[0];
+    }
+    return -1;
+}
+
+int lo_async_callers(uintptr_t task, uintptr_t context, uintptr_t *out, int capacity) {
+    if (task == 0 || capacity <= 0) return 0;
+    int count = lo_follow(task, context, 0, out, capacity);
+    if (count < 0) return 0;
+    if (atomic_load_explicit(&g_layout, memory_order_relaxed) != 1) return count;
+    // Into the parents of a child task, each suspended where it awaits its children.
+    uint32_t flags = *(const uint32_t *)(task + LO_TASK_FLAGS);
+    for (int generation = 0; generation < LO_MAX_ASYNC_HOPS && (flags & LO_TASK_FLAG_CHILD); generation++) {
+        uintptr_t parent;
+        if (!lo_safe_read(task + LO_TASK_SIZE, &parent, sizeof parent) || parent == 0 || (parent & 15) != 0) break;
+        uint8_t header[LO_TASK_SIZE + 8];
+        if (!lo_safe_read(parent, header, sizeof header)) break;
+        uint32_t status = *(const uint32_t *)(header + LO_TASK_STATUS);
+        if (status & LO_TASK_STATUS_RUNNING) break;
+        uintptr_t function = *(const uintptr_t *)(header + LO_TASK_RESUME_FUNCTION);
+        uintptr_t resume_context = *(const uintptr_t *)(header + LO_TASK_RESUME_CONTEXT);
+        uintptr_t chain[LO_MAX_FRAMES];
+        int found = lo_follow(parent, resume_context, 1, chain, LO_MAX_FRAMES);
+        // Still suspended where it was read, so the chain read is the one it waits in.
+        uint32_t status_after;
+        if (found < 0 || !lo_safe_read(parent + LO_TASK_STATUS, &status_after, sizeof status_after) ||
+            (status_after & LO_TASK_STATUS_RUNNING)) {
+            break;
+        }
+        if (count < capacity) out[count++] = function;
+        for (int i = 0; i < found && count < capacity; i++) out[count++] = chain[i];
+        task = parent;
+        flags = *(const uint32_t *)(header + LO_TASK_FLAGS);
+    }
+    return count;
+}
