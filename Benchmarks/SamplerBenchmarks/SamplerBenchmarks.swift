@@ -23,6 +23,25 @@ func fixedWorkload() -> UInt64 {
     return state
 }
 
+/// Runs `body` under `depth` async functions, each awaiting the next.
+@inline(never)
+func awaitingCallers(_ depth: Int, _ body: () async -> Void) async {
+    if depth == 0 {
+        await body()
+    } else {
+        await awaitingCallers(depth - 1, body)
+    }
+    blackHole(depth)
+}
+
+/// Takes `count` samples of the calling thread from a child task.
+@inline(never)
+func sampleInChild(_ count: Int) async {
+    try? Sampler.registerCurrentThread(name: "benchmark")
+    for _ in 0..<count { Sampler.sampleCurrentThread() }
+    try? Sampler.unregisterCurrentThread()
+}
+
 /// Custom metrics of the paired runs: the ratio in parts per million, and each side's time.
 let ratioMetric = BenchmarkMetric.custom("ratioPPM", polarity: .prefersSmaller, useScalingFactor: false)
 let baseMetric = BenchmarkMetric.custom("unsampledNs", polarity: .prefersSmaller, useScalingFactor: false)
@@ -316,6 +335,33 @@ let benchmarks: @Sendable () -> Void = {
         }
         benchmark.stopMeasurement()
         try? Sampler.unregisterCurrentThread()
+        _ = Sampler.stop()
+    }
+
+    // The same sample taken in a Swift async function awaited by 10 async callers: the walk reads
+    // its async context and follows the chain. In an `async let` child the chain goes on into the
+    // suspended parent's 10 callers, read with process_vm_readv (the whole loop is measured there,
+    // the child task's creation included, over 1,000 samples).
+    let oneSample = Benchmark.Configuration(
+        metrics: [.wallClock], timeUnits: .nanoseconds, warmupIterations: 100, scalingFactor: .kilo, maxDuration: .seconds(5))
+    Benchmark("one sample in an async function, 10 awaiting callers", configuration: oneSample) { benchmark async in
+        try? Sampler.start(SamplerConfiguration(rateHz: 1000, ringCapacity: 1 << 16, threads: .registered))
+        await awaitingCallers(10) {
+            try? Sampler.registerCurrentThread(name: "benchmark")
+            benchmark.startMeasurement()
+            for _ in benchmark.scaledIterations { Sampler.sampleCurrentThread() }
+            benchmark.stopMeasurement()
+            try? Sampler.unregisterCurrentThread()
+        }
+        _ = Sampler.stop()
+    }
+    Benchmark("one sample in an async let child, 10 awaiting callers in its parent", configuration: oneSample) { benchmark async in
+        try? Sampler.start(SamplerConfiguration(rateHz: 1000, ringCapacity: 1 << 16, threads: .registered))
+        let count = benchmark.scaledIterations.count
+        await awaitingCallers(10) {
+            async let sampled: Void = sampleInChild(count)
+            await sampled
+        }
         _ = Sampler.stop()
     }
 

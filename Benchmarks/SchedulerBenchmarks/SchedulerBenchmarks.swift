@@ -8,6 +8,31 @@ import Liftoff
 // `Reports/benchmarks/scheduler.md` is written from these results by `make bench`.
 
 let taskCount = 100_000
+let fanOutCount = 10_000
+
+/// Nanoseconds a task group takes to run `childTasks` child tasks that each add one number, from a
+/// thread outside the concurrency pool (which waits for it).
+func fanOut(childTasks: Int) -> UInt64 {
+    let done = DispatchSemaphore(value: 0)
+    let elapsed = Elapsed()
+    Task.detached {
+        let start = DispatchTime.now().uptimeNanoseconds
+        let total = await withTaskGroup(of: Int.self) { group in
+            for value in 0..<childTasks { group.addTask { value } }
+            return await group.reduce(0, &+)
+        }
+        blackHole(total)
+        elapsed.nanoseconds = DispatchTime.now().uptimeNanoseconds - start
+        done.signal()
+    }
+    done.wait()
+    return elapsed.nanoseconds
+}
+
+/// A result handed from a task to the thread waiting for it (the semaphore orders the accesses).
+final class Elapsed: @unchecked Sendable {
+    var nanoseconds: UInt64 = 0
+}
 
 /// A launched app on this thread, for the scheduler to run plans in.
 final class Host: ApplicationDelegate {}
@@ -60,6 +85,29 @@ let benchmarks: @Sendable () -> Void = {
                 benchmark.measurement(scheduledMetric, Int(schedulerNs))
             }
             driver.close()
+        }
+    }
+
+    // A task group fans out 10,000 tiny child tasks, with a launch recording running (the sampler
+    // at 1 kHz on every thread, and each task's creation and jobs recorded) and without, in pairs.
+    let recordedMetric = BenchmarkMetric.custom("recordedNs", polarity: .prefersSmaller, useScalingFactor: false)
+    let fanOutPairs = Benchmark.Configuration(
+        metrics: [ratioMetric, rawMetric, recordedMetric],
+        units: [ratioMetric: .count, rawMetric: .count, recordedMetric: .count], warmupIterations: 2,
+        maxDuration: .seconds(60), maxIterations: 60)
+    Benchmark("paired: task group fan-out of 10000 child tasks, recorded vs not", configuration: fanOutPairs) { benchmark in
+        for (round, _) in benchmark.scaledIterations.enumerated() {
+            let (plainNs, recordedNs) = inAlternatingOrder(
+                round: round, baseline: { fanOut(childTasks: fanOutCount) },
+                treatment: {
+                    let recorder = try! LaunchRecorder.start(configuration: SamplerConfiguration(rateHz: 1000))
+                    let elapsed = fanOut(childTasks: fanOutCount)
+                    _ = recorder.finish(violations: [])
+                    return elapsed
+                })
+            benchmark.measurement(ratioMetric, Int(recordedNs * 1_000_000 / max(plainNs, 1)))
+            benchmark.measurement(rawMetric, Int(plainNs))
+            benchmark.measurement(recordedMetric, Int(recordedNs))
         }
     }
 

@@ -206,7 +206,12 @@ struct DemoCommand: ParsableCommand {
         lines.append("  process start → main entry: \(ms(profile.phases.mainEntryNs - profile.phases.processStartNs))")
         for span in profile.spans where span.parent == nil {
             let indent = span.parent == nil ? "  " : "    "
-            lines.append("\(indent)\(span.name): \(ms(span.durationNs))")
+            var tasks = ""
+            if let started = span.childTasks {
+                tasks = " (\(started) Swift task\(started == 1 ? "" : "s") started"
+                tasks += span.scheduledNs.map { "; jobs waited \(ms($0)) in all to run)" } ?? ")"
+            }
+            lines.append("\(indent)\(span.name): \(ms(span.durationNs))\(tasks)")
         }
         for mark in profile.marks {
             lines.append("  \(mark.name) at \(ms(mark.timeNs))")

@@ -39,6 +39,11 @@ struct ProfileCommand: ParsableCommand {
     @Option(name: .long, parsing: .unconditional, help: "Samples per second per thread (1 to 10000).")
     var rate: Int = 1000
 
+    @Flag(
+        name: .long,
+        help: "Keep the executor's frames (start_thread, Dispatch's worker, swift_job_run) below a Swift task's first async function; they are folded away by default.")
+    var executorFrames = false
+
     @OptionGroup var watch: LaunchWatchOptions
 
     @Argument(parsing: .postTerminator, help: "The command to profile, after --.")
@@ -70,6 +75,7 @@ struct ProfileCommand: ParsableCommand {
         defer { unlink(own.path) }
         var environment = ProcessInfo.processInfo.environment
         environment[LaunchRecorder.outputVariable] = own.path
+        if executorFrames { environment[SamplerConfiguration.executorFramesVariable] = "1" }
         environment = ProfileCommand.agentEnvironment(environment, agent: agent, recording: recording, rateHz: rate)
         let runner = ProcessRunner(
             arguments: command, environment: environment, log: log, ready: try watch.pattern(),
@@ -82,7 +88,7 @@ struct ProfileCommand: ParsableCommand {
             profile = ownProfile
         } else {
             do {
-                profile = try AgentRecording.load(from: recording).profile(readyNs: readyNs)
+                profile = try AgentRecording.load(from: recording).profile(readyNs: readyNs, keepsExecutorFrames: executorFrames)
             } catch let error as AgentRecording.ReadError {
                 throw CLIError("\(error.description) The program ended with \(result.outcome.description); its output is in \(log.path).")
             }

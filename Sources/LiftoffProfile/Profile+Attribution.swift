@@ -12,6 +12,14 @@ extension Profile {
     public mutating func attributeSamples() {
         let ownership = TaskOwnership(self)
         for position in asyncTasks.indices { asyncTasks[position].span = ownership.span[position] }
+        if !asyncTasks.isEmpty {
+            let owned = ownership.ownedTasks(ofSpans: spans)
+            for position in spans.indices {
+                spans[position].childTasks = owned[position].isEmpty ? nil : owned[position].count
+                let delay = scheduling(ofSpan: position, owned: owned[position])
+                spans[position].scheduledNs = delay.jobs > 0 ? delay.total : nil
+            }
+        }
         guard samples.count > 0 else { return }
         let index = SampleIndex(samples, intervalNs: samplingIntervalNs)
         let taskTallies = asyncTasks.map { index.tally(ofTask: $0.id) }
@@ -49,10 +57,13 @@ extension Profile {
 
     /// How long the jobs of span `index`'s work waited to run after they were enqueued: its own
     /// task's jobs that started while it was open, and every job of the Swift tasks it owns.
-    public func scheduledNs(ofSpan index: Int) -> (total: UInt64, longest: UInt64, jobs: Int) {
+    public func scheduling(ofSpan index: Int) -> (total: UInt64, longest: UInt64, jobs: Int) {
         guard spans.indices.contains(index) else { return (0, 0, 0) }
+        return scheduling(ofSpan: index, owned: TaskOwnership(self).ownedTasks(ofSpans: spans)[index])
+    }
+
+    private func scheduling(ofSpan index: Int, owned: [Int]) -> (total: UInt64, longest: UInt64, jobs: Int) {
         let span = spans[index]
-        let owned = TaskOwnership(self).ownedTasks(ofSpans: spans)[index]
         var runs: [AsyncTaskRun] = owned.flatMap { asyncTasks[$0].runs }
         if let task = span.task, let own = asyncTasks.first(where: { $0.id == task }) {
             runs += own.runs.filter { $0.startNs >= span.startNs && $0.startNs <= span.endNs }

@@ -26,6 +26,13 @@ extension Profile {
         /// What the code said about it, as text: a tracing span's attributes (`http.method`,
         /// `db.system`), its kind and status. Nil when none.
         public var attributes: [String: String]?
+        /// How many Swift tasks it started (transitively: `async let`, task group children,
+        /// `Task {}`, and the tasks those started). Nil when none was recorded.
+        public var childTasks: Int?
+        /// How long the jobs of its work waited to run after they were enqueued, in total: its own
+        /// task's jobs that started while it was open and every job of the tasks it started. Nil
+        /// when no job of it was recorded.
+        public var scheduledNs: UInt64?
 
         /// Creates a span.
         public init(

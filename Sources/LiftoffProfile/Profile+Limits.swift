@@ -52,6 +52,8 @@ extension Profile {
             try checkTime(span.startNs, "spans[\(index)].startNs")
             try checkTime(span.endNs, "spans[\(index)].endNs")
             try checkTime(span.cpuNs, "spans[\(index)].cpuNs")
+            try checkTime(span.scheduledNs, "spans[\(index)].scheduledNs")
+            try checkCount(span.childTasks, "spans[\(index)].childTasks")
             try checkCount(span.samples, "spans[\(index)].samples", limit: ticks)
             try checkCount(span.waitingSamples, "spans[\(index)].waitingSamples", limit: ticks)
         }

@@ -9,6 +9,9 @@ import LiftoffProfile
 /// - `i` (instant) events for the process start, main entry, the first frame (global scope)
 ///   and the profile's marks and state changes.
 /// - Flow events (`s`/`f`) from each task to every task that waited for it.
+/// - The jobs of Swift tasks, in a process of their own ("Swift task jobs") with a track per
+///   thread: a slice where each job ran and an instant-long one where it was enqueued, joined by a flow whose
+///   length is the job's scheduling delay.
 ///
 /// Timestamps and durations are microseconds from the process start.
 public struct ChromeTraceRenderer: Sendable {
@@ -164,8 +167,84 @@ public struct ChromeTraceRenderer: Sendable {
                 json.raw("}")
             }
         }
+        writeAsyncTaskRuns(profile, json: &json, firstFlowID: flowID + 1)
         json.raw("\n]}\n")
         return json.text
+    }
+
+    /// The jobs of the profile's Swift tasks, in a process of their own (pid + 1) with a track per
+    /// thread: each job a slice where it ran, named after its task, and a nanosecond-long slice
+    /// where it was enqueued, with a flow from the enqueue to the run: its scheduling delay.
+    private func writeAsyncTaskRuns(
+        _ profile: Profile, json: inout JSONWriter, firstFlowID: Int
+    ) {
+        // Events come after the process's own, so each one follows a comma.
+        func begin() { json.raw(",\n{") }
+        let runs = profile.asyncTasks.flatMap { task in task.runs.map { (task: task, run: $0) } }
+        guard !runs.isEmpty else { return }
+        func us(_ ns: UInt64) -> Double { Double(ns) / 1000 }
+        let threadName = Dictionary(profile.threads.map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first })
+        let tasksProcess = processID + 1
+        begin()
+        json.key("name")
+        json.string("process_name")
+        json.raw(",\"ph\":\"M\"")
+        json.field("pid", tasksProcess)
+        json.field("tid", 0)
+        json.raw(",\"args\":{\"name\":\"Swift task jobs\"}}")
+        for thread in Set(runs.flatMap { [$0.run.threadID, $0.run.enqueuerThreadID] }).sorted() {
+            begin()
+            json.key("name")
+            json.string("thread_name")
+            json.raw(",\"ph\":\"M\"")
+            json.field("pid", tasksProcess)
+            json.field("tid", thread)
+            json.nextKey("args")
+            json.raw("{")
+            json.key("name")
+            json.string(threadName[thread] ?? "thread \(thread)")
+            json.raw("}}")
+        }
+        func slice(_ name: String, thread: Int, startNs: UInt64, durationUs: Double) {
+            begin()
+            json.key("name")
+            json.string(name)
+            json.raw(",\"ph\":\"X\"")
+            json.field("pid", tasksProcess)
+            json.field("tid", thread)
+            json.field("ts", us(startNs), digits: 3)
+            json.field("dur", durationUs, digits: 3)
+            json.field("cat", "swift task")
+        }
+        func flow(_ name: String, ends: Bool, thread: Int, atNs: UInt64, id: Int) {
+            begin()
+            json.key("name")
+            json.string(name)
+            json.raw(ends ? ",\"ph\":\"f\"" : ",\"ph\":\"s\"")
+            json.field("pid", tasksProcess)
+            json.field("tid", thread)
+            json.field("ts", us(atNs), digits: 3)
+            if ends { json.field("bp", "e") }
+            json.field("cat", "scheduled")
+            json.field("id", id)
+            json.raw("}")
+        }
+        var id = firstFlowID
+        for (task, run) in runs.sorted(by: { $0.run.startNs < $1.run.startNs }) {
+            let name = "task \(task.id) (\(task.kind.rawValue))"
+            slice(name, thread: run.threadID, startNs: run.startNs, durationUs: max(us(run.endNs) - us(run.startNs), 0.001))
+            json.nextKey("args")
+            json.raw("{")
+            json.key("scheduled_ms")
+            json.number(ReportTimeline.ms(run.scheduledNs), digits: 3)
+            if let span = task.span, profile.spans.indices.contains(span) { json.field("span", profile.spans[span].name) }
+            json.raw("}}")
+            slice("enqueue " + name, thread: run.enqueuerThreadID, startNs: run.enqueuedNs, durationUs: 0.001)
+            json.raw("}")
+            flow("scheduled", ends: false, thread: run.enqueuerThreadID, atNs: run.enqueuedNs, id: id)
+            flow("scheduled", ends: true, thread: run.threadID, atNs: run.startNs, id: id)
+            id += 1
+        }
     }
 
     private func writeTaskArguments(_ json: inout JSONWriter, _ task: Profile.TaskRecord) {

@@ -345,6 +345,8 @@ public struct HTMLReportRenderer: Sendable {
             json.field("cpuMs", row.cpuNs.map(ReportTimeline.ms))
             if let samples = row.samples { json.field("samples", samples) }
             if let waiting = row.waitingSamples { json.field("waitingSamples", waiting) }
+            if let tasks = row.childTasks { json.field("childTasks", tasks) }
+            if let scheduled = row.scheduledNs { json.field("scheduledMs", ReportTimeline.ms(scheduled)) }
             if let attributes = row.attributes, !attributes.isEmpty {
                 json.field("attributes", attributes.keys.sorted().map { "\($0)=\(attributes[$0] ?? "")" }.joined(separator: "  "))
             }

@@ -80,16 +80,25 @@ public struct MarkdownRenderer: Sendable {
     }
 
     private func spanTable(_ profile: Profile) -> [String] {
-        let rows = SpanTable(profile).rows
+        let table = SpanTable(profile)
+        let rows = table.rows
         guard !rows.isEmpty else { return [] }
-        var lines = ["### Spans", "", "| Span | Thread | Start | Duration | CPU | Samples |", "|---|---|---:|---:|---:|---:|"]
+        // Spans that started Swift tasks: how many, and how long their jobs waited for a thread.
+        let tasks = table.hasTaskFigures
+        var lines = [
+            "### Spans", "",
+            "| Span | Thread | Start | Duration | CPU | Samples |" + (tasks ? " Tasks started | Waited to run |" : ""),
+            "|---|---|---:|---:|---:|---:|" + (tasks ? "---:|---:|" : ""),
+        ]
         for row in rows.prefix(rowsPerTable) {
             let name = String(repeating: "↳ ", count: min(row.depth, 8)) + MarkdownRenderer.cell(row.name)
             let cpu = row.cpuNs.map { ReportText.ms($0) } ?? ""
             let samples = row.samples.map { "\($0) running" + (row.waitingSamples.map { ", \($0) waiting" } ?? "") } ?? ""
+            let taskCells = tasks
+                ? " \(row.childTasks.map(String.init) ?? "") | \(row.scheduledNs.map { ReportText.ms($0) } ?? "") |" : ""
             lines.append(
                 "| \(name) | \(MarkdownRenderer.cell(row.thread)) | \(ReportText.ms(row.startNs)) | "
-                    + "\(ReportText.ms(row.durationNs)) | \(cpu) | \(samples) |")
+                    + "\(ReportText.ms(row.durationNs)) | \(cpu) | \(samples) |" + taskCells)
         }
         if rows.count > rowsPerTable { lines += ["", "… and \(rows.count - rowsPerTable) more spans."] }
         lines.append("")

@@ -2,7 +2,8 @@ import LiftoffProfile
 
 /// The spans of a profile as launch metrics, for the summaries: each span (not callbacks,
 /// launch tasks or background tasks, which have tables of their own) in start order, nested
-/// under its parent, with its duration, CPU time and samples.
+/// under its parent, with its duration, CPU time and samples, and the Swift tasks it started with
+/// how long their jobs waited to run.
 struct SpanTable {
     /// One span.
     struct Row {
@@ -18,7 +19,14 @@ struct SpanTable {
         var samples: Int?
         var waitingSamples: Int?
         var attributes: [String: String]?
+        /// Swift tasks it started, transitively.
+        var childTasks: Int?
+        /// How long its jobs waited to run after they were enqueued, in total.
+        var scheduledNs: UInt64?
     }
+
+    /// Whether any row has Swift task figures (so the tables show those columns).
+    var hasTaskFigures: Bool { rows.contains { $0.childTasks != nil || $0.scheduledNs != nil } }
 
     let rows: [Row]
 
@@ -56,7 +64,8 @@ struct SpanTable {
                 name: span.name, category: span.category, depth: depth,
                 thread: profile.thread(withID: span.threadID)?.name ?? "thread \(span.threadID)",
                 startNs: span.startNs, durationNs: span.durationNs, cpuNs: span.cpuNs, samples: span.samples,
-                waitingSamples: span.waitingSamples, attributes: span.attributes)
+                waitingSamples: span.waitingSamples, attributes: span.attributes, childTasks: span.childTasks,
+                scheduledNs: span.scheduledNs)
         }
     }
 }

@@ -96,9 +96,13 @@ public struct AgentRecording: Sendable {
 
     /// The profile of the recording: its samples symbolized against the program's objects,
     /// with its phases (no first frame: `ready` sets one).
-    /// - Parameter readyNs: nanoseconds from the process start to the moment it was ready, if known.
-    public func profile(readyNs: UInt64? = nil) -> Profile {
+    /// - Parameters:
+    ///   - readyNs: nanoseconds from the process start to the moment it was ready, if known.
+    ///   - keepsExecutorFrames: whether stacks of Swift async functions keep the executor's frames
+    ///     below the task's first async function (``ProfileBuilder/keepsExecutorFrames``).
+    public func profile(readyNs: UInt64? = nil, keepsExecutorFrames: Bool = false) -> Profile {
         var builder = ProfileBuilder(symbolizer: ELFSymbolizer(recordedObjects: objects), timeOriginNs: processStartNs)
+        builder.keepsExecutorFrames = keepsExecutorFrames
         builder.intervalNs = Profile.samplingIntervalNs(rateHz: rateHz)
         for sample in samples { builder.add(sample) }
         let phases = Profile.Phases(

@@ -65,6 +65,9 @@ public final class ProfileRecorder: Sendable {
         let recording = Sampler.stop()
         var builder = ProfileBuilder(symbolizer: symbolizer ?? ELFSymbolizer(), timeOriginNs: processStartNs)
         builder.intervalNs = Profile.samplingIntervalNs(rateHz: configuration.rateHz)
+        builder.keepsExecutorFrames =
+            configuration.keepsExecutorFrames
+            || ProcessInfo.processInfo.environment[SamplerConfiguration.executorFramesVariable] == "1"
         for sample in recording.samples { builder.add(sample) }
         // Violation stacks hold return addresses; hang stacks and a watchdog's were taken from
         // another thread by a signal and start with an exact program counter.

@@ -59,14 +59,26 @@ public struct SamplerConfiguration: Sendable, Equatable {
     /// Whether each stack is also unwound by libunwind and compared with the sampler's own walk
     /// (``SamplerRecording/walk``). For tests: it costs a full libunwind unwind per sample.
     public var verifiesWalk: Bool
+    /// Whether the stacks of Swift async functions keep the executor's frames below the task's
+    /// first async function (`start_thread`, Dispatch's worker, `swift_job_run`); by default they
+    /// are folded away, so that an async stack reads like the code. Setting the environment
+    /// variable `LIFTOFF_EXECUTOR_FRAMES=1` turns it on too.
+    public var keepsExecutorFrames: Bool
 
     /// Creates a configuration.
-    public init(rateHz: Int = 1000, ringCapacity: Int = 4096, threads: Threads = .all, verifiesWalk: Bool = false) {
+    public init(
+        rateHz: Int = 1000, ringCapacity: Int = 4096, threads: Threads = .all, verifiesWalk: Bool = false,
+        keepsExecutorFrames: Bool = false
+    ) {
         self.rateHz = rateHz
         self.ringCapacity = ringCapacity
         self.threads = threads
         self.verifiesWalk = verifiesWalk
+        self.keepsExecutorFrames = keepsExecutorFrames
     }
+
+    /// The environment variable that keeps executor frames when set to `1`.
+    public static let executorFramesVariable = "LIFTOFF_EXECUTOR_FRAMES"
 }
 
 /// One sample of one thread: its stack as addresses, leaf first, whether it was running, and how

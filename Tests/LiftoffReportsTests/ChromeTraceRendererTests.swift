@@ -73,6 +73,38 @@ struct ChromeTraceRendererTests {
         #expect(late["ts"] as? Double == 4000)
     }
 
+    @Test("each Swift task job is a slice where it ran, with a flow from where it was enqueued as long as its scheduling delay")
+    func asyncTaskJobs() throws {
+        var profile = launchProfile()
+        profile.asyncTasks = [
+            Profile.AsyncTask(
+                id: 5, kind: .unstructured, creator: nil, creatorThreadID: 1, createdNs: 900,
+                runs: [Profile.AsyncTaskRun(enqueuedNs: 1_000, startNs: 3_000, endNs: 5_000, threadID: 2, enqueuerThreadID: 1)])
+        ]
+        profile.asyncTasks[0].span = 0
+        let document = try JSONSerialization.jsonObject(with: Data(ChromeTraceRenderer().render(profile).utf8))
+        let events = try #require((document as? [String: Any])?["traceEvents"] as? [[String: Any]])
+        let jobs = events.filter { $0["pid"] as? Int == 2 }
+        let process = try #require(jobs.first { $0["name"] as? String == "process_name" })
+        #expect((process["args"] as? [String: Any])?["name"] as? String == "Swift task jobs")
+        #expect(Set(jobs.filter { $0["name"] as? String == "thread_name" }.compactMap { $0["tid"] as? Int }) == [1, 2])
+        let run = try #require(jobs.first { $0["name"] as? String == "task 5 (unstructured)" })
+        #expect(run["ph"] as? String == "X" && run["tid"] as? Int == 2)
+        #expect(run["ts"] as? Double == 3 && run["dur"] as? Double == 2)
+        let arguments = try #require(run["args"] as? [String: Any])
+        #expect(arguments["scheduled_ms"] as? Double == 0.002)
+        #expect(arguments["span"] as? String == profile.spans[0].name)
+        let enqueue = try #require(jobs.first { $0["name"] as? String == "enqueue task 5 (unstructured)" })
+        #expect(enqueue["tid"] as? Int == 1 && enqueue["ts"] as? Double == 1)
+        let start = try #require(jobs.first { $0["ph"] as? String == "s" })
+        let finish = try #require(jobs.first { $0["ph"] as? String == "f" })
+        #expect(start["id"] as? Int == finish["id"] as? Int)
+        #expect(start["tid"] as? Int == 1 && start["ts"] as? Double == 1)
+        #expect(finish["tid"] as? Int == 2 && finish["ts"] as? Double == 3 && finish["bp"] as? String == "e")
+        let dependencyFlows = Set(events.filter { $0["cat"] as? String == "dependency" }.compactMap { $0["id"] as? Int })
+        #expect(!dependencyFlows.contains(try #require(start["id"] as? Int)), "flow ids are not reused")
+    }
+
     @Test("hostile names travel as JSON strings, unchanged")
     func hostileNamesUnchanged() throws {
         var profile = hostileProfile()

@@ -1291,20 +1291,25 @@
   function drawSpanTable(app, data) {
     var view = card('spans', 'Spans',
       'Spans of the program (LaunchRecorder, tracing, services), nested under their parents. ' +
-      'Samples are those of the span\'s Swift task (or thread) while it ran.');
+      'Samples are those of the span\'s Swift task (or thread) while it ran, and of every Swift task it started ' +
+      '(async let, task groups, Task {}; not Task.detached).');
     app.appendChild(view.section);
     if (!data.spanRows.length) {
       view.section.appendChild(emptyNote('No spans were recorded. Wrap launch steps in recorder.span(…) to measure them.'));
       return;
     }
+    // Spans that started Swift tasks: how many, and how long their jobs waited for a thread.
+    var tasks = data.spanRows.some(function (row) { return isNum(row.childTasks) || isNum(row.scheduledMs); });
+    var columns = [
+      { label: 'Span' }, { label: 'Thread' }, { label: 'Start (ms)', num: true }, { label: 'Duration (ms)', num: true },
+      { label: 'CPU (ms)', num: true }, { label: 'Running samples', num: true }, { label: 'Waiting samples', num: true }
+    ];
+    if (tasks) columns.push({ label: 'Tasks started', num: true }, { label: 'Waited to run (ms)', num: true });
     view.section.appendChild(table(
-      [
-        { label: 'Span' }, { label: 'Thread' }, { label: 'Start (ms)', num: true }, { label: 'Duration (ms)', num: true },
-        { label: 'CPU (ms)', num: true }, { label: 'Running samples', num: true }, { label: 'Waiting samples', num: true }
-      ],
+      columns,
       data.spanRows.slice(0, LIST_LIMIT).map(function (row) {
         var depth = clamp(numOr(row.depth, 0), 0, 8);
-        return h('tr', null, [
+        var cells = [
           h('td', {
             class: 'span-name', style: 'padding-left: ' + (0.5 + depth * 1.1) + 'em',
             title: typeof row.attributes === 'string' ? oneLine(row.attributes) : null
@@ -1312,7 +1317,11 @@
           cell(oneLine(row.thread)), cell(tableMs(row.startMs), true), cell(tableMs(row.durationMs), true),
           cell(tableMs(row.cpuMs), true), cell(isNum(row.samples) ? fmtInt(row.samples) : '', true),
           cell(isNum(row.waitingSamples) ? fmtInt(row.waitingSamples) : '', true)
-        ]);
+        ];
+        if (tasks) {
+          cells.push(cell(isNum(row.childTasks) ? fmtInt(row.childTasks) : '', true), cell(tableMs(row.scheduledMs), true));
+        }
+        return h('tr', null, cells);
       })
     ));
     if (data.spanRows.length > LIST_LIMIT) {
