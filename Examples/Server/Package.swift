@@ -36,7 +36,14 @@ let package = Package(
             ]),
         .testTarget(
             name: "ServerTests",
-            dependencies: ["ServerCore"]),
+            dependencies: [
+                "ServerCore",
+                .product(name: "Liftoff", package: "Liftoff"),
+                .product(name: "LiftoffTracing", package: "Liftoff"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -8,17 +8,24 @@
 // returns what the runtime's own function returned.
 //
 // The global and main executors hand jobs to Dispatch with `dispatch_async_f`, which
-// libswift_Concurrency calls through its PLT: the definition here wraps a Swift job so that its
-// enqueue time and its run (start and end, on which thread) are recorded.
+// libswift_Concurrency calls through its PLT: the definition here records a Swift task's job as
+// enqueued, and hands Dispatch a trampoline in place of the runtime's run function, which records
+// when the job ran (start and end, on which thread). Nothing is allocated per job.
 //
-// Events go to per-thread chunks (no contended write), read after the session stopped. With no
-// session running every wrapper only forwards the call.
+// Events go to per-thread chunks (no contended write), read after the session stopped. They are
+// stamped with the CPU's time-stamp counter where it is invariant (a few nanoseconds, against
+// about 25 for clock_gettime), converted to CLOCK_MONOTONIC from two readings of both, at the
+// session's start and end. With no session running every wrapper only forwards the call.
 
 #include "lo_internal.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <linux/membarrier.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 
 // ---- the runtime's task header --------------------------------------------------------
 
@@ -40,6 +47,57 @@ static int lo_task_kind_of(uintptr_t task, size_t create_flags) {
     return (create_flags & LO_CREATE_COPY_TASK_LOCALS) ? LO_TASK_UNSTRUCTURED : LO_TASK_DETACHED;
 }
 
+// ---- time stamps -------------------------------------------------------------------------
+
+static int g_use_tsc;
+static uint64_t g_tsc_start, g_ns_start, g_tsc_end, g_ns_end;
+
+static inline uint64_t lo_stamp(void) {
+#if defined(__x86_64__)
+    if (g_use_tsc) {
+        uint32_t low, high;
+        __asm__ volatile("rdtsc" : "=a"(low), "=d"(high));
+        return (uint64_t)high << 32 | low;
+    }
+#endif
+    return lo_monotonic_ns();
+}
+
+// Whether the time-stamp counter runs at a constant rate in every state on every CPU, as the
+// kernel reports it (and uses it as its own clock source).
+static int lo_tsc_is_invariant(void) {
+#if defined(__x86_64__)
+    int fd = open("/sys/devices/system/clocksource/clocksource0/current_clocksource", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    char source[16] = {0};
+    ssize_t got = read(fd, source, sizeof source - 1);
+    close(fd);
+    if (got < 3 || strncmp(source, "tsc", 3) != 0) return 0;
+    FILE *info = fopen("/proc/cpuinfo", "re");
+    if (info == NULL) return 0;
+    char line[4096];
+    int constant = 0, nonstop = 0;
+    while (fgets(line, sizeof line, info) != NULL && !(constant && nonstop)) {
+        if (strncmp(line, "flags", 5) != 0) continue;
+        constant = strstr(line, " constant_tsc") != NULL;
+        nonstop = strstr(line, " nonstop_tsc") != NULL;
+        break;
+    }
+    fclose(info);
+    return constant && nonstop;
+#else
+    return 0;
+#endif
+}
+
+// A stamp as CLOCK_MONOTONIC nanoseconds, from the readings at the session's start and end.
+static uint64_t lo_stamp_ns(uint64_t stamp) {
+    if (!g_use_tsc || g_tsc_end <= g_tsc_start) return stamp;
+    __int128 offset = (__int128)stamp - (__int128)g_tsc_start;
+    __int128 ns = (__int128)g_ns_start + offset * (__int128)(g_ns_end - g_ns_start) / (__int128)(g_tsc_end - g_tsc_start);
+    return ns < 0 ? 0 : (uint64_t)ns;
+}
+
 // ---- event chunks ----------------------------------------------------------------------
 
 #define LO_CHUNK_EVENTS 2048
@@ -54,6 +112,7 @@ typedef struct lo_chunk {
 } lo_chunk;
 
 static _Atomic int g_tracking;
+static int g_asymmetric; // membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) is registered
 static _Atomic uint64_t g_epoch = 1;
 static _Atomic(lo_chunk *) g_chunks;
 static _Atomic int g_chunk_total;
@@ -88,7 +147,8 @@ static lo_chunk *lo_claim_chunk(void) {
 }
 
 // Appends one event when a session runs. The busy flag and the session flag are a Dekker pair
-// with `lo_tasks_stop`: an event is either seen by the reader or never written.
+// with `lo_tasks_stop`: an event is either seen by the reader or never written. The pair's fence
+// is asymmetric where the kernel has membarrier: free for writers, a system call for the reader.
 static void lo_record(const lo_task_event *event) {
     if (!atomic_load_explicit(&g_tracking, memory_order_relaxed)) return;
     uint64_t epoch = atomic_load_explicit(&g_epoch, memory_order_relaxed);
@@ -103,8 +163,12 @@ static void lo_record(const lo_task_event *event) {
             return;
         }
     }
-    atomic_store(&chunk->busy, 1);
-    if (atomic_load(&g_tracking)) {
+    atomic_store_explicit(&chunk->busy, 1, memory_order_relaxed);
+    // With membarrier, `lo_tasks_stop` puts the full barrier on this thread's side when it needs
+    // one; without it, each event pays for it here.
+    if (g_asymmetric) atomic_signal_fence(memory_order_seq_cst);
+    else atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&g_tracking, memory_order_relaxed)) {
         uint32_t at = atomic_load_explicit(&chunk->count, memory_order_relaxed);
         chunk->events[at] = *event;
         atomic_store_explicit(&chunk->count, at + 1, memory_order_release);
@@ -120,15 +184,29 @@ void lo_tasks_start(void) {
     }
     atomic_store(&g_lost, 0);
     lo_async_prepare();
+    static int checked;
+    if (!checked) {
+        g_use_tsc = lo_tsc_is_invariant();
+        g_asymmetric = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+        checked = 1;
+    }
+    g_tsc_end = 0;
+    g_ns_start = lo_monotonic_ns();
+    g_tsc_start = lo_stamp();
     atomic_fetch_add(&g_epoch, 1);
     atomic_store(&g_tracking, 1);
 }
 
 void lo_tasks_stop(void) {
     atomic_store(&g_tracking, 0);
+    if (g_asymmetric && syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0) {
+        LO_FAIL("membarrier failed after it was registered");
+    }
     for (lo_chunk *chunk = atomic_load(&g_chunks); chunk != NULL; chunk = chunk->next) {
         while (atomic_load(&chunk->busy)) sched_yield();
     }
+    g_tsc_end = lo_stamp();
+    g_ns_end = lo_monotonic_ns();
 }
 
 size_t lo_task_events(lo_task_event *buffer, size_t capacity) {
@@ -137,7 +215,11 @@ size_t lo_task_events(lo_task_event *buffer, size_t capacity) {
         if (!atomic_load(&chunk->owned)) continue;
         uint32_t count = atomic_load_explicit(&chunk->count, memory_order_acquire);
         for (uint32_t index = 0; index < count; index++, total++) {
-            if (buffer != NULL && total < capacity) buffer[total] = chunk->events[index];
+            if (buffer == NULL || total >= capacity) continue;
+            lo_task_event event = chunk->events[index];
+            event.time_ns = lo_stamp_ns(event.time_ns);
+            if (event.kind == LO_TASK_EVENT_RAN) event.end_ns = lo_stamp_ns(event.end_ns);
+            buffer[total] = event;
         }
     }
     return total;
@@ -158,7 +240,11 @@ static void *lo_next(_Atomic(void *) *slot, const char *name) {
     return function;
 }
 
-static void lo_record_creation(uintptr_t task, int kind, uint64_t created_ns) {
+// Set while the runtime creates a task on this thread: the job it enqueues meanwhile is the new
+// task's first, enqueued when the task was created (the creation event stands for the enqueue).
+static __thread int t_creating;
+
+static void lo_record_creation(uintptr_t task, int kind, uint64_t created) {
     if (task == 0) return;
     lo_task_event event = {
         .kind = LO_TASK_EVENT_CREATED,
@@ -166,7 +252,7 @@ static void lo_record_creation(uintptr_t task, int kind, uint64_t created_ns) {
         .thread = (uint32_t)lo_current_tid(),
         .task = lo_task_identity(task),
         .creator = lo_task_identity(lo_current_swift_task_pointer()),
-        .enqueued_ns = created_ns,
+        .time_ns = created,
     };
     lo_record(&event);
 }
@@ -187,8 +273,10 @@ __attribute__((swiftcall)) lo_task_and_context swift_task_create(
     if (!atomic_load_explicit(&g_tracking, memory_order_relaxed)) {
         return function(flags, options, result_type, entry, context);
     }
-    uint64_t now = lo_monotonic_ns();
+    uint64_t now = lo_stamp();
+    t_creating = 1;
     lo_task_and_context created = function(flags, options, result_type, entry, context);
+    t_creating = 0;
     lo_record_creation((uintptr_t)created.task, lo_task_kind_of((uintptr_t)created.task, flags), now);
     return created;
 }
@@ -211,8 +299,10 @@ __attribute__((swiftcall)) void swift_asyncLet_begin(
         function(async_let, options, result_type, entry, context, result);
         return;
     }
-    uint64_t now = lo_monotonic_ns();
+    uint64_t now = lo_stamp();
+    t_creating = 1;
     function(async_let, options, result_type, entry, context, result);
+    t_creating = 0;
     lo_record_creation(lo_async_let_task(async_let), LO_TASK_ASYNC_LET, now);
 }
 
@@ -221,82 +311,93 @@ __attribute__((swiftcall)) void swift_asyncLet_begin(
 typedef void (*lo_dispatch_function)(void *);
 typedef void (*lo_dispatch_async_function)(void *, void *, lo_dispatch_function);
 
-typedef struct lo_wrapped_job {
-    lo_dispatch_function function;
-    void *job;
-    uint64_t task;
-    uint64_t enqueued_ns;
-    uint32_t enqueuer;
-} lo_wrapped_job;
-
 // The functions libswift_Concurrency hands its jobs to Dispatch with, found by the library they
-// lie in (the runtime's run-job function is not exported), and a few that are not.
+// lie in (the runtime's run-job function is not exported), and a few that are not. Each known one
+// has a trampoline that stands in for it.
 #define LO_KNOWN_FUNCTIONS 8
 static _Atomic uintptr_t g_job_functions[LO_KNOWN_FUNCTIONS];
 static _Atomic uintptr_t g_other_functions[LO_KNOWN_FUNCTIONS];
 
-static void lo_remember(_Atomic uintptr_t *table, uintptr_t function) {
+// The slot of `function` in `table`, remembering it in a free one; -1 when the table is full.
+static int lo_remember(_Atomic uintptr_t *table, uintptr_t function) {
     for (int index = 0; index < LO_KNOWN_FUNCTIONS; index++) {
         uintptr_t expected = 0;
-        if (atomic_compare_exchange_strong(&table[index], &expected, function) || expected == function) return;
+        if (atomic_compare_exchange_strong(&table[index], &expected, function) || expected == function) return index;
     }
+    return -1;
 }
 
-static int lo_is_swift_job_function(lo_dispatch_function function) {
+// The slot of a run function of the Swift runtime, or -1 for any other function.
+static int lo_swift_job_slot(lo_dispatch_function function) {
     uintptr_t address = (uintptr_t)function;
     for (int index = 0; index < LO_KNOWN_FUNCTIONS; index++) {
         uintptr_t known = atomic_load_explicit(&g_job_functions[index], memory_order_relaxed);
-        if (known == address) return 1;
+        if (known == address) return index;
         if (known == 0) break;
     }
     for (int index = 0; index < LO_KNOWN_FUNCTIONS; index++) {
         uintptr_t known = atomic_load_explicit(&g_other_functions[index], memory_order_relaxed);
-        if (known == address) return 0;
+        if (known == address) return -1;
         if (known == 0) break;
     }
     Dl_info info;
     int swift = dladdr((void *)function, &info) != 0 && info.dli_fname != NULL &&
                 strstr(info.dli_fname, "libswift_Concurrency") != NULL;
-    lo_remember(swift ? g_job_functions : g_other_functions, address);
-    return swift;
+    if (!swift) {
+        lo_remember(g_other_functions, address);
+        return -1;
+    }
+    return lo_remember(g_job_functions, address);
 }
 
-static void lo_run_wrapped_job(void *context) {
-    lo_wrapped_job wrapped = *(lo_wrapped_job *)context;
-    free(context);
-    uint64_t started = lo_monotonic_ns();
-    wrapped.function(wrapped.job);
-    if (!atomic_load_explicit(&g_tracking, memory_order_relaxed)) return;
+// Runs a task's job through the runtime's function in `slot`, recording when it ran.
+static inline void lo_run_job(int slot, void *job) {
+    lo_dispatch_function function = (lo_dispatch_function)atomic_load_explicit(&g_job_functions[slot], memory_order_relaxed);
+    // The job is the task, alive until it runs.
+    uint64_t task = lo_task_identity((uintptr_t)job);
+    uint64_t started = lo_stamp();
+    function(job);
     lo_task_event event = {
         .kind = LO_TASK_EVENT_RAN,
         .thread = (uint32_t)lo_current_tid(),
-        .task = wrapped.task,
-        .enqueued_ns = wrapped.enqueued_ns,
-        .started_ns = started,
-        .ended_ns = lo_monotonic_ns(),
-        .enqueuer = wrapped.enqueuer,
+        .task = task,
+        .time_ns = started,
+        .end_ns = lo_stamp(),
     };
     lo_record(&event);
 }
 
+#define LO_TRAMPOLINE(slot) \
+    static void lo_run_job_##slot(void *job) { lo_run_job(slot, job); }
+LO_TRAMPOLINE(0)
+LO_TRAMPOLINE(1)
+LO_TRAMPOLINE(2)
+LO_TRAMPOLINE(3)
+LO_TRAMPOLINE(4)
+LO_TRAMPOLINE(5)
+LO_TRAMPOLINE(6)
+LO_TRAMPOLINE(7)
+static const lo_dispatch_function g_trampolines[LO_KNOWN_FUNCTIONS] = {
+    lo_run_job_0, lo_run_job_1, lo_run_job_2, lo_run_job_3, lo_run_job_4, lo_run_job_5, lo_run_job_6, lo_run_job_7,
+};
+
 void dispatch_async_f(void *queue, void *context, lo_dispatch_function function) {
     static _Atomic(void *) real;
     lo_dispatch_async_function next = (lo_dispatch_async_function)lo_next(&real, "dispatch_async_f");
-    if (!atomic_load_explicit(&g_tracking, memory_order_relaxed) || context == NULL || function == NULL ||
-        !lo_is_swift_job_function(function) ||
-        (*(const uint32_t *)((uintptr_t)context + LO_TASK_FLAGS) & 0xffu) != 0) {
-        next(queue, context, function);
-        return;
+    int slot = -1;
+    // A Swift job whose kind (the low byte of its flags) is 0 is a task.
+    if (atomic_load_explicit(&g_tracking, memory_order_relaxed) && context != NULL && function != NULL &&
+        (slot = lo_swift_job_slot(function)) >= 0 && (*(const uint32_t *)((uintptr_t)context + LO_TASK_FLAGS) & 0xffu) == 0) {
+        if (!t_creating) {
+            lo_task_event event = {
+                .kind = LO_TASK_EVENT_ENQUEUED,
+                .thread = (uint32_t)lo_current_tid(),
+                .task = lo_task_identity((uintptr_t)context),
+                .time_ns = lo_stamp(),
+            };
+            lo_record(&event);
+        }
+        function = g_trampolines[slot];
     }
-    lo_wrapped_job *wrapped = malloc(sizeof *wrapped);
-    if (wrapped == NULL) {
-        next(queue, context, function);
-        return;
-    }
-    wrapped->function = function;
-    wrapped->job = context;
-    wrapped->task = lo_task_identity((uintptr_t)context);
-    wrapped->enqueuer = (uint32_t)lo_current_tid();
-    wrapped->enqueued_ns = lo_monotonic_ns();
-    next(queue, wrapped, lo_run_wrapped_job);
+    next(queue, context, function);
 }

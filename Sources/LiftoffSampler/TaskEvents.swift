@@ -5,19 +5,21 @@ import LiftoffProfile
 public struct TaskEvent: Sendable, Equatable {
     /// What happened.
     public enum Kind: Sendable, Equatable {
-        /// The task was created, by `creator` (0 outside any task) on `threadID`, at `timeNs`.
+        /// The task was created, by `creator` (0 outside any task), on the event's thread.
         case created(Profile.AsyncTaskKind, creator: UInt64)
-        /// A job of the task, enqueued at `timeNs` by `enqueuerThreadID`, ran on `threadID`.
-        case ran(startNs: UInt64, endNs: UInt64, enqueuerThreadID: Int)
+        /// One of the task's jobs was enqueued (became ready to run) from the event's thread.
+        case enqueued
+        /// One of the task's jobs ran on the event's thread, from the event's time to `endNs`.
+        case ran(endNs: UInt64)
     }
 
     /// The task's runtime id.
     public var task: UInt64
     /// What happened.
     public var kind: Kind
-    /// The thread it happened on: the creating thread, or the thread the job ran on.
+    /// The thread it happened on.
     public var threadID: Int
-    /// `CLOCK_MONOTONIC` nanoseconds of the creation, or of the job's enqueue.
+    /// `CLOCK_MONOTONIC` nanoseconds when it happened (a run: when it started).
     public var timeNs: UInt64
 
     /// Creates an event.
@@ -46,12 +48,12 @@ public struct TaskEvent: Sendable, Equatable {
                 }
                 return TaskEvent(
                     task: event.task, kind: .created(kind, creator: event.creator), threadID: Int(event.thread),
-                    timeNs: event.enqueued_ns)
+                    timeNs: event.time_ns)
+            case LO_TASK_EVENT_ENQUEUED:
+                return TaskEvent(task: event.task, kind: .enqueued, threadID: Int(event.thread), timeNs: event.time_ns)
             case LO_TASK_EVENT_RAN:
                 return TaskEvent(
-                    task: event.task,
-                    kind: .ran(startNs: event.started_ns, endNs: event.ended_ns, enqueuerThreadID: Int(event.enqueuer)),
-                    threadID: Int(event.thread), timeNs: event.enqueued_ns)
+                    task: event.task, kind: .ran(endNs: event.end_ns), threadID: Int(event.thread), timeNs: event.time_ns)
             default:
                 return nil
             }
@@ -60,11 +62,15 @@ public struct TaskEvent: Sendable, Equatable {
     }
 
     /// The Swift tasks `events` describe, in creation order (tasks seen only running, created
-    /// before recording began, first), with times relative to `originNs`.
+    /// before recording began, first), with times relative to `originNs`. Each run is paired with
+    /// the enqueue before it (the creation, for a task's first job): a task has at most one job
+    /// waiting or running at a time.
     public static func asyncTasks(from events: [TaskEvent], originNs: UInt64) -> [Profile.AsyncTask] {
         func relative(_ time: UInt64) -> UInt64 { NanosecondDuration.between(originNs, time).nanoseconds }
         var tasks: [Profile.AsyncTask] = []
         var position: [UInt64: Int] = [:]
+        // The task's latest enqueue not yet paired with a run.
+        var pending: [UInt64: TaskEvent] = [:]
         for event in events.sorted(by: { $0.timeNs < $1.timeNs }) {
             guard event.task != 0 else { continue }
             let index: Int
@@ -81,14 +87,21 @@ public struct TaskEvent: Sendable, Equatable {
                 tasks[index].creator = creator == 0 ? nil : creator
                 tasks[index].creatorThreadID = event.threadID
                 tasks[index].createdNs = relative(event.timeNs)
-            case .ran(let start, let end, let enqueuer):
+                // A new task's first job is enqueued as it is created.
+                pending[event.task] = event
+            case .enqueued:
+                pending[event.task] = event
+            case .ran(let end):
+                // A run with no enqueue recorded (it was enqueued before recording began) waited
+                // for an unknown time: it counts as not waiting.
+                let enqueue = pending.removeValue(forKey: event.task)
                 tasks[index].runs.append(
                     Profile.AsyncTaskRun(
-                        enqueuedNs: relative(event.timeNs), startNs: relative(start), endNs: relative(max(start, end)),
-                        threadID: event.threadID, enqueuerThreadID: enqueuer))
+                        enqueuedNs: relative(enqueue?.timeNs ?? event.timeNs), startNs: relative(event.timeNs),
+                        endNs: relative(max(event.timeNs, end)), threadID: event.threadID,
+                        enqueuerThreadID: enqueue?.threadID ?? event.threadID))
             }
         }
-        for index in tasks.indices { tasks[index].runs.sort { $0.startNs < $1.startNs } }
         // Creation order, with tasks created before recording began (never seen created) first.
         return tasks.sorted { ($0.createdNs ?? 0, $0.id) < ($1.createdNs ?? 0, $1.id) }
     }

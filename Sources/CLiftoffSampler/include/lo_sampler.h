@@ -183,8 +183,9 @@ int lo_thread_switches_in(pid_t tid, uint64_t *out);
 uintptr_t lo_current_swift_task(void);
 
 /// What a task event records (`lo_task_event.kind`).
-#define LO_TASK_EVENT_CREATED 1 ///< a task was created: `task`, `creator`, `thread`, `enqueued_ns` (when)
-#define LO_TASK_EVENT_RAN 2     ///< one of a task's jobs ran: enqueued by `enqueuer`, on `thread` from `started_ns` to `ended_ns`
+#define LO_TASK_EVENT_CREATED 1  ///< a task was created: `task`, `creator`, on `thread`, at `time_ns` (its first job enqueued then)
+#define LO_TASK_EVENT_ENQUEUED 2 ///< one of a task's later jobs was handed to Dispatch (became ready) on `thread` at `time_ns`
+#define LO_TASK_EVENT_RAN 3      ///< one of a task's jobs ran on `thread` from `time_ns` to `end_ns`
 
 /// How a task was created (`lo_task_event.task_kind`).
 #define LO_TASK_ASYNC_LET 1    ///< `async let`: a child of its creator
@@ -192,24 +193,22 @@ uintptr_t lo_current_swift_task(void);
 #define LO_TASK_UNSTRUCTURED 3 ///< `Task {}`: inherits its creator's task-local values
 #define LO_TASK_DETACHED 4     ///< `Task.detached`: inherits nothing
 
-/// One event of the Swift tasks of a session. Tasks are named by their runtime id.
+/// One event of the Swift tasks of a session. Tasks are named by their runtime id; times are
+/// CLOCK_MONOTONIC nanoseconds.
 typedef struct lo_task_event {
     uint8_t kind;
-    uint8_t task_kind;
+    uint8_t task_kind;     ///< created: how
     uint16_t reserved;
-    uint32_t thread;       ///< created: the creating thread; ran: the thread the job ran on
+    uint32_t thread;       ///< the thread it happened on
     uint64_t task;         ///< the task's identity
     uint64_t creator;      ///< created: the identity of the task that created it, 0 outside any task
-    uint64_t enqueued_ns;  ///< created: when; ran: when the job was enqueued (CLOCK_MONOTONIC)
-    uint64_t started_ns;   ///< ran: when it started running
-    uint64_t ended_ns;     ///< ran: when it returned to its executor
-    uint32_t enqueuer;     ///< ran: the thread that enqueued it
-    uint32_t reserved2;
+    uint64_t time_ns;      ///< when it happened (a run: when it started)
+    uint64_t end_ns;       ///< ran: when the job returned to its executor
 } lo_task_event;
 
 /// Copies the task events of the current or last session into `buffer` (up to `capacity`) and
 /// returns how many there are; call with a NULL buffer to count. Events are grouped by the thread
-/// that recorded them, in time order within each thread.
+/// that recorded them, in time order within each thread. Call once the session stopped.
 size_t lo_task_events(lo_task_event *buffer, size_t capacity);
 /// Task events the session could not keep (its event memory was full).
 uint64_t lo_task_events_lost(void);

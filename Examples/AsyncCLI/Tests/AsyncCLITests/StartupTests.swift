@@ -4,7 +4,8 @@ import Liftoff
 import LiftoffProfile
 import Testing
 
-@Suite("Async startup")
+// One recording at a time: the sampler is process-wide.
+@Suite("Async startup", .serialized)
 struct StartupTests {
     @Test("the CPU work after an await is sampled and belongs to the span that awaited it")
     func migrateSpanGetsItsWork() async throws {
@@ -31,6 +32,34 @@ struct StartupTests {
         let frame = try #require(profile.frames.first { $0.name.contains("checksumRows") })
         #expect(frame.location == "Startup.swift:\(try declarationLine(of: "func checksumRows"))")
         #expect(frame.short?.hasPrefix("checksumRows(") == true, "short name \(frame.short ?? "none")")
+    }
+
+    @Test("the span that warms the caches owns its async let and task group children, and their stacks name warmCaches")
+    func warmCachesOwnsItsChildren() async throws {
+        let recorder = try LaunchRecorder.start()
+        _ = try await startUp(recorder: recorder)
+        let profile = recorder.finish(violations: [])
+
+        let index = try #require(profile.spans.firstIndex { $0.name == "warm caches" })
+        let span = profile.spans[index]
+        #expect(span.childTasks == 4, "an async let and three group children")
+        let children = profile.asyncTasks.filter { $0.span == index }
+        #expect(Set(children.map(\.kind)) == [.asyncLet, .groupChild])
+        let childSamples = children.reduce(0) { $0 + ($1.samples ?? 0) }
+        #expect(childSamples >= 20, "the children computed for tens of milliseconds: \(childSamples) samples")
+        #expect((span.samples ?? 0) >= childSamples, "the span's samples include its children's")
+        #expect(span.scheduledNs != nil, "how long the children's jobs waited to run")
+
+        // Samples in the children's work name the function that started them, an async caller.
+        let named = (0..<profile.samples.count).filter { row in
+            let frames = profile.frameIndices(ofStack: profile.samples.stack[row]).map { profile.frames[$0] }
+            return children.contains { $0.id == profile.samples.task[row] } && profile.samples.state[row] == .running
+                && frames.contains { $0.isAsync && $0.displayName.hasPrefix("warmCaches(") }
+        }
+        let running = (0..<profile.samples.count).filter { row in
+            children.contains { $0.id == profile.samples.task[row] } && profile.samples.state[row] == .running
+        }
+        #expect(named.count * 10 >= running.count * 9, "\(named.count) of \(running.count) child samples name warmCaches")
     }
 }
 

@@ -34,14 +34,45 @@ public enum Startup {
             let router = Router()
             router.add(middleware: TracingMiddleware())
             router.get("/health") { _, _ in "ok" }
+            // Answers with the CPU time its child tasks used, in nanoseconds.
+            router.get("/report") { _, _ -> String in String(await priceReport()) }
             router.get("/products/:id") { _, context -> Product in
                 let id = try context.parameters.require("id", as: Int.self)
                 guard let product = index[id] else { throw HTTPError(.notFound) }
                 return product
             }
-            span.attributes["router.routes"] = 2
+            span.attributes["router.routes"] = 3
             return router
         }
+    }
+
+    /// Prices the catalogue for a report in parallel: a summary in an `async let` and two shards
+    /// in a task group, each a child task of the request. Returns the CPU time they used, in
+    /// nanoseconds, as each measured it on its own thread.
+    public static func priceReport() async -> UInt64 {
+        async let summary = spinCPU(milliseconds: 20)
+        let shards = await withTaskGroup(of: UInt64.self) { group in
+            for _ in 0..<2 { group.addTask { spinCPU(milliseconds: 15) } }
+            return await group.reduce(0, +)
+        }
+        return await summary + shards
+    }
+
+    /// Burns about `milliseconds` of the calling thread's CPU time; returns the CPU time it used.
+    @inline(never)
+    public static func spinCPU(milliseconds: Int) -> UInt64 {
+        func cpuNs() -> UInt64 {
+            var now = timespec()
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now)
+            return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+        }
+        let start = cpuNs()
+        var hash: UInt64 = 14_695_981_039_346_656_037
+        while cpuNs() - start < UInt64(milliseconds) * 1_000_000 {
+            for byte in 0..<UInt64(512) { hash = (hash ^ byte) &* 1_099_511_628_211 }
+        }
+        if hash == 42 { print("") }
+        return cpuNs() - start
     }
 
     /// Burns CPU for about `milliseconds`.

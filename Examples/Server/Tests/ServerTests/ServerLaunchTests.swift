@@ -1,6 +1,11 @@
 import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Liftoff
+import LiftoffTracing
 import ServerCore
 import Testing
+import Tracing
 
 /// The repository's `liftoff` (built by `swift build` at the root) and this package's server.
 enum Tools {
@@ -66,6 +71,39 @@ struct ServerLaunchTests {
         let head = try Tools.run(Tools.liftoff, ["check", folder.appendingPathComponent("head").path, "--max-phase", "build router=30ms"])
         #expect(head.status == 2)
         #expect(head.output.contains("build router"), "\(head.output)")
+    }
+
+    @Test("a request's span owns the child tasks its handler starts: its samples match the CPU time they used")
+    func requestSpanOwnsChildTasks() async throws {
+        let recorder = try LaunchRecorder.start()
+        InstrumentationSystem.bootstrap(LiftoffTracer(recorder: recorder))
+        let app = Application(router: Startup.buildRouter(catalogue: Startup.loadCatalogue(count: 100)))
+        let used = try await app.test(.router) { client in
+            try await client.execute(uri: "/report", method: .get) { response in
+                #expect(response.status == .ok)
+                return UInt64(String(buffer: response.body)) ?? 0
+            }
+        }
+        let profile = recorder.finish(violations: [])
+
+        let index = try #require(profile.spans.lastIndex { $0.name.contains("report") }, "\(profile.spans.map(\.name))")
+        let span = profile.spans[index]
+        #expect(span.childTasks == 3, "an async let and two group children")
+        // At 1 kHz a running sample stands for a millisecond of CPU time.
+        let samples = Double(try #require(span.samples))
+        let milliseconds = Double(used) / 1_000_000
+        #expect(milliseconds >= 45)
+        #expect(abs(samples - milliseconds) <= 0.1 * milliseconds, "\(samples) samples for \(milliseconds) ms of CPU")
+        // The children's stacks name the handler's async function that started them.
+        let children = Set(profile.asyncTasks.filter { $0.span == index }.map(\.id))
+        var inChildren = 0
+        var named = 0
+        for row in 0..<profile.samples.count where children.contains(profile.samples.task[row]) && profile.samples.state[row] == .running {
+            inChildren += 1
+            let frames = profile.frameIndices(ofStack: profile.samples.stack[row]).map { profile.frames[$0] }
+            if frames.contains(where: { $0.isAsync && $0.displayName.hasPrefix("static Startup.priceReport(") }) { named += 1 }
+        }
+        #expect(inChildren > 0 && named * 10 >= inChildren * 9, "\(named) of \(inChildren) child samples name priceReport")
     }
 
     @Test("the router serves what the catalogue holds")
