@@ -167,6 +167,24 @@ void lo_agent_write(void) {
     put_word(&w, words);
     if (store && words) put(&w, store, words * sizeof(uint64_t));
 
+    /* The Swift tasks' events, five words each: kind, how it was created and thread; task;
+       creator; time; end. */
+    size_t events = lo_task_events(NULL, 0);
+    put_word(&w, events);
+    static lo_task_event batch[256];
+    for (size_t start = 0; start < events;) {
+        size_t copied = lo_task_events_from(start, batch, sizeof batch / sizeof batch[0]);
+        if (copied == 0) break;
+        for (size_t i = 0; i < copied; i++) {
+            uint64_t event[5] = {
+                (uint64_t)batch[i].kind | (uint64_t)batch[i].task_kind << 8 | (uint64_t)batch[i].thread << 32,
+                batch[i].task, batch[i].creator, batch[i].time_ns, batch[i].end_ns,
+            };
+            put(&w, event, sizeof event);
+        }
+        start += copied;
+    }
+
     /* No fsync: `liftoff` reads the file right away, and the rename keeps it whole. */
     flush(&w);
     int failed = w.failed;

@@ -21,6 +21,8 @@
 #include "lo_internal.h"
 
 #include <dlfcn.h>
+#include <link.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 
@@ -29,9 +31,29 @@
 #define LO_FIRST_CONTEXT_REACH 4096
 
 static _Atomic int g_layout; // 1 when the runtime's layout is the one above
+// The executable range of libswift_Concurrency, whose executor calls a task's partial functions.
+static uintptr_t g_runtime_low, g_runtime_high;
+
+static int lo_find_runtime(struct dl_phdr_info *info, size_t size, void *unused) {
+    (void)size;
+    (void)unused;
+    if (info->dlpi_name == NULL || strstr(info->dlpi_name, "libswift_Concurrency") == NULL) return 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *segment = &info->dlpi_phdr[i];
+        if (segment->p_type != PT_LOAD || !(segment->p_flags & PF_X)) continue;
+        g_runtime_low = info->dlpi_addr + segment->p_vaddr;
+        g_runtime_high = g_runtime_low + segment->p_memsz;
+        return 1;
+    }
+    return 0;
+}
+
+int lo_async_in_runtime(uintptr_t address) { return address >= g_runtime_low && address < g_runtime_high; }
 static pid_t g_pid;
 void lo_async_prepare(void) {
     g_pid = getpid();
+    // The runtime may have been loaded since the last session.
+    if (g_runtime_high == 0) dl_iterate_phdr(lo_find_runtime, NULL);
     if (atomic_load(&g_layout) != 0) return;
     const uint32_t *version = dlsym(RTLD_DEFAULT, "_swift_concurrency_debug_internal_layout_version");
     const size_t *size = dlsym(RTLD_DEFAULT, "_swift_concurrency_debug_asyncTaskSize");
@@ -73,9 +95,10 @@ static int lo_follow(uintptr_t task, uintptr_t context, int safe, uintptr_t *out
     return -1;
 }
 
-int lo_async_callers(uintptr_t task, uintptr_t context, uintptr_t *out, int capacity) {
+int lo_async_callers(uintptr_t task, uintptr_t context, int verified, uintptr_t *out, int capacity) {
     if (task == 0 || capacity <= 0) return 0;
-    int count = lo_follow(task, context, 0, out, capacity);
+    // A context found in r14 is a likely one, not a sure one: read it without trusting it.
+    int count = lo_follow(task, context, !verified, out, capacity);
     if (count < 0) return 0;
     if (atomic_load_explicit(&g_layout, memory_order_relaxed) != 1) return count;
     // Into the parents of a child task, each suspended where it awaits its children.

@@ -20,6 +20,7 @@
 
 // DWARF register numbers on x86_64, and the return address column.
 #define LO_DW_RBX 3
+#define LO_DW_R14 14
 #define LO_DW_RBP 6
 #define LO_DW_RSP 7
 #define LO_DW_RA 16
@@ -28,8 +29,9 @@ enum { LO_HOW_SAME = 0, LO_HOW_OFFSET = 1, LO_HOW_UNDEFINED = 2, LO_HOW_OTHER = 
 #define LO_CFA_OTHER 3
 
 // The registers a walk follows: rbp and rbx (the bases a CFA is found from, besides rsp: rbx where
-// code realigns its stack, as the loader's lazy-binding trampoline does) and the return address.
-enum { LO_TRACK_FP = 0, LO_TRACK_BX = 1, LO_TRACK_RA = 2, LO_TRACKED = 3 };
+// code realigns its stack, as the loader's lazy-binding trampoline does), the return address, and
+// r14 (where a Swift async function keeps its async context).
+enum { LO_TRACK_FP = 0, LO_TRACK_BX = 1, LO_TRACK_RA = 2, LO_TRACK_R14 = 3, LO_TRACKED = 4 };
 
 typedef struct lo_cfi_state {
     uint8_t cfa_reg; // LO_CFA_RSP, LO_CFA_RBP, LO_CFA_RBX or LO_CFA_OTHER
@@ -39,7 +41,11 @@ typedef struct lo_cfi_state {
 } lo_cfi_state;
 
 static int lo_tracked(uint64_t reg) {
-    return reg == LO_DW_RBP ? LO_TRACK_FP : reg == LO_DW_RBX ? LO_TRACK_BX : reg == LO_DW_RA ? LO_TRACK_RA : -1;
+    return reg == LO_DW_RBP ? LO_TRACK_FP
+           : reg == LO_DW_RBX ? LO_TRACK_BX
+           : reg == LO_DW_RA  ? LO_TRACK_RA
+           : reg == LO_DW_R14 ? LO_TRACK_R14
+                              : -1;
 }
 
 // A bounded reader over [cursor, end).
@@ -476,6 +482,7 @@ static int lo_async_prologue(const lo_object *object, uintptr_t start) {
 int lo_cfi_find(const lo_object *object, uintptr_t address, lo_rule *rule) {
     rule->kind = LO_RULE_NONE;
     rule->async = 0;
+    rule->r14_offset = 0;
     const uint8_t *fde_at = lo_find_fde(object, address);
     if (fde_at == NULL) return 0;
     lo_reader r;
@@ -499,7 +506,7 @@ int lo_cfi_find(const lo_object *object, uintptr_t address, lo_rule *rule) {
         return 1;
     }
     // The CIE's initial instructions hold for the whole function; then the FDE's own, up to the address.
-    lo_cfi_state state = {LO_CFA_OTHER, 0, {LO_HOW_SAME, LO_HOW_SAME, LO_HOW_UNDEFINED}, {0, 0, 0}};
+    lo_cfi_state state = {LO_CFA_OTHER, 0, {LO_HOW_SAME, LO_HOW_SAME, LO_HOW_UNDEFINED, LO_HOW_SAME}, {0, 0, 0, 0}};
     lo_reader initial = cie.initial;
     if (!lo_execute(&initial, &cie, start, UINTPTR_MAX, &state, NULL, cie.fde_encoding)) return 1;
     lo_cfi_state initial_state = state;
@@ -520,6 +527,9 @@ int lo_cfi_find(const lo_object *object, uintptr_t address, lo_rule *rule) {
     rule->ra_offset = (int16_t)state.offset[LO_TRACK_RA];
     rule->fp_offset = state.how[LO_TRACK_FP] == LO_HOW_OFFSET ? (int16_t)state.offset[LO_TRACK_FP] : 0;
     rule->bx_offset = state.how[LO_TRACK_BX] == LO_HOW_OFFSET ? (int16_t)state.offset[LO_TRACK_BX] : 0;
+    rule->r14_offset = state.how[LO_TRACK_R14] == LO_HOW_OFFSET ? (int16_t)state.offset[LO_TRACK_R14]
+                       : state.how[LO_TRACK_R14] == LO_HOW_SAME ? 0
+                                                                 : LO_R14_LOST;
     rule->async = rule->cfa_reg == LO_CFA_RBP && rule->cfa_offset == 16 && rule->fp_offset == -16 &&
                   lo_async_prologue(object, start);
     return 1;
@@ -529,8 +539,8 @@ int lo_cfi_find(const lo_object *object, uintptr_t address, lo_rule *rule) {
 //
 // An entry is the address's bits above the index (tag) shifted up 30 bits, and the rule packed
 // into the low 30: kind (2 bits), the CFA's register (2), the CFA offset in words (10), where
-// rbp and rbx were saved, in words below the CFA (5 each; 0 when not saved), and whether the frame
-// is a Swift async function's (1). The index mixes the
+// rbp and rbx were saved, in words below the CFA (5 each; 0 when not saved), whether the frame
+// is a Swift async function's (1), and where r14 was saved (5; 0x1f when it cannot be followed). The index mixes the
 // tag into the address's low bits, so tag and index give back the address. Rules that do not fit
 // (a return address not at CFA - 8, a large frame addressed from rsp) are not cached and found
 // again each time. User-space addresses fit in 47 bits. Each entry is one atomic word, so a reader
@@ -555,6 +565,8 @@ int lo_cfi_cached(uintptr_t address, lo_rule *rule) {
     rule->bx_offset = (int16_t)-(int16_t)(((entry >> 19) & 0x1f) * 8);
     rule->ra_offset = -8;
     rule->async = (uint8_t)((entry >> 24) & 1);
+    uint64_t r14 = (entry >> 25) & 0x1f;
+    rule->r14_offset = r14 == 0x1f ? LO_R14_LOST : (int16_t)-(int16_t)(r14 * 8);
     return 1;
 }
 
@@ -566,9 +578,11 @@ void lo_cfi_remember(uintptr_t address, const lo_rule *rule) {
     if (rule->kind == LO_RULE_FRAME) {
         if (rule->ra_offset != -8 || rule->cfa_offset < 0 || rule->cfa_offset % 8 || rule->cfa_offset / 8 > 0x3ff) return;
         if (!lo_fits_below(rule->fp_offset) || !lo_fits_below(rule->bx_offset)) return;
+        uint64_t r14 = rule->r14_offset == LO_R14_LOST ? 0x1f : (uint64_t)(-rule->r14_offset / 8);
+        if (rule->r14_offset != LO_R14_LOST && (!lo_fits_below(rule->r14_offset) || r14 == 0x1f)) return;
         packed = LO_RULE_FRAME | (uint64_t)rule->cfa_reg << 2 | (uint64_t)(rule->cfa_offset / 8) << 4 |
                  (uint64_t)(-rule->fp_offset / 8) << 14 | (uint64_t)(-rule->bx_offset / 8) << 19 |
-                 (uint64_t)(rule->async & 1) << 24;
+                 (uint64_t)(rule->async & 1) << 24 | r14 << 25;
     } else if (rule->kind == LO_RULE_OUTERMOST || rule->kind == LO_RULE_SIGNAL) {
         packed = rule->kind;
     } else {

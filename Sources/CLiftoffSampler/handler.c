@@ -176,7 +176,7 @@ static int lo_add_async_callers(uintptr_t task, const lo_async_frame *async, uin
     *count = 0;
     if (task == 0 || async->at < 0 || async->at >= depth) return depth;
     uintptr_t callers[LO_MAX_FRAMES];
-    int found = lo_async_callers(task, async->context, callers, LO_MAX_FRAMES - 1 - async->at);
+    int found = lo_async_callers(task, async->context, async->verified, callers, LO_MAX_FRAMES - 1 - async->at);
     int first = async->at + 1;
     int executor = depth - first;
     if (first + found + executor > LO_MAX_FRAMES) {

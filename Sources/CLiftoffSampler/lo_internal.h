@@ -70,7 +70,9 @@ int lo_task_layout_known(void);
 // In a handler, for the running `task` whose innermost async frame has `context`: the awaiting
 // callers' resume addresses, innermost first, into `out`; across into the suspended parents of a
 // child task. Returns how many were written (0 when the chain cannot be trusted).
-int lo_async_callers(uintptr_t task, uintptr_t context, uintptr_t *out, int capacity);
+// `verified`: the context was read from the frame's async slot (else it is the frame's r14, read
+// through process_vm_readv until the chain proves itself).
+int lo_async_callers(uintptr_t task, uintptr_t context, int verified, uintptr_t *out, int capacity);
 
 // A task's identity, from its header: its runtime id. The task must be alive.
 uint64_t lo_task_identity(uintptr_t task);
@@ -136,7 +138,9 @@ typedef struct lo_rule {
     int16_t bx_offset; // the caller's rbx is at CFA + bx_offset; 0: rbx is unchanged
     int32_t cfa_offset;
     uint8_t async;     // a Swift async function's frame, set up: its async context is at CFA - 24
+    int16_t r14_offset; // the caller's r14 is at CFA + r14_offset; 0: unchanged; LO_R14_LOST: unknown
 } lo_rule;
+#define LO_R14_LOST 1
 
 // Outside handlers: finds the search table of `object`'s .eh_frame_hdr (hdr and tables set); 0 when unusable.
 int lo_cfi_prepare(lo_object *object);
@@ -169,7 +173,10 @@ void lo_walk_prepare(void);
 typedef struct lo_async_frame {
     int at;
     uintptr_t context;
+    int verified; // the context was read from the frame's async slot; 0: it is the r14 the frame ran with
 } lo_async_frame;
+// Whether `address` lies in the Swift concurrency runtime's code (resolved by lo_async_prepare).
+int lo_async_in_runtime(uintptr_t address);
 // In a handler: the interrupted stack, leaf first, into `out` (LO_MAX_FRAMES), by call-frame
 // rules. Returns the depth, or -1 when the stack needs libunwind; sets *truncated, *guessed
 // when a frame in code without call-frame information was stepped by its frame pointer, and

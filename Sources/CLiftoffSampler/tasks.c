@@ -29,8 +29,10 @@
 
 // ---- the runtime's task header --------------------------------------------------------
 
-// TaskCreateFlags: the new task copies its creator's task-local values (Task {}, not detached).
+// TaskCreateFlags: the new task copies its creator's task-local values, or inherits its context
+// (Task {} does both, a program's main task the second; Task.detached neither).
 #define LO_CREATE_COPY_TASK_LOCALS (1u << 10)
+#define LO_CREATE_INHERIT_CONTEXT (1u << 11)
 
 uint64_t lo_task_identity(uintptr_t task) {
     if (task == 0) return 0;
@@ -44,7 +46,7 @@ static int lo_task_kind_of(uintptr_t task, size_t create_flags) {
     if (flags & LO_TASK_FLAG_ASYNC_LET) return LO_TASK_ASYNC_LET;
     if (flags & LO_TASK_FLAG_GROUP_CHILD) return LO_TASK_GROUP_CHILD;
     if (flags & LO_TASK_FLAG_CHILD) return LO_TASK_GROUP_CHILD;
-    return (create_flags & LO_CREATE_COPY_TASK_LOCALS) ? LO_TASK_UNSTRUCTURED : LO_TASK_DETACHED;
+    return (create_flags & (LO_CREATE_COPY_TASK_LOCALS | LO_CREATE_INHERIT_CONTEXT)) ? LO_TASK_UNSTRUCTURED : LO_TASK_DETACHED;
 }
 
 // ---- time stamps -------------------------------------------------------------------------
@@ -209,19 +211,32 @@ void lo_tasks_stop(void) {
     g_ns_end = lo_monotonic_ns();
 }
 
-size_t lo_task_events(lo_task_event *buffer, size_t capacity) {
-    size_t total = 0;
-    for (lo_chunk *chunk = atomic_load(&g_chunks); chunk != NULL; chunk = chunk->next) {
+size_t lo_task_events_from(size_t start, lo_task_event *buffer, size_t capacity) {
+    size_t seen = 0, copied = 0;
+    for (lo_chunk *chunk = atomic_load(&g_chunks); chunk != NULL && copied < capacity; chunk = chunk->next) {
         if (!atomic_load(&chunk->owned)) continue;
         uint32_t count = atomic_load_explicit(&chunk->count, memory_order_acquire);
-        for (uint32_t index = 0; index < count; index++, total++) {
-            if (buffer == NULL || total >= capacity) continue;
+        if (seen + count <= start) {
+            seen += count;
+            continue;
+        }
+        for (uint32_t index = start > seen ? (uint32_t)(start - seen) : 0; index < count && copied < capacity; index++) {
             lo_task_event event = chunk->events[index];
             event.time_ns = lo_stamp_ns(event.time_ns);
             if (event.kind == LO_TASK_EVENT_RAN) event.end_ns = lo_stamp_ns(event.end_ns);
-            buffer[total] = event;
+            buffer[copied++] = event;
         }
+        seen += count;
     }
+    return copied;
+}
+
+size_t lo_task_events(lo_task_event *buffer, size_t capacity) {
+    size_t total = 0;
+    for (lo_chunk *chunk = atomic_load(&g_chunks); chunk != NULL; chunk = chunk->next) {
+        if (atomic_load(&chunk->owned)) total += atomic_load_explicit(&chunk->count, memory_order_acquire);
+    }
+    if (buffer != NULL) lo_task_events_from(0, buffer, capacity);
     return total;
 }
 

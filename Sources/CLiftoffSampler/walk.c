@@ -119,6 +119,9 @@ static int lo_guess_rule(uintptr_t pc, int exact, lo_rule *rule) {
     rule->fp_offset = -16;
     rule->bx_offset = 0;
     rule->async = 0;
+    // Where such code saved r14, if it did, is not known: taken as unchanged, which is safe, as a
+    // context found in r14 is read without trusting it.
+    rule->r14_offset = 0;
     if (!exact) return 1;
     const uint8_t *code = (const uint8_t *)pc;
     int after = pc + 4 <= object->end, before = pc > object->start;
@@ -140,11 +143,16 @@ int lo_walk_interrupted(void *context, uintptr_t *out, int *truncated, int *gues
     *guessed = 0;
     async->at = -1;
     async->context = 0;
+    async->verified = 0;
     ucontext_t *uc = (ucontext_t *)context;
     uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
     uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
     uintptr_t fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
     uintptr_t bx = (uintptr_t)uc->uc_mcontext.gregs[REG_RBX];
+    // r14 as each frame ran with it, while it can be followed: a Swift async function keeps its
+    // async context there.
+    uintptr_t r14 = (uintptr_t)uc->uc_mcontext.gregs[REG_R14];
+    int r14_known = 1;
     uintptr_t top = lo_stack_top(sp);
     if (top == 0) return -1;
     // An epilogue's rule may still name a slot just popped, below the stack pointer: the red zone,
@@ -178,6 +186,7 @@ int lo_walk_interrupted(void *context, uintptr_t *out, int *truncated, int *gues
                 next_sp <= sp || next_sp >= bounds.high) {
                 break;
             }
+            r14_known = lo_load(&bounds, gregs + REG_R14 * 8, &r14);
             pc = next_pc;
             sp = next_sp;
             fp = next_fp;
@@ -189,14 +198,30 @@ int lo_walk_interrupted(void *context, uintptr_t *out, int *truncated, int *gues
         uintptr_t cfa = base + (uintptr_t)(intptr_t)rule.cfa_offset;
         uintptr_t ra;
         if (cfa <= sp || cfa > bounds.high || !lo_load(&bounds, cfa + (uintptr_t)(intptr_t)rule.ra_offset, &ra)) break;
-        // The innermost Swift async frame: where its awaiting callers are found (async.c).
-        if (rule.async && async->at < 0 && lo_load(&bounds, cfa - 24, &async->context)) async->at = depth - 1;
+        // The innermost Swift async frame: where its awaiting callers are found (async.c). One that
+        // set up its frame keeps its context below the saved rbp; one that did not (a partial
+        // function that only calls synchronous code) is the frame the runtime's executor called,
+        // and still has its context in r14.
+        if (async->at < 0) {
+            if (rule.async && lo_load(&bounds, cfa - 24, &async->context)) {
+                async->at = depth - 1;
+                async->verified = 1;
+            } else if (r14_known && r14 != 0 && lo_async_in_runtime(ra - 1) && !lo_async_in_runtime(pc)) {
+                async->at = depth - 1;
+                async->context = r14;
+            }
+        }
         if (rule.fp_offset != 0) {
             // Swift's async frames mark a saved rbp with bit 60; an address never has it.
             if (!lo_load(&bounds, cfa + (uintptr_t)(intptr_t)rule.fp_offset, &fp)) break;
             fp &= ~(1ull << 60);
         }
         if (rule.bx_offset != 0 && !lo_load(&bounds, cfa + (uintptr_t)(intptr_t)rule.bx_offset, &bx)) break;
+        if (rule.r14_offset == LO_R14_LOST) {
+            r14_known = 0;
+        } else if (rule.r14_offset != 0) {
+            r14_known = lo_load(&bounds, cfa + (uintptr_t)(intptr_t)rule.r14_offset, &r14);
+        }
         sp = cfa;
         pc = ra;
         exact = 0;

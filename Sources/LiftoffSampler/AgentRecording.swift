@@ -1,3 +1,4 @@
+import CLiftoffSampler
 import Foundation
 import LiftoffProfile
 
@@ -31,6 +32,8 @@ public struct AgentRecording: Sendable {
     public var threadNames: [Int: String]
     /// The samples.
     public var samples: [RawSample]
+    /// The Swift tasks' creations and jobs.
+    public var taskEvents: [TaskEvent] = []
     let objects: [ELFSymbolizer.LoadedObject]
 
     /// Reads the recording in `url`.
@@ -44,8 +47,8 @@ public struct AgentRecording: Sendable {
             throw ReadError(description: "\(url.path) is not a recording of Liftoff's agent.")
         }
         let format = try reader.word()
-        guard format == 1 else {
-            throw ReadError(description: "\(url.path) is an agent recording of format \(format); this Liftoff reads format 1.")
+        guard format == 2 else {
+            throw ReadError(description: "\(url.path) is an agent recording of format \(format); this Liftoff reads format 2.")
         }
         let pid = Int(clamping: try reader.word())
         let start = try reader.word()
@@ -89,9 +92,25 @@ public struct AgentRecording: Sendable {
         let wordCount = try reader.count(limit: Int.max / 8)
         let words = try reader.words(wordCount)
         let samples = words.withUnsafeBufferPointer { Sampler.decodeStore($0, rateHz: rate) }
-        return AgentRecording(
+        let eventCount = try reader.count(limit: Int.max / 40)
+        var taskEvents: [TaskEvent] = []
+        for _ in 0..<eventCount {
+            let packed = try reader.word()
+            var event = lo_task_event()
+            event.kind = UInt8(truncatingIfNeeded: packed)
+            event.task_kind = UInt8(truncatingIfNeeded: packed >> 8)
+            event.thread = UInt32(truncatingIfNeeded: packed >> 32)
+            event.task = try reader.word()
+            event.creator = try reader.word()
+            event.time_ns = try reader.word()
+            event.end_ns = try reader.word()
+            if let decoded = TaskEvent(recorded: event) { taskEvents.append(decoded) }
+        }
+        var recording = AgentRecording(
             processID: pid, processStartNs: start, preMainNs: premain, mainEntryNs: mainEntry, endNs: end, rateHz: rate,
             counts: counts, commandLine: commandLine, threadNames: names, samples: samples, objects: objects)
+        recording.taskEvents = taskEvents
+        return recording
     }
 
     /// The profile of the recording: its samples symbolized against the program's objects,
@@ -114,6 +133,7 @@ public struct AgentRecording: Sendable {
         var profile = builder.build(
             metadata: metadata, phases: phases, threadNames: threadNames, mainThreadID: processID, counts: counts)
         if let readyNs { profile.marks = [Profile.Mark(name: .ready, timeNs: readyNs)] }
+        profile.asyncTasks = TaskEvent.asyncTasks(from: taskEvents, originNs: processStartNs)
         profile.attributeSamples()
         return profile
     }

@@ -30,34 +30,36 @@ public struct TaskEvent: Sendable, Equatable {
         self.timeNs = timeNs
     }
 
+    /// An event as the sampler recorded it; nil for a kind this version does not know.
+    init?(recorded event: lo_task_event) {
+        switch Int32(event.kind) {
+        case LO_TASK_EVENT_CREATED:
+            let kind: Profile.AsyncTaskKind
+            switch Int32(event.task_kind) {
+            case LO_TASK_ASYNC_LET: kind = .asyncLet
+            case LO_TASK_GROUP_CHILD: kind = .groupChild
+            case LO_TASK_UNSTRUCTURED: kind = .unstructured
+            case LO_TASK_DETACHED: kind = .detached
+            default: kind = .unknown
+            }
+            self.init(
+                task: event.task, kind: .created(kind, creator: event.creator), threadID: Int(event.thread),
+                timeNs: event.time_ns)
+        case LO_TASK_EVENT_ENQUEUED:
+            self.init(task: event.task, kind: .enqueued, threadID: Int(event.thread), timeNs: event.time_ns)
+        case LO_TASK_EVENT_RAN:
+            self.init(task: event.task, kind: .ran(endNs: event.end_ns), threadID: Int(event.thread), timeNs: event.time_ns)
+        default:
+            return nil
+        }
+    }
+
     /// The task events of the current or last session.
     static func recorded() -> (events: [TaskEvent], lost: Int) {
         let count = lo_task_events(nil, 0)
         var raw = [lo_task_event](repeating: lo_task_event(), count: count)
         let copied = raw.withUnsafeMutableBufferPointer { lo_task_events($0.baseAddress, count) }
-        let events = raw.prefix(min(count, copied)).compactMap { event -> TaskEvent? in
-            switch Int32(event.kind) {
-            case LO_TASK_EVENT_CREATED:
-                let kind: Profile.AsyncTaskKind
-                switch Int32(event.task_kind) {
-                case LO_TASK_ASYNC_LET: kind = .asyncLet
-                case LO_TASK_GROUP_CHILD: kind = .groupChild
-                case LO_TASK_UNSTRUCTURED: kind = .unstructured
-                case LO_TASK_DETACHED: kind = .detached
-                default: kind = .unknown
-                }
-                return TaskEvent(
-                    task: event.task, kind: .created(kind, creator: event.creator), threadID: Int(event.thread),
-                    timeNs: event.time_ns)
-            case LO_TASK_EVENT_ENQUEUED:
-                return TaskEvent(task: event.task, kind: .enqueued, threadID: Int(event.thread), timeNs: event.time_ns)
-            case LO_TASK_EVENT_RAN:
-                return TaskEvent(
-                    task: event.task, kind: .ran(endNs: event.end_ns), threadID: Int(event.thread), timeNs: event.time_ns)
-            default:
-                return nil
-            }
-        }
+        let events = raw.prefix(min(count, copied)).compactMap(TaskEvent.init(recorded:))
         return (events, Int(clamping: lo_task_events_lost()))
     }
 

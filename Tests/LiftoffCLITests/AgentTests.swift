@@ -52,6 +52,27 @@ enum AgentPrograms {
         print("steps", collatzSteps(upTo: 300_000))
         """
 
+    /// An async program without Liftoff: an `async let` and two group children, whose partial
+    /// functions after an await only call synchronous code (they set up no async frame).
+    static let asyncProgram = """
+        import Foundation
+        @inline(never) func burn(_ ms: Int) -> Int {
+            let end = Date().addingTimeInterval(Double(ms) / 1000); var x = 0
+            while Date() < end { x &+= 1 }
+            return x
+        }
+        @inline(never) func leaf(_ ms: Int) async -> Int { await Task.yield(); return burn(ms) }
+        @inline(never) func middle() async -> Int {
+            async let a = leaf(40)
+            let b = await withTaskGroup(of: Int.self) { group in
+                for _ in 0..<2 { group.addTask { await leaf(20) } }
+                return await group.reduce(0, &+)
+            }
+            return await a &+ b
+        }
+        @main struct Main { static func main() async { print(await middle() > 0) } }
+        """
+
     /// Compiles `source` with `compiler` and `arguments`; the executable's path.
     static func build(_ name: String, source: String, ext: String, compiler: String, _ arguments: [String]) throws -> String {
         let file = folder.appendingPathComponent("\(name).\(ext)")
@@ -120,6 +141,28 @@ struct AgentTests {
         #expect(run.log == (try bareOutput(python)))
         let names = functions(try #require(run.profile))
         #expect(names.contains("_PyEval_EvalFrameDefault"), "\(names.sorted().prefix(30))")
+    }
+
+    @Test("an unmodified async Swift program gets its tasks and async call stacks: leaf samples name middle")
+    func asyncSwiftProgram() throws {
+        let program = try AgentPrograms.build(
+            "async-tasks", source: AgentPrograms.asyncProgram, ext: "swift", compiler: "/opt/swift/usr/bin/swiftc",
+            ["-O", "-g", "-parse-as-library"])
+        let run = try profile([program])
+        #expect(run.status == 0, "\(run.stderr)")
+        let profile = try #require(run.profile)
+        let kinds = profile.asyncTasks.map(\.kind)
+        #expect(kinds.filter { $0 == .asyncLet }.count == 1 && kinds.filter { $0 == .groupChild }.count == 2, "\(kinds)")
+        #expect(profile.asyncTasks.filter { $0.kind != .unknown }.allSatisfy { !$0.runs.isEmpty })
+        var inLeaf = 0
+        var named = 0
+        for row in 0..<profile.samples.count where profile.samples.state[row] == .running {
+            let frames = profile.frameIndices(ofStack: profile.samples.stack[row]).map { profile.frames[$0] }
+            guard let at = frames.lastIndex(where: { $0.displayName.hasPrefix("leaf(") }) else { continue }
+            inLeaf += 1
+            if frames[..<at].contains(where: { $0.isAsync && $0.displayName.hasPrefix("middle(") }) { named += 1 }
+        }
+        #expect(inLeaf >= 40 && named * 10 >= inLeaf * 9, "\(named) of \(inLeaf) samples in leaf name middle")
     }
 
     @Test("a server's launch ends at its ready line: stopped with SIGTERM, the agent still writes")

@@ -210,6 +210,9 @@ typedef struct lo_task_event {
 /// returns how many there are; call with a NULL buffer to count. Events are grouped by the thread
 /// that recorded them, in time order within each thread. Call once the session stopped.
 size_t lo_task_events(lo_task_event *buffer, size_t capacity);
+/// Copies the task events from the `start`th on (in the order of `lo_task_events`) into `buffer`,
+/// up to `capacity`; returns how many it copied. Allocates nothing (an agent's crash path uses it).
+size_t lo_task_events_from(size_t start, lo_task_event *buffer, size_t capacity);
 /// Task events the session could not keep (its event memory was full).
 uint64_t lo_task_events_lost(void);
 
