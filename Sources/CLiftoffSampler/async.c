@@ -5,7 +5,10 @@
 // Its callers wait in async contexts: a context's first word is its caller's context (0 for the
 // task's first function), its second the address where the caller resumes, the entry of one of
 // the caller's partial functions. The walk finds the innermost async frame's context just below
-// its saved rbp (walk.c); its callers follow from there.
+// its saved rbp (walk.c); its callers follow from there. A partial function that calls only
+// synchronous code may set up no frame: then it is the frame the runtime's executor called, and
+// its context is the r14 it runs with (the walk follows r14 through the call-frame rules). That
+// context is likely, not sure, and is read with process_vm_readv until the chain proves itself.
 //
 // While the running task is current on this thread (its thread-local value is set only while it
 // runs here), no other thread runs it, and the frames and contexts of its callers stay: the chain
@@ -31,6 +34,7 @@
 #define LO_FIRST_CONTEXT_REACH 4096
 
 static _Atomic int g_layout; // 1 when the runtime's layout is the one above
+static pid_t g_pid;
 // The executable range of libswift_Concurrency, whose executor calls a task's partial functions.
 static uintptr_t g_runtime_low, g_runtime_high;
 
@@ -49,7 +53,7 @@ static int lo_find_runtime(struct dl_phdr_info *info, size_t size, void *unused)
 }
 
 int lo_async_in_runtime(uintptr_t address) { return address >= g_runtime_low && address < g_runtime_high; }
-static pid_t g_pid;
+
 void lo_async_prepare(void) {
     g_pid = getpid();
     // The runtime may have been loaded since the last session.
