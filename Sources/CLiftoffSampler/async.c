@@ -17,9 +17,11 @@
 //
 // A child task (async let, task group) continues into its parent: the parent's record follows
 // the child's header in the runtime's layout, and the parent waits suspended in a known function
-// with a known context. The parent runs on another thread when it is not suspended, so its memory
-// is read with process_vm_readv, which reports a bad address instead of faulting, and the
-// parent's chain is used only when the parent was suspended throughout.
+// with a known context. The parent outlives its child, so its header is read directly; it runs on
+// another thread when it is not suspended, so the contexts it points to are read with
+// process_vm_readv, which reports a bad address instead of faulting, and used only when the parent
+// was suspended throughout. A chain read that way is kept per thread for the next samples, as long
+// as the parent waits at the same point.
 
 #include "lo_internal.h"
 
@@ -99,35 +101,74 @@ static int lo_follow(uintptr_t task, uintptr_t context, int safe, uintptr_t *out
     return -1;
 }
 
+// A chain read through process_vm_readv (a system call a step), kept per thread for the next
+// sample: the callers of a running function stay while it runs, and a suspended parent's while it
+// waits at the same point.
+#define LO_CACHED_CALLERS 64
+typedef struct lo_chain_cache {
+    uintptr_t key[3];
+    int count; // -1: the chain was not usable
+    uintptr_t callers[LO_CACHED_CALLERS];
+} lo_chain_cache;
+static __thread lo_chain_cache t_own_chain __attribute__((tls_model("initial-exec")));
+static __thread lo_chain_cache t_parent_chain __attribute__((tls_model("initial-exec")));
+
+static int lo_cached(const lo_chain_cache *cache, uintptr_t a, uintptr_t b, uintptr_t c) {
+    return cache->key[0] == a && cache->key[1] == b && cache->key[2] == c;
+}
+
+static void lo_remember_chain(lo_chain_cache *cache, uintptr_t a, uintptr_t b, uintptr_t c, const uintptr_t *callers, int count) {
+    cache->key[0] = a;
+    cache->key[1] = b;
+    cache->key[2] = c;
+    cache->count = count > LO_CACHED_CALLERS ? LO_CACHED_CALLERS : count;
+    for (int i = 0; i < cache->count; i++) cache->callers[i] = callers[i];
+}
+
 int lo_async_callers(uintptr_t task, uintptr_t context, int verified, uintptr_t *out, int capacity) {
     if (task == 0 || capacity <= 0) return 0;
-    // A context found in r14 is a likely one, not a sure one: read it without trusting it.
-    int count = lo_follow(task, context, !verified, out, capacity);
+    int count;
+    if (verified) {
+        count = lo_follow(task, context, 0, out, capacity);
+    } else if (lo_cached(&t_own_chain, task, context, 0)) {
+        count = t_own_chain.count < capacity ? t_own_chain.count : capacity;
+        for (int i = 0; i < count; i++) out[i] = t_own_chain.callers[i];
+    } else {
+        // A context found in r14 is a likely one, not a sure one: read it without trusting it.
+        count = lo_follow(task, context, 1, out, capacity);
+        lo_remember_chain(&t_own_chain, task, context, 0, out, count);
+    }
     if (count < 0) return 0;
     if (atomic_load_explicit(&g_layout, memory_order_relaxed) != 1) return count;
     // Into the parents of a child task, each suspended where it awaits its children.
     uint32_t flags = *(const uint32_t *)(task + LO_TASK_FLAGS);
+    // A child's parent outlives it, so the parent's header may be read directly; the contexts it
+    // points to change while the parent runs, and are read safely.
     for (int generation = 0; generation < LO_MAX_ASYNC_HOPS && (flags & LO_TASK_FLAG_CHILD); generation++) {
-        uintptr_t parent;
-        if (!lo_safe_read(task + LO_TASK_SIZE, &parent, sizeof parent) || parent == 0 || (parent & 15) != 0) break;
-        uint8_t header[LO_TASK_SIZE + 8];
-        if (!lo_safe_read(parent, header, sizeof header)) break;
-        uint32_t status = *(const uint32_t *)(header + LO_TASK_STATUS);
-        if (status & LO_TASK_STATUS_RUNNING) break;
-        uintptr_t function = *(const uintptr_t *)(header + LO_TASK_RESUME_FUNCTION);
-        uintptr_t resume_context = *(const uintptr_t *)(header + LO_TASK_RESUME_CONTEXT);
-        uintptr_t chain[LO_MAX_FRAMES];
-        int found = lo_follow(parent, resume_context, 1, chain, LO_MAX_FRAMES);
-        // Still suspended where it was read, so the chain read is the one it waits in.
-        uint32_t status_after;
-        if (found < 0 || !lo_safe_read(parent + LO_TASK_STATUS, &status_after, sizeof status_after) ||
-            (status_after & LO_TASK_STATUS_RUNNING)) {
-            break;
+        uintptr_t parent = *(const uintptr_t *)(task + LO_TASK_SIZE);
+        if (parent == 0 || (parent & 15) != 0) break;
+        const volatile uint32_t *status = (const volatile uint32_t *)(parent + LO_TASK_STATUS);
+        if (*status & LO_TASK_STATUS_RUNNING) break;
+        uintptr_t function = *(const volatile uintptr_t *)(parent + LO_TASK_RESUME_FUNCTION);
+        uintptr_t resume_context = *(const volatile uintptr_t *)(parent + LO_TASK_RESUME_CONTEXT);
+        const uintptr_t *chain;
+        int found;
+        uintptr_t read[LO_CACHED_CALLERS];
+        if (lo_cached(&t_parent_chain, parent, resume_context, function)) {
+            chain = t_parent_chain.callers;
+            found = t_parent_chain.count;
+        } else {
+            found = lo_follow(parent, resume_context, 1, read, LO_CACHED_CALLERS);
+            // Still suspended where it was read, so the chain read is the one it waits in.
+            if (found >= 0 && (*status & LO_TASK_STATUS_RUNNING)) found = -1;
+            lo_remember_chain(&t_parent_chain, parent, resume_context, function, read, found);
+            chain = read;
         }
+        if (found < 0) break;
         if (count < capacity) out[count++] = function;
         for (int i = 0; i < found && count < capacity; i++) out[count++] = chain[i];
         task = parent;
-        flags = *(const uint32_t *)(header + LO_TASK_FLAGS);
+        flags = *(const uint32_t *)(parent + LO_TASK_FLAGS);
     }
     return count;
 }
