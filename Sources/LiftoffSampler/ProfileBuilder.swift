@@ -88,8 +88,6 @@ public struct ProfileBuilder {
                 // A resume function that has not yet replaced its callee's context with its own
                 // names itself as its caller: one function, one frame.
                 if isAsync, !isCaller, frame == previousAsync { continue }
-                // The runtime's adapters a suspended task resumes through are not the program's code.
-                if isCaller, ProfileBuilder.isRuntimeAdapter(frames[frame]) { continue }
                 parent = stack(parent: parent, frame: frame)
                 previousAsync = isAsync ? frame : nil
             }
@@ -102,10 +100,10 @@ public struct ProfileBuilder {
         lastStack[sample.threadID] = (sample.addresses, sample.truncated, callers, parent)
     }
 
-    /// Whether `frame` is one of the Swift runtime's resume adapters (`task_future_wait_resume_adapter`,
-    /// `task_group_wait_resume_adapter`…): where a task that awaited another resumes, before the
-    /// awaiting function does.
-    static func isRuntimeAdapter(_ frame: Profile.Frame) -> Bool {
+    /// Whether a symbolized function is one of the Swift runtime's resume adapters
+    /// (`task_future_wait_resume_adapter`, `task_group_wait_resume_adapter`…): where a task that
+    /// awaited another resumes, before the awaiting function does; not the program's code.
+    static func isRuntimeAdapter(_ frame: SymbolizedFrame) -> Bool {
         frame.object.hasPrefix("libswift_Concurrency") && frame.name.contains("adapter(swift::AsyncContext")
     }
 
@@ -181,11 +179,13 @@ public struct ProfileBuilder {
     /// The frames of one address, innermost first. Sampled stacks give each function one frame
     /// (its declaration's file and line); event stacks give the line being executed. The
     /// outermost frame of an async function's address is marked async (the functions inlined
-    /// into it ran synchronously inside it).
+    /// into it ran synchronously inside it); the runtime's resume adapters are left out, once per
+    /// address.
     private mutating func frames(at address: UInt, exactLines: Bool, async: Bool = false) -> [Int] {
         if !async, let known = exactLines ? exactAddressFrames[address] : addressFrames[address] { return known }
         if async, let known = asyncAddressFrames[address] { return known }
-        let resolved = symbolizer.frames(at: address)
+        var resolved = symbolizer.frames(at: address)
+        if async { resolved.removeAll(where: ProfileBuilder.isRuntimeAdapter) }
         let indices = resolved.enumerated().map { position, symbolized in
             let index = frame(
                 Profile.Frame(

@@ -145,6 +145,7 @@ struct AsyncTaskTests {
             }
             return result
         }
+        #expect(!profile.frames.contains { $0.name.contains("resume_adapter") }, "the runtime's resume adapters are left out")
         for function in ["loadDatabase(", "Registry.register(", "closure #1 in closure #1 in bootstrap("] {
             let found = stacks(containing: function)
             #expect(found.all >= 5, "\(function): \(found.all) samples")
