@@ -47,6 +47,50 @@ static int lo_sent_by_request(const siginfo_t *info) {
     return info != NULL && info->si_code == SI_QUEUE && info->si_value.sival_int == LO_REQUEST_SIGNAL_TAG;
 }
 
+// The program's own SIGPROF handler, where the agent keeps the sampler's in its place (a program
+// with its own profiler). Signals that neither the sampler thread nor a stack request sent (an
+// ITIMER_PROF tick, a kill) go to it; the sampler's own never do, so the program's profiler counts
+// no tick it did not ask for. Written with the signal blocked on the writing thread only, so a
+// handler on another thread may read a torn action: the chained pointer is published last.
+static struct sigaction g_chained;
+static _Atomic int g_chain_set;
+static _Atomic uint64_t g_chained_count;
+
+static int lo_sent_by_sampler(const siginfo_t *info) {
+    return info != NULL && (info->si_code == SI_TKILL && info->si_pid == getpid());
+}
+
+void lo_sampler_chain_signal(const struct sigaction *action, struct sigaction *previous) {
+    if (previous) {
+        if (atomic_load(&g_chain_set)) *previous = g_chained;
+        else {
+            memset(previous, 0, sizeof *previous);
+            previous->sa_handler = SIG_DFL;
+        }
+    }
+    if (action == NULL) return;
+    atomic_store(&g_chain_set, 0);
+    g_chained = *action;
+    atomic_store(&g_chain_set, 1);
+}
+
+uint64_t lo_sampler_chained_signals(void) { return atomic_load(&g_chained_count); }
+
+// Runs the program's handler for a signal the sampler did not send; 1 when it was the program's.
+static int lo_pass_on(int signal_number, siginfo_t *info, void *context) {
+    if (!atomic_load(&g_chain_set) || lo_sent_by_sampler(info) || lo_sent_by_request(info)) return 0;
+    struct sigaction chained = g_chained;
+    atomic_fetch_add(&g_chained_count, 1);
+    if (chained.sa_flags & SA_SIGINFO) {
+        if (chained.sa_sigaction) chained.sa_sigaction(signal_number, info, context);
+    } else if (chained.sa_handler != SIG_DFL && chained.sa_handler != SIG_IGN && chained.sa_handler != NULL) {
+        chained.sa_handler(signal_number);
+    }
+    // SIG_DFL would end the process for a tick it asked for no handler of: as without the agent,
+    // had it kept the default, but no program sets a profiling timer without a handler.
+    return 1;
+}
+
 // A signal that lands in a timed wait (nanosleep, usleep, poll with a timeout, a futex wait with
 // one) cuts it short: the kernel returns EINTR once a handler has run, whatever SA_RESTART says, and
 // a program that does not retry (usleep's callers rarely do) would sleep less because it was
@@ -191,7 +235,7 @@ static int lo_add_async_callers(uintptr_t task, const lo_async_frame *async, uin
 }
 
 static void lo_handler(int signal_number, siginfo_t *info, void *context) {
-    (void)signal_number;
+    if (lo_pass_on(signal_number, info, context)) return;
     int saved_errno = errno;
     uint64_t time_ns = lo_monotonic_ns();
     atomic_fetch_add(&g_in_handler, 1);
@@ -255,6 +299,10 @@ static void lo_install(void) {
     sigemptyset(&action.sa_mask);
     if (sigaction(SIGPROF, &action, NULL) == 0) g_installed = 1;
     lo_handler_resolve_task_getter();
+}
+
+int lo_sampler_owns_action(const struct sigaction *action) {
+    return action != NULL && (action->sa_flags & SA_SIGINFO) && action->sa_sigaction == lo_handler;
 }
 
 void lo_handler_install_once(void) { pthread_once(&g_once, lo_install); }

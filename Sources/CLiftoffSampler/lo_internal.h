@@ -77,6 +77,7 @@ int lo_async_callers(uintptr_t task, uintptr_t context, int verified, uintptr_t 
 // A task's identity, from its header: its runtime id. The task must be alive.
 uint64_t lo_task_identity(uintptr_t task);
 void lo_tasks_start(void); // from the session's start: records task events
+void lo_tasks_halt(void);  // stops recording from a signal handler, waiting for nothing
 void lo_tasks_stop(void);  // stops recording, waits for writers in progress
 
 // ---- counters (sampler.c) -------------------------------------------------------------

@@ -28,6 +28,8 @@ static _Atomic int g_keep_sampling;
 static pthread_t g_thread;
 static uint32_t g_rate_hz;
 static int g_all_threads;
+static _Atomic pid_t g_sampler_tid;   // the sampler thread's kernel id while it runs
+static _Atomic int g_sampler_looping; // the sampler thread is inside its loop
 
 static void lo_init_cond(void) {
     pthread_condattr_t attributes;
@@ -47,6 +49,7 @@ static void *lo_sampler_main(void *unused) {
 
     pid_t pid = getpid();
     uint64_t period = 1000000000ull / g_rate_hz;
+    atomic_store(&g_sampler_tid, lo_current_tid());
     lo_threads_begin(g_all_threads, g_rate_hz, lo_current_tid());
     uint64_t next = lo_monotonic_ns();
     uint64_t tick = 0;
@@ -72,6 +75,7 @@ static void *lo_sampler_main(void *unused) {
         }
         pthread_mutex_unlock(&g_wait_lock);
     }
+    atomic_store(&g_sampler_looping, 0);
     return NULL;
 }
 
@@ -127,6 +131,7 @@ lo_status lo_sampler_start(const lo_config *config) {
     lo_warm_current_thread();
 
     atomic_store(&g_keep_sampling, 1);
+    atomic_store(&g_sampler_looping, 1);
     lo_tasks_start();
     lo_handler_set_active(1);
     if (pthread_create(&g_thread, NULL, lo_sampler_main, NULL) != 0) {
@@ -165,6 +170,20 @@ void lo_sampler_stop(void) {
     lo_snapshot_drop();
     g_running = 0;
     pthread_mutex_unlock(&g_control_lock);
+}
+
+void lo_sampler_halt(void) {
+    // No lock, no join, no condition variable: only atomics, a clock and nanosleep.
+    atomic_store(&g_keep_sampling, 0);
+    lo_handler_set_active(0);
+    lo_tasks_halt();
+    if (atomic_load(&g_sampler_tid) == lo_current_tid()) return; // the sampler thread itself
+    // The sampler thread wakes at its next tick at the latest; at low rates, do not wait for it long.
+    uint64_t deadline = lo_monotonic_ns() + 50000000ull;
+    while (atomic_load(&g_sampler_looping) && lo_monotonic_ns() < deadline) {
+        struct timespec pause = {0, 200000};
+        nanosleep(&pause, NULL);
+    }
 }
 
 int lo_sampler_is_running(void) {
@@ -317,3 +336,7 @@ size_t lo_sampler_resident_bytes(void) {
     pthread_mutex_unlock(&g_control_lock);
     return bytes;
 }
+
+// A section that says a program links this sampler, so that `liftoff record` can tell, from its
+// executable alone, that it records itself (section headers survive `strip`).
+__attribute__((used, retain, section("liftoff_sampler"))) static const char lo_linked_marker[] = "Liftoff sampler";

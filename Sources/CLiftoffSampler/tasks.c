@@ -211,6 +211,13 @@ void lo_tasks_stop(void) {
     g_ns_end = lo_monotonic_ns();
 }
 
+void lo_tasks_halt(void) {
+    // From a signal handler: events being written now may be left out, nothing is waited for.
+    atomic_store(&g_tracking, 0);
+    g_tsc_end = lo_stamp();
+    g_ns_end = lo_monotonic_ns();
+}
+
 size_t lo_task_events_from(size_t start, lo_task_event *buffer, size_t capacity) {
     size_t seen = 0, copied = 0;
     for (lo_chunk *chunk = atomic_load(&g_chunks); chunk != NULL && copied < capacity; chunk = chunk->next) {

@@ -197,10 +197,14 @@ struct DemoCommand: ParsableCommand {
         let summary = ProfileSummary(profile, limit: 10)
         func ms(_ ns: UInt64) -> String { String(format: "%.1f ms", Double(ns) / 1e6) }
         var lines: [String] = []
-        if let ttff = profile.timeToFirstFrameNs {
-            lines.append("Time to first frame: \(ms(ttff)) (target 400 ms).")
-        } else {
-            lines.append("No first frame was committed.")
+        if profile.hasLifeCycle {
+            if let ttff = profile.timeToFirstFrameNs {
+                lines.append("Time to first frame: \(ms(ttff)) (target 400 ms).")
+            } else {
+                lines.append("No first frame was committed.")
+            }
+        } else if let ready = profile.marks.first(where: { $0.name == .ready }) {
+            lines.append("Ready at \(ms(ready.timeNs)) (its first output line matching --ready).")
         }
         lines.append("Launch phases:")
         lines.append("  process start → main entry: \(ms(profile.phases.mainEntryNs - profile.phases.processStartNs))")
@@ -226,12 +230,28 @@ struct DemoCommand: ParsableCommand {
                 lines.append("  \(flag) \(task.name) (\(task.lane)): \(times)\(wait)\(status)")
             }
         }
-        lines.append(
-            "States: " + (["notRunning"] + profile.stateChanges.map(\.to)).joined(separator: " → ")
-                + "; \(profile.displayFrames.count) frames.")
-        lines.append(
-            "Frames: \(profile.displayFrames.count), slow (over 16.7 ms) \(profile.slowFrameCount), "
-                + "frozen (over 700 ms) \(profile.frozenFrameCount).")
+        if profile.hasLifeCycle {
+            lines.append(
+                "States: " + (["notRunning"] + profile.stateChanges.map(\.to)).joined(separator: " → ")
+                    + "; \(profile.displayFrames.count) frames.")
+            lines.append(
+                "Frames: \(profile.displayFrames.count), slow (over 16.7 ms) \(profile.slowFrameCount), "
+                    + "frozen (over 700 ms) \(profile.frozenFrameCount).")
+        }
+        if profile.processes.count > 1 {
+            lines.append("Processes: \(profile.processes.count) (start → end; programs run in turn with exec)")
+            for process in profile.processes.prefix(12) {
+                let programs = process.programs.map { program in
+                    program.commandLine.first.map { $0.split(separator: "/").last.map(String.init) ?? $0 } ?? "?"
+                }
+                let parent = profile.processes.contains { $0.id == process.parentID } ? ", child of \(process.parentID)" : ""
+                lines.append(
+                    "  \(process.label): \(ms(process.startNs)) → \(ms(process.endNs))\(parent)"
+                        + (programs.count > 1 ? "; \(programs.joined(separator: " → "))" : ""))
+            }
+            if profile.processes.count > 12 { lines.append("  … and \(profile.processes.count - 12) more (see profile.json)") }
+        }
+        lines.append(contentsOf: ProfileCommand.samplingNotes(profile))
         if !profile.hangs.isEmpty {
             lines.append("Hangs (main thread away from its run loop for 250 ms or more): \(profile.hangs.count)")
             for hang in profile.hangs {

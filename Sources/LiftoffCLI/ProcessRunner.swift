@@ -8,12 +8,14 @@ import LiftoffSampler
 import Synchronization
 #endif
 
-/// Runs one program to completion with `posix_spawn`, timing it on the monotonic clock.
+/// Runs one program to completion (forked by `lo_spawn` into a process group of its own), timing
+/// it on the monotonic clock.
 ///
-/// The child's standard output and error go to a log file. With a `ready` pattern, the watched
-/// streams (both by default) are read line by line, in linear time, and still copied to the
-/// log; the time of the first matching line is kept. A child that outlives `timeout` is sent
-/// SIGTERM, then SIGKILL a second later.
+/// The child's standard output and error go to a log file, and also to this process's own
+/// with `passesOutputThrough`. With a `ready` pattern, the watched streams (both by default) are
+/// read line by line, in linear time, and still copied; the time of the first matching line is
+/// kept. The run lasts until the child and every process it started in its group have ended: a
+/// tree that outlives `timeout` is sent SIGTERM, then SIGKILL a second later.
 struct ProcessRunner {
     /// How a run ended.
     enum Outcome: Equatable {
@@ -42,9 +44,11 @@ struct ProcessRunner {
     /// What one run measured.
     struct Result {
         var outcome: Outcome
+        /// The child's process id.
+        var pid: Int32 = 0
         /// `CLOCK_MONOTONIC` when the child was spawned.
         var spawnNs: UInt64
-        /// Nanoseconds from spawn to exit (as seen by `waitpid`).
+        /// Nanoseconds from spawn to the end of the last process of the child's tree.
         var exitNs: UInt64
         /// Nanoseconds from spawn to the first output line matching the ready pattern.
         var readyNs: UInt64?
@@ -57,6 +61,8 @@ struct ProcessRunner {
     var timeoutSeconds: Double
     /// The output streams `ready` is looked for in.
     var readyStreams: ReadyStreams = .both
+    /// Whether the child's output also goes to this process's standard output and error.
+    var passesOutputThrough = false
 
     /// Spawns the program and waits for it.
     /// - Parameter launchVariable: an environment variable to set to the spawn time (monotonic
@@ -69,7 +75,7 @@ struct ProcessRunner {
         defer { close(logFD) }
         // A pipe for each watched stream (1 standard output, 2 standard error); the others go
         // straight to the log.
-        let watched = ready == nil ? [] : readyStreams.descriptors
+        let watched = passesOutputThrough ? [1, 2] : ready == nil ? [] : readyStreams.descriptors
         var pipes: [(child: Int32, read: Int32, write: Int32)] = []
         defer { for pipe in pipes { close(pipe.read) } }
         for child in watched {
@@ -111,18 +117,18 @@ struct ProcessRunner {
         defer { runningChildGroup.store(0, ordering: .sequentiallyConsistent) }
 
         let readyTime = ReadyWatch()
-        if let ready {
-            for pipe in pipes {
-                // The reader's own descriptors: it may outlive this call.
-                let readFD = dup(pipe.read)
-                let readerLog = dup(logFD)
-                readyTime.expectReader()
-                Thread {
-                    ProcessRunner.watchOutput(readFD, log: readerLog, pattern: ready, spawnNs: spawnNs, found: readyTime)
-                    close(readFD)
-                    close(readerLog)
-                }.start()
-            }
+        for pipe in pipes {
+            // The reader's own descriptors: it may outlive this call.
+            let readFD = dup(pipe.read)
+            let readerLog = dup(logFD)
+            let pattern = readyStreams.descriptors.contains(pipe.child) ? ready : nil
+            let echo: Int32? = passesOutputThrough ? pipe.child : nil
+            readyTime.expectReader()
+            Thread {
+                ProcessRunner.watchOutput(readFD, log: readerLog, echo: echo, pattern: pattern, spawnNs: spawnNs, found: readyTime)
+                close(readFD)
+                close(readerLog)
+            }.start()
         }
         // Wait for the exit on a pidfd (no thread per run), waking every 10 ms to stop a program
         // that printed its ready line and to enforce the timeout.
@@ -149,10 +155,28 @@ struct ProcessRunner {
                 stoppedAt = now
             }
         }
-        let exitAt = MonotonicClock.nowNs
         var code: Int32 = 0
         var reaped: pid_t = -1
         repeat { reaped = waitpid(pid, &code, 0) } while reaped < 0 && errno == EINTR
+        // The rest of its tree: the processes it started in its group that are still running.
+        while stoppedAt == nil && kill(-pid, 0) == 0 {
+            ProcessRunner.reapOrphans()
+            if MonotonicClock.nowNs > deadline {
+                timedOut = true
+                kill(-pid, SIGTERM)
+                stoppedAt = MonotonicClock.nowNs
+                break
+            }
+            usleep(2_000)
+        }
+        if let stopped = stoppedAt {
+            // Stopped (ready, or out of time): a second to write what they record, then killed.
+            while kill(-pid, 0) == 0 && MonotonicClock.nowNs &- stopped < 1_000_000_000 {
+                ProcessRunner.reapOrphans()
+                usleep(2_000)
+            }
+        }
+        let exitAt = MonotonicClock.nowNs
         // Whatever the run left behind: its process group, and orphans that left the group.
         kill(-pid, SIGKILL)
         ProcessRunner.endOrphans()
@@ -169,7 +193,7 @@ struct ProcessRunner {
         } else {
             outcome = .signalled(code & 0x7f)
         }
-        return Result(outcome: outcome, spawnNs: spawnNs, exitNs: exitAt - spawnNs, readyNs: readyTime.value)
+        return Result(outcome: outcome, pid: pid, spawnNs: spawnNs, exitNs: exitAt - spawnNs, readyNs: readyTime.value)
     }
 
     /// The index of the first newline in `bytes` at or after `start` (memchr: fast in any build).
@@ -185,16 +209,19 @@ struct ProcessRunner {
     /// How much of each output line `--ready` is matched against.
     static let readyLineLimit = 65_536
 
-    /// Copies the child's output to the log, noting when a line first matches. Each byte is
-    /// looked at once for a newline and each line matched once, so a huge line costs its length.
+    /// Copies the child's output to the log (and to `echo`, this process's standard output or
+    /// error), noting when a line first matches `pattern`. Each byte is looked at once for a
+    /// newline and each line matched once, so a huge line costs its length.
     static func watchOutput(
-        _ fd: Int32, log: Int32, pattern: NSRegularExpression, spawnNs: UInt64, found: ReadyWatch
+        _ fd: Int32, log: Int32, echo: Int32?, pattern: NSRegularExpression?, spawnNs: UInt64, found: ReadyWatch
     ) {
         var pending: [UInt8] = []
         var scanned = 0
         var buffer = [UInt8](repeating: 0, count: 65_536)
-        var matched = false
+        var matched = pattern == nil
+        var echoing = echo != nil
         func matches(_ bytes: ArraySlice<UInt8>) -> Bool {
+            guard let pattern else { return false }
             // A ready line is short: a huge line (a data dump) is matched on its first 64 KB.
             let line = String(decoding: bytes.prefix(ProcessRunner.readyLineLimit), as: UTF8.self)
             return pattern.firstMatch(in: line, range: NSRange(line.startIndex..., in: line)) != nil
@@ -205,6 +232,10 @@ struct ProcessRunner {
             guard count > 0 else { break }
             let now = MonotonicClock.nowNs
             buffer.withUnsafeBytes { _ = write(log, $0.baseAddress, count) }
+            if echoing, let echo {
+                // A closed terminal or pipe ends the echo, not the run (the log keeps everything).
+                echoing = buffer.withUnsafeBytes { StandardOutput.writeAll(echo, $0.baseAddress!, count) }
+            }
             guard !matched else { continue }
             pending.append(contentsOf: buffer[0..<count])
             var lineStart = 0
@@ -269,6 +300,14 @@ struct ProcessRunner {
         if errno == ECHILD { return true }
         usleep(useconds_t(waitingMs) * 1_000)
         return false
+    }
+
+    /// Reaps the adopted orphans that have ended (see `adoptOrphans`), so they do not keep the
+    /// run's process group alive as zombies.
+    private static func reapOrphans() {
+        guard adoptsOrphans.load(ordering: .acquiring) else { return }
+        var status: Int32 = 0
+        while waitpid(-1, &status, WNOHANG) > 0 {}
     }
 
     /// Whether this process adopts the orphans of the programs it runs (see `adoptOrphans`).

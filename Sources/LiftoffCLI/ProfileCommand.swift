@@ -16,11 +16,15 @@ struct ProfileCommand: ParsableCommand {
         abstract: "Profile one launch of any program, unchanged: sampled on every thread by an injected agent.",
         discussion: """
             The program runs with libLiftoffAgent.so preloaded (LD_PRELOAD). The agent samples \
-            every thread from before main, writes its recording when the program exits or is \
-            stopped, and liftoff symbolizes it: profile.json and every report go to --out, and \
-            the summary to the terminal. It needs no privileges and no perf_event_open. The \
-            program's own output goes to OUT/output.log. A statically linked or setuid program \
-            cannot be profiled this way (liftoff record still times it).
+            every thread from before main, writes its recording when the program exits, is \
+            stopped, crashes or replaces itself with exec, and liftoff symbolizes it: \
+            profile.json and every report go to --out, and the summary to the terminal. It needs \
+            no privileges and no perf_event_open. Every program it runs is profiled too, into the \
+            same profile, each process with its own threads (--no-children: only exec is \
+            followed); a shell script, a version manager's shim, make or swift run work as they \
+            are. The program's output shows as it runs and is kept in OUT/output.log. A \
+            statically linked or setuid program cannot be profiled this way (liftoff record \
+            still times it).
 
             With --ready, the program is ready at its first output line matching the expression \
             (on standard output or error; --ready-stream picks one), then stopped with SIGTERM: \
@@ -38,6 +42,11 @@ struct ProfileCommand: ParsableCommand {
 
     @Option(name: .long, parsing: .unconditional, help: "Samples per second per thread (1 to 10000).")
     var rate: Int = 1000
+
+    @Flag(
+        name: .long,
+        help: "Profile only the program itself (and what it runs with exec), not the processes it starts.")
+    var noChildren = false
 
     @Flag(
         name: .long,
@@ -65,9 +74,11 @@ struct ProfileCommand: ParsableCommand {
         } catch let error as ProfileError {
             throw CLIError(error.message)
         }
-        let recording = folder.appendingPathComponent(".agent-recording")
-        unlink(recording.path)
-        defer { unlink(recording.path) }
+        let launch = AgentLaunch(
+            library: agent, folder: folder.appendingPathComponent(".agent-recordings"), rateHz: rate,
+            followsChildren: !noChildren)
+        try launch.prepare()
+        defer { launch.cleanUp() }
         let log = folder.appendingPathComponent("output.log")
         // A program that links Liftoff records itself there (and tells the agent to stand down).
         let own = folder.appendingPathComponent(".program-profile.json")
@@ -76,11 +87,13 @@ struct ProfileCommand: ParsableCommand {
         var environment = ProcessInfo.processInfo.environment
         environment[LaunchRecorder.outputVariable] = own.path
         if executorFrames { environment[SamplerConfiguration.executorFramesVariable] = "1" }
-        environment = ProfileCommand.agentEnvironment(environment, agent: agent, recording: recording, rateHz: rate)
-        let runner = ProcessRunner(
+        environment = launch.environment(environment)
+        var runner = ProcessRunner(
             arguments: command, environment: environment, log: log, ready: try watch.pattern(),
             timeoutSeconds: watch.timeout, readyStreams: watch.readyStream)
+        runner.passesOutputThrough = true
         ProcessRunner.stopChildrenOnInterrupt()
+        ProcessRunner.adoptOrphans()
         let result = try runner.run(launchVariable: ProfileRecorder.launchTimeVariable)
         let readyNs = result.outcome == .timedOut ? nil : result.readyNs
         let profile: Profile
@@ -88,7 +101,7 @@ struct ProfileCommand: ParsableCommand {
             profile = ownProfile
         } else {
             do {
-                profile = try AgentRecording.load(from: recording).profile(readyNs: readyNs, keepsExecutorFrames: executorFrames)
+                profile = try launch.profile(rootProcessID: result.pid, readyNs: readyNs, keepsExecutorFrames: executorFrames)
             } catch let error as AgentRecording.ReadError {
                 throw CLIError("\(error.description) The program ended with \(result.outcome.description); its output is in \(log.path).")
             }
@@ -110,6 +123,33 @@ struct ProfileCommand: ParsableCommand {
         try StandardOutput.print(lines.joined(separator: "\n"))
     }
 
+    /// What a reader of the numbers should know of how the agent sampled: a program's own
+    /// profiler it shared SIGPROF with, a thread it could not reach, a crash. One sentence each.
+    static func samplingNotes(_ profile: Profile) -> [String] {
+        var notes: [String] = []
+        for process in profile.processes {
+            if let handed = process.programProfilerSignals {
+                notes.append(
+                    "\(process.label) installed its own SIGPROF handler (a profiler of its own): Liftoff kept its "
+                        + "handler first and handed the program's own \(handed) signal\(handed == 1 ? "" : "s") on to it.")
+            }
+            if process.blocksProfilerSignal == true {
+                notes.append("\(process.label) started with SIGPROF blocked, so its main thread could not be sampled.")
+            }
+            if let signal = process.signal {
+                let name = ProcessRunner.signalName(Int32(clamping: signal)).map { " (\($0))" } ?? ""
+                notes.append("\(process.label) ended with signal \(signal)\(name); its samples up to then are kept.")
+            }
+        }
+        let answered = profile.counts.captured
+        if profile.samples.count == 0, profile.counts.signalsSent > 0, answered == 0 {
+            notes.append(
+                "None of the \(profile.counts.signalsSent) SIGPROF signals the sampler sent was answered: the program "
+                    + "blocks SIGPROF on its threads, so it could not be sampled.")
+        }
+        return notes
+    }
+
     /// `libLiftoffAgent.so`: `$LIFTOFF_AGENT` when set, else beside this `liftoff` executable.
     static func agentLibrary() throws -> String {
         if let named = ProcessInfo.processInfo.environment["LIFTOFF_AGENT"], !named.isEmpty {
@@ -127,14 +167,57 @@ struct ProfileCommand: ParsableCommand {
         return beside
     }
 
-    /// The program's environment with the agent preloaded, told where to write and how often to sample.
-    static func agentEnvironment(_ base: [String: String], agent: String, recording: URL, rateHz: Int) -> [String: String] {
+}
+
+/// Running a program under the agent: its environment, the folder its recordings go to, and the
+/// one profile they make. `profile` and `record` both launch through it.
+struct AgentLaunch {
+    /// `libLiftoffAgent.so`.
+    var library: String
+    /// Where the agent writes one recording per program each process runs.
+    var folder: URL
+    /// Samples per second per thread.
+    var rateHz: Int
+    /// Whether the processes the program starts are profiled too.
+    var followsChildren: Bool
+
+    /// Makes the recordings folder, empty.
+    func prepare() throws {
+        cleanUp()
+        do {
+            try AtomicFile.createFolder(folder)
+        } catch let error as ProfileError {
+            throw CLIError(error.message)
+        }
+    }
+
+    /// Removes the recordings and their folder.
+    func cleanUp() {
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [] {
+            unlink(folder.appendingPathComponent(name).path)
+        }
+        rmdir(folder.path)
+    }
+
+    /// `base` with the agent preloaded, told where to write, how often to sample and whether to
+    /// follow children.
+    func environment(_ base: [String: String]) -> [String: String] {
         var environment = base
-        let preload = [agent] + (base["LD_PRELOAD"].map { [$0] } ?? [])
+        let preload = [library] + (base["LD_PRELOAD"].map { [$0] } ?? [])
         environment["LD_PRELOAD"] = preload.joined(separator: ":")
-        environment["LIFTOFF_AGENT_OUT"] = recording.path
+        environment["LIFTOFF_AGENT_OUT"] = folder.path
         environment["LIFTOFF_AGENT_RATE"] = String(rateHz)
+        environment["LIFTOFF_AGENT_CHILDREN"] = followsChildren ? "1" : "0"
+        environment["LIFTOFF_AGENT_IMAGE"] = nil
         return environment
+    }
+
+    /// The profile of every recording: one per process, the one `liftoff` started first.
+    /// - Throws: `AgentRecording.ReadError` when there is no recording or one is unreadable.
+    func profile(rootProcessID: Int32, readyNs: UInt64?, keepsExecutorFrames: Bool = false) throws -> Profile {
+        let recordings = try AgentRecording.loadAll(in: folder)
+        return AgentRecording.profile(
+            of: recordings, rootProcessID: Int(rootProcessID), readyNs: readyNs, keepsExecutorFrames: keepsExecutorFrames)
     }
 }
 
@@ -201,5 +284,16 @@ enum Injectability {
             if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
         }
         return nil
+    }
+}
+
+extension Injectability {
+    /// Whether `program` records itself (it links Liftoff's sampler), as its executable shows:
+    /// the sampler's marker section, or a library of Liftoff's among those it needs. A script
+    /// (or a file that cannot be read) does not show it: the agent goes in, and stands down in
+    /// a program that turns out to link Liftoff.
+    static func linksLiftoff(_ program: String) -> Bool {
+        guard let path = resolve(program) else { return false }
+        return ELFFile.linksLiftoff(path: path)
     }
 }

@@ -21,10 +21,17 @@ struct RecordCommand: ParsableCommand {
             other program, time to first frame is the time to exit, or to the first output line \
             matching --ready, on standard output or standard error (servers often log there; \
             --ready-stream picks one); a program still running then (a server) is stopped with \
-            SIGTERM and the run counts. All runs of a command must be measured the same way. Profiles go to OUT/runs/run-NNN.json and the child's output to \
+            SIGTERM and the run counts. A run lasts until every process the program started has \
+            ended. All runs of a command must be measured the same way. Profiles go to \
+            OUT/runs/run-NNN.json and the child's output to \
             run-NNN.log. Each finished run is appended to OUT/runs.jsonl at once; at the end \
             OUT/record.json lists every run with its times and replaces the journal. If recording \
             stops early, liftoff compare reads the journal.
+
+            A program that links Liftoff writes its own profile. Any other program (as its \
+            executable shows, without a warm-up run) is sampled by the injected agent, with every \
+            process it starts (--no-children: the program alone); --no-agent only times it. \
+            record.json says, for each run, which way it was recorded.
 
             With --baseline, the baseline and the command run interleaved (A B B A …) into \
             OUT/base/ and OUT/head/, so drifts in machine load hit both alike. A run that \
@@ -59,6 +66,9 @@ struct RecordCommand: ParsableCommand {
         help: "Do not inject the sampling agent into a program without Liftoff: time it to its exit or ready line only.")
     var noAgent = false
 
+    @Flag(name: .long, help: "Sample only the program itself (and what it runs with exec), not the processes it starts.")
+    var noChildren = false
+
     @Argument(parsing: .postTerminator, help: "The command to launch, after --.")
     var command: [String] = []
 
@@ -86,19 +96,18 @@ struct RecordCommand: ParsableCommand {
         let pattern = try watch.pattern()
         ProcessRunner.stopChildrenOnInterrupt()
         ProcessRunner.adoptOrphans()
+        // A program without Liftoff is sampled by the agent, so each run has a profile all the same.
+        for side in sides where !noAgent && !Injectability.linksLiftoff(side.command[0]) {
+            if (try? Injectability.check(side.command[0])) != nil { side.agent = try? ProfileCommand.agentLibrary() }
+        }
         let progress = Progress(total: runs * sides.count, quiet: quiet)
         for round in 0..<warmup {
             for side in order(sides, round: round) {
                 progress.note("warm-up \(round + 1)/\(warmup)\(side.label)")
                 let profile = side.folder.appendingPathComponent("runs/warmup.json")
                 _ = try? launch(side, log: side.folder.appendingPathComponent("runs/warmup.log"), profile: profile, pattern: pattern)
-                // The first warm-up tells whether the program writes its own profile; if not,
-                // the agent samples the recorded runs, so each has a profile all the same.
-                if round == 0 && !noAgent && access(profile.path, F_OK) != 0 && (try? Injectability.check(side.command[0])) != nil {
-                    side.agent = try? ProfileCommand.agentLibrary()
-                }
                 unlink(profile.path)
-                unlink(profile.path + ".agent")
+                agentLaunch(side, profile: profile)?.cleanUp()
             }
         }
         for round in 0..<runs {
@@ -108,7 +117,8 @@ struct RecordCommand: ParsableCommand {
                 let entry = try recordRun(side, index: index, stem: stem, pattern: pattern)
                 try side.append(entry)
                 let shown = entry.succeeded ? side.lastTTFF.map { String(format: "%.1f ms", $0) } ?? "ok" : "failed: \(entry.outcome)"
-                progress.advance("run \(index)/\(runs)\(side.label): \(shown)")
+                let by = entry.recordedBy.map { $0 == "agent" ? ", sampled by the agent" : ", recorded by the program" } ?? ""
+                progress.advance("run \(index)/\(runs)\(side.label): \(shown)\(by)")
             }
         }
         progress.finish()
@@ -134,12 +144,20 @@ struct RecordCommand: ParsableCommand {
         round % 2 == 0 ? sides : sides.reversed()
     }
 
+    /// How a side's run is sampled by the agent, when it is: its recordings go beside the profile.
+    private func agentLaunch(_ side: Side, profile: URL) -> AgentLaunch? {
+        side.agent.map {
+            AgentLaunch(
+                library: $0, folder: URL(fileURLWithPath: profile.path + ".agent"), rateHz: 1000, followsChildren: !noChildren)
+        }
+    }
+
     private func launch(_ side: Side, log: URL, profile: URL, pattern: NSRegularExpression?) throws -> ProcessRunner.Result {
         var environment = RecordCommand.environment
         environment[LaunchRecorder.outputVariable] = profile.path
-        if let agent = side.agent {
-            environment = ProfileCommand.agentEnvironment(
-                environment, agent: agent, recording: URL(fileURLWithPath: profile.path + ".agent"), rateHz: 1000)
+        if let agentLaunch = agentLaunch(side, profile: profile) {
+            try agentLaunch.prepare()
+            environment = agentLaunch.environment(environment)
         }
         let runner = ProcessRunner(
             arguments: side.command, environment: environment, log: log, ready: pattern, timeoutSeconds: watch.timeout,
@@ -167,17 +185,19 @@ struct RecordCommand: ParsableCommand {
         guard result.outcome.succeeded else { return failed(result.outcome.description) }
         // A program without Liftoff, sampled by the agent: its recording becomes the run's
         // profile, with the ready line (or the exit) as its first frame.
-        let recording = profileURL.path + ".agent"
-        if side.agent != nil, access(profileURL.path, F_OK) != 0, access(recording, F_OK) == 0 {
-            defer { unlink(recording) }
-            do {
-                let agentProfile = try AgentRecording.load(from: URL(fileURLWithPath: recording)).profile(
-                    readyNs: result.readyNs ?? result.exitNs)
-                try agentProfile.write(to: profileURL)
-            } catch let error as AgentRecording.ReadError {
-                return failed("the agent's recording is unusable: \(error.description)")
-            } catch let error as ProfileError {
-                return failed(error.message)
+        var recordedBy = "program"
+        if let agentLaunch = agentLaunch(side, profile: profileURL) {
+            defer { agentLaunch.cleanUp() }
+            if access(profileURL.path, F_OK) != 0 {
+                do {
+                    let agentProfile = try agentLaunch.profile(rootProcessID: result.pid, readyNs: result.readyNs ?? result.exitNs)
+                    try agentProfile.write(to: profileURL)
+                    recordedBy = "agent"
+                } catch let error as AgentRecording.ReadError {
+                    return failed("the agent's recording is unusable: \(error.description)")
+                } catch let error as ProfileError {
+                    return failed(error.message)
+                }
             }
         }
         if access(profileURL.path, F_OK) == 0 {
@@ -208,7 +228,7 @@ struct RecordCommand: ParsableCommand {
         }
         return RecordManifest.Run(
             index: index, profile: stem + ".json", log: logName, outcome: result.outcome.description, succeeded: true,
-            exitMs: exitMs, readyMs: readyMs)
+            exitMs: exitMs, readyMs: readyMs, recordedBy: recordedBy)
     }
 
     private func summary(_ sides: [Side]) -> String {
@@ -229,6 +249,14 @@ struct RecordCommand: ParsableCommand {
                 "\(side.name.isEmpty ? "Recorded" : "\(side.name.capitalized):") \(set.profiles.count) runs of "
                     + "\(side.command.joined(separator: " ")) in \(side.folder.path)/" + (failed > 0 ? ", \(failed) failed" : "")
                     + (set.profiles.isEmpty ? "; none succeeded." : "; \(what):"))
+            let byAgent = side.manifest.runs.filter { $0.recordedBy == "agent" }.count
+            let byProgram = side.manifest.runs.filter { $0.recordedBy == "program" }.count
+            if byAgent + byProgram > 0 {
+                lines.append(
+                    "  Profiles: " + [byProgram > 0 ? "\(byProgram) recorded by the program (it links Liftoff)" : nil,
+                                      byAgent > 0 ? "\(byAgent) sampled by the agent (it does not)" : nil]
+                        .compactMap { $0 }.joined(separator: ", ") + ".")
+            }
             for (name, values) in set.metrics(side.measured.contains(.profile) ? [.phases, .spans] : []) where !values.isEmpty {
                 let median = Statistics.median(values)
                 let mad = Statistics.medianAbsoluteDeviation(values)

@@ -37,6 +37,21 @@ enum StandardOutput {
         }
     }
 
+    /// Writes `count` bytes to descriptor `fd` whole: whether they were (a closed pipe or a full
+    /// disk is false).
+    static func writeAll(_ fd: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Bool {
+        var offset = 0
+        while offset < count {
+            let written = Glibc.write(fd, bytes + offset, count - offset)
+            if written > 0 {
+                offset += written
+            } else if !(written < 0 && errno == EINTR) {
+                return false
+            }
+        }
+        return true
+    }
+
     /// Writes `line` and a newline.
     static func print(_ line: String) throws {
         try write(line + "\n")

@@ -55,6 +55,9 @@ public struct Profile: Codable, Sendable, Equatable {
     public var hangs: [HangRecord] = []
     /// Swift tasks created or run during the recording, in creation order.
     public var asyncTasks: [AsyncTask] = []
+    /// The processes recorded, the first one started first; empty for a profile of one process
+    /// that recorded itself.
+    public var processes: [ProcessRecord] = []
 
     /// Creates a profile; `schema` is always ``currentSchema``.
     public init(
@@ -160,14 +163,22 @@ extension Profile {
         public var id: Int
         /// Thread name, e.g. `main` or a queue label.
         public var name: String
-        /// Whether this is the process's main thread.
+        /// Whether this is its process's main thread.
         public var isMain: Bool
+        /// The process it belongs to, when the profile lists processes (``Profile/processes``).
+        public var processID: Int?
 
         /// Creates a thread description.
-        public init(id: Int, name: String, isMain: Bool) {
+        public init(id: Int, name: String, isMain: Bool, processID: Int? = nil) {
             self.id = id
             self.name = name
             self.isMain = isMain
+            self.processID = processID
+        }
+
+        private enum CodingKeys: String, CodingKey {
+            case id, name, isMain
+            case processID = "process"
         }
     }
 
@@ -291,11 +302,11 @@ extension Profile {
 extension Profile {
     private enum CodingKeys: String, CodingKey {
         case schema, metadata, timeOriginNs, phases, threads, frames, stacks, samples, counts
-        case spans, marks, stateChanges, displayFrames, violations, termination, tasks, hangs, asyncTasks
+        case spans, marks, stateChanges, displayFrames, violations, termination, tasks, hangs, asyncTasks, processes
     }
 
     /// Decodes a profile; the launch sections (spans, marks, state changes, frames, violations,
-    /// tasks, hangs, Swift tasks) may be absent and are then empty.
+    /// tasks, hangs, Swift tasks, processes) may be absent and are then empty.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         schema = try container.decode(String.self, forKey: .schema)
@@ -316,6 +327,7 @@ extension Profile {
         tasks = try container.decodeIfPresent([TaskRecord].self, forKey: .tasks) ?? []
         hangs = try container.decodeIfPresent([HangRecord].self, forKey: .hangs) ?? []
         asyncTasks = try container.decodeIfPresent([AsyncTask].self, forKey: .asyncTasks) ?? []
+        processes = try container.decodeIfPresent([ProcessRecord].self, forKey: .processes) ?? []
     }
 }
 

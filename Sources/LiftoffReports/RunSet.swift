@@ -35,11 +35,16 @@ public struct RecordManifest: Codable, Sendable, Equatable {
         public var exitMs: Double
         /// Spawn to the first output line matching `--ready`, in milliseconds.
         public var readyMs: Double?
+        /// Who wrote the run's profile: `program` (it links Liftoff and recorded itself) or
+        /// `agent` (liftoff's injected agent sampled it); absent for a run that was only timed.
+        public var recordedBy: String?
 
         /// Creates a run entry.
         public init(
-            index: Int, profile: String?, log: String, outcome: String, succeeded: Bool, exitMs: Double, readyMs: Double?
+            index: Int, profile: String?, log: String, outcome: String, succeeded: Bool, exitMs: Double, readyMs: Double?,
+            recordedBy: String? = nil
         ) {
+            self.recordedBy = recordedBy
             self.index = index
             self.profile = profile
             self.log = log

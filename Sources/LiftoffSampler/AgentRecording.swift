@@ -14,6 +14,10 @@ public struct AgentRecording: Sendable {
 
     /// The recorded program's process id.
     public var processID: Int
+    /// Its parent's process id.
+    public var parentProcessID: Int = 0
+    /// How many programs ran in this process before this one (each replaced by the next with `exec`).
+    public var image: Int = 0
     /// `CLOCK_MONOTONIC` ns of the process start (the launcher's spawn time when it gave one).
     public var processStartNs: UInt64
     /// When the agent's library was loaded, before `main`.
@@ -34,6 +38,18 @@ public struct AgentRecording: Sendable {
     public var samples: [RawSample]
     /// The Swift tasks' creations and jobs.
     public var taskEvents: [TaskEvent] = []
+    /// The signal that ended the program, if one did (the recording was written in its handler).
+    public var endingSignal: Int?
+    /// Whether the program replaced itself with `exec`: a later image of the same process follows.
+    public var endedByExec = false
+    /// Whether the program installed its own SIGPROF handler (its own profiler): the agent kept
+    /// its handler first and handed the program's own signals on.
+    public var installedOwnProfilerSignal = false
+    /// How many of the program's own SIGPROF signals were handed to its handler.
+    public var programSignals = 0
+    /// Whether the program's main thread started with SIGPROF blocked, so the agent's signals
+    /// could not reach it.
+    public var blocksProfilerSignal = false
     let objects: [ELFSymbolizer.LoadedObject]
 
     /// Reads the recording in `url`.
@@ -47,17 +63,20 @@ public struct AgentRecording: Sendable {
             throw ReadError(description: "\(url.path) is not a recording of Liftoff's agent.")
         }
         let format = try reader.word()
-        guard format == 2 else {
-            throw ReadError(description: "\(url.path) is an agent recording of format \(format); this Liftoff reads format 2.")
+        guard format == 3 else {
+            throw ReadError(description: "\(url.path) is an agent recording of format \(format); this Liftoff reads format 3.")
         }
         let pid = Int(clamping: try reader.word())
+        let parent = Int(clamping: try reader.word())
+        let image = Int(clamping: try reader.word())
+        let flags = try reader.word()
         let start = try reader.word()
         let premain = try reader.word()
         let mainEntry = try reader.word()
         let end = try reader.word()
         let rate = Int(clamping: try reader.word())
         var counters: [Int] = []
-        for _ in 0..<9 { counters.append(Int(clamping: try reader.word())) }
+        for _ in 0..<10 { counters.append(Int(clamping: try reader.word())) }
         let counts = Profile.SampleCounts(
             signalsSent: counters[0], captured: counters[1], dropped: counters[2], failed: counters[3],
             skipped: counters[4], truncated: counters[5], waiting: counters[6], unanswered: counters[7],
@@ -110,32 +129,24 @@ public struct AgentRecording: Sendable {
             processID: pid, processStartNs: start, preMainNs: premain, mainEntryNs: mainEntry, endNs: end, rateHz: rate,
             counts: counts, commandLine: commandLine, threadNames: names, samples: samples, objects: objects)
         recording.taskEvents = taskEvents
+        recording.parentProcessID = parent
+        recording.image = image
+        if flags & 1 != 0 { recording.endingSignal = Int((flags >> 8) & 0xff) }
+        recording.endedByExec = flags & 2 != 0
+        recording.installedOwnProfilerSignal = flags & 4 != 0
+        recording.blocksProfilerSignal = flags & 8 != 0
+        recording.programSignals = counters[9]
         return recording
     }
 
-    /// The profile of the recording: its samples symbolized against the program's objects,
-    /// with its phases (no first frame: `ready` sets one).
+    /// The profile of the recording alone: its samples symbolized against the program's
+    /// objects, with its phases (no first frame: `ready` sets one).
     /// - Parameters:
     ///   - readyNs: nanoseconds from the process start to the moment it was ready, if known.
     ///   - keepsExecutorFrames: whether stacks of Swift async functions keep the executor's frames
     ///     below the task's first async function (``ProfileBuilder/keepsExecutorFrames``).
     public func profile(readyNs: UInt64? = nil, keepsExecutorFrames: Bool = false) -> Profile {
-        var builder = ProfileBuilder(symbolizer: ELFSymbolizer(recordedObjects: objects), timeOriginNs: processStartNs)
-        builder.keepsExecutorFrames = keepsExecutorFrames
-        builder.intervalNs = Profile.samplingIntervalNs(rateHz: rateHz)
-        for sample in samples { builder.add(sample) }
-        let phases = Profile.Phases(
-            processStartNs: 0, preMainNs: NanosecondDuration.between(processStartNs, preMainNs).nanoseconds,
-            mainEntryNs: NanosecondDuration.between(processStartNs, mainEntryNs).nanoseconds,
-            endNs: NanosecondDuration.between(processStartNs, endNs).nanoseconds, firstFrameNs: readyNs)
-        var metadata = ProfileRecorder.metadata(commandLine: commandLine, startTime: Date(), rateHz: rateHz)
-        metadata.buildConfiguration = "unknown (profiled by the agent)"
-        var profile = builder.build(
-            metadata: metadata, phases: phases, threadNames: threadNames, mainThreadID: processID, counts: counts)
-        if let readyNs { profile.marks = [Profile.Mark(name: .ready, timeNs: readyNs)] }
-        profile.asyncTasks = TaskEvent.asyncTasks(from: taskEvents, originNs: processStartNs)
-        profile.attributeSamples()
-        return profile
+        AgentRecording.profile(of: [self], readyNs: readyNs, keepsExecutorFrames: keepsExecutorFrames)
     }
 }
 

@@ -17,6 +17,13 @@ struct ELFSymbolTable: Sendable {
     private(set) var buildID: [UInt8] = []
     /// The file name in `.gnu_debuglink`, when the object has one.
     private(set) var debugLink: String?
+    /// The functions the call-frame information (`.eh_frame_hdr`'s table) describes, by address:
+    /// where a stripped object has no symbol, they still tell one function from another.
+    private(set) var functionRanges: [Range<UInt64>] = []
+    /// The names of its sections.
+    private(set) var sectionNames: Set<String> = []
+    /// The compressed `.gnu_debugdata` section (MiniDebugInfo), when the object has one.
+    private(set) var miniDebugInfo: Data?
 
     /// A lookup's answer: the symbol, and whether it covers the address or is only the nearest
     /// one below it (the address lies past a sized symbol's end).
@@ -60,6 +67,23 @@ struct ELFSymbolTable: Sendable {
         return Match(name: name(of: symbol), start: symbol.start, covers: covers)
     }
 
+    /// Whether a function symbol is named `name`.
+    func hasSymbol(named name: String) -> Bool {
+        symbols.contains { self.name(of: $0) == name }
+    }
+
+    /// The start of the function whose call-frame information covers link-time `address`.
+    func functionStart(containing address: UInt64) -> UInt64? {
+        var low = 0
+        var high = functionRanges.count
+        while low < high {
+            let middle = (low + high) / 2
+            if functionRanges[middle].lowerBound <= address { low = middle + 1 } else { high = middle }
+        }
+        guard low > 0, functionRanges[low - 1].contains(address) else { return nil }
+        return functionRanges[low - 1].lowerBound
+    }
+
     /// This table with `other`'s symbols added (a debug file's full table over a stripped
     /// object's): at an address both have, `other`'s symbol wins.
     func merged(with other: ELFSymbolTable) -> ELFSymbolTable {
@@ -75,6 +99,9 @@ struct ELFSymbolTable: Sendable {
         result.symbols.sort { $0.start < $1.start }
         result.buildID = buildID
         result.debugLink = debugLink
+        result.functionRanges = functionRanges.isEmpty ? other.functionRanges : functionRanges
+        result.sectionNames = sectionNames
+        result.miniDebugInfo = miniDebugInfo
         return result
     }
 
@@ -144,6 +171,22 @@ struct ELFSymbolTable: Sendable {
         var table = ELFSymbolTable()
         let note: UInt32 = 7
         let nobits: UInt32 = 8
+        for section in sections {
+            let name = sectionName(section)
+            table.sectionNames.insert(name)
+            guard section.type != nobits, let body = contents(section) else { continue }
+            if name == ".eh_frame_hdr" {
+                table.functionRanges = functionRanges(hdr: body, at: section.address) { address in
+                    // The FDE's bytes, from the section that holds them.
+                    guard let home = sections.first(where: { $0.type != nobits && $0.address <= address && address - $0.address < UInt64($0.size) }),
+                        let bytes = contents(home)
+                    else { return nil }
+                    return UnsafeRawBufferPointer(rebasing: bytes[Int(address - home.address)...])
+                }
+            } else if name == ".gnu_debugdata" {
+                table.miniDebugInfo = Data(body)
+            }
+        }
         for section in sections where section.type != nobits {
             if section.type == note, table.buildID.isEmpty, let body = contents(section) {
                 table.buildID = buildIDNote(in: body) ?? []
@@ -239,6 +282,47 @@ struct ELFSymbolTable: Sendable {
         }
         table.symbols.sort { $0.start < $1.start }
         return table
+    }
+
+    /// The function ranges of an `.eh_frame_hdr` at link-time `address`: its sorted table's
+    /// starts, each ending where its FDE says (`fde` gives an FDE's bytes by address), or at the
+    /// next start when the FDE cannot be read. Only the encodings compilers write for x86_64 and
+    /// aarch64 are read (a 4-byte table relative to the header, 4-byte pc-relative FDE addresses).
+    private static func functionRanges(
+        hdr: UnsafeRawBufferPointer, at address: UInt64, fde: (UInt64) -> UnsafeRawBufferPointer?
+    ) -> [Range<UInt64>] {
+        guard hdr.count >= 12, hdr[0] == 1, hdr[2] == 0x03, hdr[3] == 0x3B else { return [] }
+        let pointerSize: Int
+        switch hdr[1] & 0x0F {
+        case 0x03, 0x0B: pointerSize = 4
+        case 0x04, 0x0C: pointerSize = 8
+        default: return []
+        }
+        guard let count = integer(in: hdr, at: 4 + pointerSize, as: UInt32.self) else { return [] }
+        let table = 8 + pointerSize
+        guard Int(count) <= (hdr.count - table) / 8 else { return [] }
+        var starts: [(start: UInt64, fde: UInt64)] = []
+        starts.reserveCapacity(Int(count))
+        for index in 0..<Int(count) {
+            guard let start = integer(in: hdr, at: table + index * 8, as: Int32.self),
+                let entry = integer(in: hdr, at: table + index * 8 + 4, as: Int32.self)
+            else { break }
+            starts.append((address &+ UInt64(bitPattern: Int64(start)), address &+ UInt64(bitPattern: Int64(entry))))
+        }
+        var ranges: [Range<UInt64>] = []
+        ranges.reserveCapacity(starts.count)
+        for (index, item) in starts.enumerated() {
+            let next = index + 1 < starts.count ? starts[index + 1].start : UInt64.max
+            var end = next
+            if let bytes = fde(item.fde), let length = integer(in: bytes, at: 0, as: UInt32.self), length != 0xFFFF_FFFF,
+                let begin = integer(in: bytes, at: 8, as: Int32.self), let size = integer(in: bytes, at: 12, as: UInt32.self),
+                item.fde &+ 8 &+ UInt64(bitPattern: Int64(begin)) == item.start
+            {
+                end = min(next, item.start &+ UInt64(size))
+            }
+            if end > item.start { ranges.append(item.start..<end) }
+        }
+        return ranges
     }
 
     /// How good a name is among several for one address, in perf's order of preference: a sized

@@ -21,7 +21,7 @@ public struct ProfileBuilder {
     private var lastStack: [Int: (addresses: [UInt], truncated: Bool, asyncCallers: Range<Int>?, stack: Int)] = [:]
     /// Each thread's last row, which a wait that goes on with the same stack extends.
     private var lastRow: [Int: Int] = [:]
-    private let symbolizer: any Symbolizer
+    private var symbolizer: any Symbolizer
     private let timeOriginNs: UInt64
 
     private struct StackKey: Hashable {
@@ -47,6 +47,18 @@ public struct ProfileBuilder {
     public init(symbolizer: any Symbolizer, timeOriginNs: UInt64) {
         self.symbolizer = symbolizer
         self.timeOriginNs = timeOriginNs
+    }
+
+    /// Symbolizes the samples added from now on with `symbolizer`: those of another program,
+    /// whose objects are loaded elsewhere (a process of the same tree, or the program it ran with
+    /// `exec`). Frames and stacks found so far are kept and shared.
+    public mutating func switchSymbolizer(to symbolizer: any Symbolizer) {
+        self.symbolizer = symbolizer
+        addressFrames = [:]
+        exactAddressFrames = [:]
+        asyncAddressFrames = [:]
+        lastStack = [:]
+        lastRow = [:]
     }
 
     /// Whether a sample taken in a Swift async function keeps the executor's frames below the

@@ -24,16 +24,13 @@ package enum SwiftNameSimplifier {
 
     /// The short name of a frame named `full` in `object`, from the simplifier's `simplified`.
     /// The simplifier drops a closure's context when it is a module (top-level code), leaving
-    /// `closure #2 in `: the module is put back from the full name. A frame past its symbol's end
-    /// keeps its marker (` [after, in object]`) after the short name.
+    /// `closure #2 in `: the module is put back from the full name.
     static func shortName(_ simplified: String, full: String, object: String) -> String {
-        let marker = ELFSymbolizer.afterMarker(object)
-        let name = full.hasSuffix(marker) ? full.dropLast(marker.count) : Substring(full)
         var short = simplified
-        if short.hasSuffix(" in "), let context = name.range(of: " in ", options: .backwards) {
-            short += name[context.upperBound...]
+        if short.hasSuffix(" in "), let context = full.range(of: " in ", options: .backwards) {
+            short += full[context.upperBound...]
         }
-        return full.hasSuffix(marker) ? short + marker : short
+        return short
     }
 
     /// The short name of each frame that has a Swift symbol (nil for the others), from one batch.

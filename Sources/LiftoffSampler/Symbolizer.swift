@@ -1,3 +1,4 @@
+internal import CLiftoffDWARF
 import CLiftoffSampler
 import Foundation
 import LiftoffProfile
@@ -5,9 +6,10 @@ import Synchronization
 
 /// A code address resolved to a function.
 public struct SymbolizedFrame: Hashable, Sendable {
-    /// Demangled function name. When no symbol covers the address: `name [after, in object]`
-    /// for the nearest symbol below it, or `[unknown in object]`, so unresolved addresses group
-    /// by object and nearest symbol instead of making one row each.
+    /// Demangled function name. When no symbol covers the address: `object+0x1a2b30`, the object
+    /// and the start of the function its call-frame information puts the address in, so one
+    /// function's samples group together (perf's naming for stripped code); `[unknown in object]`
+    /// when not even that is known. Never the name of another symbol.
     public var name: String
     /// File name of the object holding the address (`?` when no object does).
     public var object: String
@@ -165,25 +167,30 @@ public final class ELFSymbolizer: Symbolizer {
         return dwarf.frames(at: linkAddress, function: function, demangler: demangler)
     }
 
-    /// The function holding `linkAddress`, from the object's symbol table.
+    /// The function holding `linkAddress`: the object's symbol that covers it, else the function
+    /// the call-frame information puts it in, named by the object and its start.
     private func symbol(at linkAddress: UInt64, in table: ELFSymbolTable?, object: LoadedObject) -> SymbolizedFrame {
-        guard let match = table?.nearest(linkAddress) else {
-            // No symbol below it: one name per object, so such addresses group together.
+        let functionStart = table?.functionStart(containing: linkAddress)
+        // A symbol covers the address unless a function of its own starts between the two (an
+        // unsized symbol such as `_start` reaches to the end of its section).
+        if let match = table?.nearest(linkAddress), match.covers, (functionStart ?? 0) <= match.start {
             return SymbolizedFrame(
-                name: "[unknown in \(object.displayName)]", object: object.displayName, offset: UInt(linkAddress),
-                isResolved: false)
+                name: demangler.demangle(match.name), object: object.displayName, offset: UInt(linkAddress - match.start),
+                isResolved: true, symbol: match.name)
         }
-        let name = demangler.demangle(match.name)
-        if match.covers {
+        if let functionStart {
             return SymbolizedFrame(
-                name: name, object: object.displayName, offset: UInt(linkAddress - match.start), isResolved: true,
-                symbol: match.name)
+                name: Self.unnamedFunction(start: functionStart, object: object.displayName), object: object.displayName,
+                offset: UInt(linkAddress - functionStart), isResolved: false)
         }
-        // Past the end of the nearest symbol below: grouped under that symbol, marked as a guess.
+        // Nothing known: one name per object, so such addresses group together.
         return SymbolizedFrame(
-            name: "\(name)\(Self.afterMarker(object.displayName))", object: object.displayName,
-            offset: UInt(linkAddress - match.start), isResolved: false, symbol: match.name)
+            name: "[unknown in \(object.displayName)]", object: object.displayName, offset: UInt(linkAddress),
+            isResolved: false)
     }
+
+    /// `python3.11+0x1a2b30`: a function without a symbol, by its object and link-time start.
+    static func unnamedFunction(start: UInt64, object: String) -> String { "\(object)+0x" + String(start, radix: 16) }
 
     private static func read(_ object: LoadedObject) -> ObjectInfo {
         if object.isVDSO { return ObjectInfo(table: readTable(of: object).table) }
@@ -209,8 +216,10 @@ public final class ELFSymbolizer: Symbolizer {
             return (ELFSymbolTable(image: Data(bytes: pointer, count: Int(mappedEnd - start))), nil)
         }
         guard let data = try? Data(contentsOf: URL(fileURLWithPath: object.path), options: .alwaysMapped),
-            let table = ELFSymbolTable(image: data)
+            var table = ELFSymbolTable(image: data)
         else { return (nil, nil) }
+        // MiniDebugInfo: the local functions' symbols, xz-compressed inside the stripped object.
+        if let compressed = table.miniDebugInfo, let mini = miniDebugTable(compressed) { table = table.merged(with: mini) }
         // A separate debug file, as gdb and perf find them, has the full symbol table (libc's
         // internal functions, for one).
         for path in debugFileCandidates(for: object.path, table: table) {
@@ -224,8 +233,16 @@ public final class ELFSymbolizer: Symbolizer {
         return (table, nil)
     }
 
-    /// What follows the nearest symbol's name for an address past its end.
-    static func afterMarker(_ object: String) -> String { " [after, in \(object)]" }
+    /// The symbol table inside a `.gnu_debugdata` section, decompressed (up to 256 MB).
+    static func miniDebugTable(_ compressed: Data) -> ELFSymbolTable? {
+        var length = 0
+        let decoded = compressed.withUnsafeBytes { bytes in
+            lo_xz_decode(bytes.bindMemory(to: UInt8.self).baseAddress, bytes.count, 256 << 20, &length)
+        }
+        guard let decoded else { return nil }
+        defer { free(decoded) }
+        return ELFSymbolTable(image: Data(bytes: decoded, count: length))
+    }
 
     /// Folders searched for separate debug files, in order (gdb's default `debug-file-directory`).
     static let debugFileDirectories = ["/usr/lib/debug"]

@@ -115,7 +115,7 @@ struct RecordTests {
         found.expectReader()
         let expression = try NSRegularExpression(pattern: pattern)
         Thread {
-            ProcessRunner.watchOutput(readEnd, log: log, pattern: expression, spawnNs: 0, found: found)
+            ProcessRunner.watchOutput(readEnd, log: log, echo: nil, pattern: expression, spawnNs: 0, found: found)
             close(readEnd)
         }.start()
         output.withUnsafeBytes { bytes in

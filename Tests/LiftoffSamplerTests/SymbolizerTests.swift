@@ -138,15 +138,11 @@ struct SymbolizerTests {
 }
 
 extension SymbolizerTests {
-    @Test("a closure in top-level code keeps its module in its short name; a guess keeps its marker")
+    @Test("a closure in top-level code keeps its module in its short name")
     func topLevelClosureShortName() {
         #expect(
             SwiftNameSimplifier.shortName("closure #2 in ", full: "closure #2 () -> () in LinesCLI", object: "cli")
                 == "closure #2 in LinesCLI")
-        #expect(
-            SwiftNameSimplifier.shortName(
-                "closure #1 in ", full: "closure #1 () -> Swift.Int in App [after, in app]", object: "app")
-                == "closure #1 in App [after, in app]")
         #expect(
             SwiftNameSimplifier.shortName("Parser.parse()", full: "App.Parser.parse() -> ()", object: "app") == "Parser.parse()")
     }

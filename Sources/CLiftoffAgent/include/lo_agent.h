@@ -3,27 +3,39 @@
 
 /*
  * libLiftoffAgent.so: Liftoff's sampler for programs that do not link Liftoff, injected with
- * LD_PRELOAD by `liftoff profile` and `liftoff record`. Its constructor starts sampling every
- * thread before `main` when LIFTOFF_AGENT_OUT names a file; the recording is written there
- * when the program exits (return from main, exit(), SIGTERM, SIGINT, SIGHUP, or a fatal signal,
- * which is then re-raised to the program's own handler or the default action). `liftoff`
- * turns the recording into a profile, symbolizing it offline.
+ * LD_PRELOAD by `liftoff profile` and `liftoff record`. When LIFTOFF_AGENT_OUT names a folder,
+ * its constructor starts sampling every thread before `main`; the recording is written to
+ * FOLDER/PID-IMAGE.rec when the program exits (return from main, exit(), _exit(), SIGTERM,
+ * SIGINT, SIGHUP, or a fatal signal, which is then handed to the program's own handler or the
+ * default action) or replaces itself with exec. `liftoff` turns the recordings into one profile,
+ * symbolizing them offline.
  *
- * File layout (little-endian 64-bit words): "LOAGENT1", the format version (2), the pid,
- * the process start, the pre-main time, the main-entry time and the end time (CLOCK_MONOTONIC
- * ns), the rate in Hz, then nine counters (signals sent, captured, dropped, failed, skipped,
- * truncated, waiting, unanswered, threads seen); then strings and tables, each string a word
- * of its length followed by its bytes padded to whole words: the command line (NUL-separated),
- * the thread names (a count, then tid and name each), the loaded objects (a count, then base,
- * segment count, the segments' start and end, and the path each), the sample store (a
- * word count, then the words, as lo_sampler.h lays them out), and the Swift tasks' events (a
- * count, then five words each: kind | how created << 8 | thread << 32, task, creator, time, end).
+ * Every program the recorded one runs is recorded too: after exec, the same process goes on
+ * as IMAGE + 1; a child process (fork and exec, vfork, posix_spawn, system) gets its own
+ * recordings. LIFTOFF_AGENT_CHILDREN=0 follows exec only. LIFTOFF_AGENT_RATE sets the rate,
+ * LIFTOFF_LAUNCH_NS the spawn time of the first program; the agent hands LIFTOFF_AGENT_IMAGE
+ * (PID:START:IMAGE, whose program a new one is and when its process started) on to the
+ * programs it runs, and keeps itself in their LD_PRELOAD.
+ *
+ * File layout (little-endian 64-bit words): "LOAGENT1", the format version (3), the pid, the
+ * parent's pid, the image number, flags (1 ended by a signal, whose number is in bits 8-15;
+ * 2 ended by exec; 4 the program installed its own SIGPROF handler; 8 its main thread started
+ * with SIGPROF blocked), the process start, the pre-main time, the main-entry time and the end
+ * time (CLOCK_MONOTONIC ns), the rate in Hz, then nine counters (signals sent, captured,
+ * dropped, failed, skipped, truncated, waiting, unanswered, threads seen) and the number of the
+ * program's own SIGPROF signals handed to its handler; then strings and tables, each string a
+ * word of its length followed by its bytes padded to whole words: the command line
+ * (NUL-separated), the thread names (a count, then tid and name each), the loaded objects (a
+ * count, then load bias, segment count, the executable segments' start and end, and the path
+ * each), the sample store (a word count, then the words, as lo_sampler.h lays them out), and
+ * the Swift tasks' events (a count, then five words each: kind | how created << 8 | thread << 32,
+ * task, creator, time, end).
  */
 
 #define LO_AGENT_MAGIC 0x31544E4547414F4CULL /* "LOAGENT1" */
-#define LO_AGENT_FORMAT 2
+#define LO_AGENT_FORMAT 3
 
-/* Writes the recording now (once per process); what exit and the signal handlers call. */
+/* Writes the recording now (once per program), stopping the sampler: what exit calls. */
 void lo_agent_write(void);
 
 /* Stops the agent for good, writing nothing: Liftoff's own sampler calls it in a program that

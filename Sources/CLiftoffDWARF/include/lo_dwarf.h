@@ -2,6 +2,7 @@
 #define LO_DWARF_H
 
 #include <stdint.h>
+#include <stddef.h>
 
 /// The DWARF debug information of one ELF file, read with elfutils' libdw.
 typedef struct lo_dwarf lo_dwarf;
@@ -40,5 +41,10 @@ void lo_dwarf_close(lo_dwarf *dwarf);
 /// line or function for the address. Strings stay valid until `lo_dwarf_close`.
 /// Not thread-safe: serialize calls on one `lo_dwarf`.
 int lo_dwarf_lookup(lo_dwarf *dwarf, uint64_t address, lo_source_frame *frames, int capacity);
+
+/// Decompresses an xz stream (a `.gnu_debugdata` section) of `length` bytes into a new buffer the
+/// caller frees, of at most `limit` bytes; `*decoded` gets its length. NULL when it is not a
+/// whole xz stream, is larger than `limit`, or liblzma is not installed.
+uint8_t *lo_xz_decode(const uint8_t *input, size_t length, size_t limit, size_t *decoded);
 
 #endif

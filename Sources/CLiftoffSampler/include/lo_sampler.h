@@ -17,6 +17,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <signal.h>
 #include <sys/types.h>
 
 #ifdef __cplusplus
@@ -124,6 +125,20 @@ lo_status lo_sampler_start(const lo_config *config);
 void lo_sampler_stop(void);
 /// Whether a session is running.
 int lo_sampler_is_running(void);
+/// Stops sampling from a signal handler (async-signal-safe): no new signals are sent and handlers
+/// stop capturing; waits up to 50 ms for the sampler thread to leave its loop, without joining it.
+/// What the store holds then can be read, but the session is not stopped: call nothing else but
+/// `lo_sampler_store` and `lo_sampler_counts` afterwards.
+void lo_sampler_halt(void);
+
+/// Hands SIGPROF signals the sampler did not send (the program's own profiler's timer, say) to
+/// `action`, the handler the program asked for: the sampler's handler stays installed. `previous`,
+/// when not NULL, gets the handler handed on before. A NULL `action` only reads it.
+void lo_sampler_chain_signal(const struct sigaction *action, struct sigaction *previous);
+/// How many SIGPROF signals the sampler did not send were handed to the program's handler.
+uint64_t lo_sampler_chained_signals(void);
+/// Whether `action` installs the sampler's own SIGPROF handler.
+int lo_sampler_owns_action(const struct sigaction *action);
 
 /// Registers the calling thread for sampling and warms libunwind on it. When every thread
 /// is sampled, registering only names the thread and warms it; it also undoes an opt-out.

@@ -1,0 +1,69 @@
+// What the agent's files share: its state and the recording's writer.
+
+#ifndef LO_AGENT_INTERNAL_H
+#define LO_AGENT_INTERNAL_H
+
+#include <limits.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+// The environment the agent keeps for the programs a profiled program starts (see lo_agent.h).
+#define LO_ENV_OUT "LIFTOFF_AGENT_OUT"
+#define LO_ENV_RATE "LIFTOFF_AGENT_RATE"
+#define LO_ENV_CHILDREN "LIFTOFF_AGENT_CHILDREN"
+#define LO_ENV_IMAGE "LIFTOFF_AGENT_IMAGE"
+#define LO_ENV_LAUNCH "LIFTOFF_LAUNCH_NS"
+
+typedef struct lo_agent_state {
+    pid_t pid;                 // the process recorded; 0 when the agent does not record here
+    pid_t parent;
+    uint32_t image;            // how many execs of this process came before this program
+    uint32_t rate_hz;
+    int follows_children;
+    uint64_t process_start_ns; // the spawn (or fork) of the process, else the agent's load
+    uint64_t premain_ns;
+    uint64_t main_entry_ns;
+    char directory[PATH_MAX];  // where recordings go
+    char path[PATH_MAX];       // DIRECTORY/PID-IMAGE.rec
+    char temporary[PATH_MAX];  // the same, .tmp
+    char library[PATH_MAX];    // this library's own path, for LD_PRELOAD
+} lo_agent_state;
+
+extern lo_agent_state lo_agent;
+
+// The fork() child's pid and when it was forked (0 in any other process), for its first exec.
+extern pid_t lo_agent_forked_pid;
+extern uint64_t lo_agent_fork_ns;
+
+// Recording flags (header word 5).
+#define LO_AGENT_ENDED_BY_SIGNAL 1u      // bits 8-15: the signal
+#define LO_AGENT_ENDED_BY_EXEC 2u        // the process went on as another program
+#define LO_AGENT_PROGRAM_SIGPROF 4u      // the program installed its own SIGPROF handler
+#define LO_AGENT_PROGRAM_BLOCKS_SIGPROF 8u // the program's main thread blocks SIGPROF
+
+// Whether this process records now (it is the one the agent started in, and has not stood down).
+int lo_agent_records(void);
+
+// Writes the recording after stopping the sampler (not in a signal handler): exit, exec.
+void lo_agent_write_stopped(uint32_t flags);
+// Writes what can be written from a signal handler, with async-signal-safe calls only.
+void lo_agent_write_halted(uint32_t flags);
+// After an exec that failed: sampling goes on, into the next image's recording.
+void lo_agent_resume(void);
+// Marks that the program installed its own SIGPROF handler.
+void lo_agent_note_program_sigprof(void);
+
+// Looks up the exec functions the agent wraps, before any vfork child needs them.
+void lo_agent_find_exec(void);
+
+// Installs the handlers that write the recording when a signal ends the process.
+void lo_agent_install_exit_signals(void);
+// Gives the exit signals back to the program's handlers (the agent stood down).
+void lo_agent_restore_exit_signals(void);
+// Whether the agent keeps SIGPROF's handler (set once sampling started, until it stands down).
+extern int lo_agent_owns_sigprof;
+
+// Decimal digits of `value` into `out` (at least 21 bytes), NUL-terminated: the length.
+size_t lo_agent_format_u64(char *out, uint64_t value);
+
+#endif

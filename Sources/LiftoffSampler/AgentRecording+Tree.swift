@@ -1,0 +1,146 @@
+import Foundation
+import LiftoffProfile
+
+extension AgentRecording {
+    /// Reads every recording the agent wrote into `folder` (`PID-IMAGE.rec`): one per program
+    /// each process of the profiled tree ran.
+    /// - Throws: ``ReadError`` when there is none, or one cannot be read.
+    public static func loadAll(in folder: URL) throws -> [AgentRecording] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        let files = names.filter { $0.hasSuffix(".rec") }.sorted()
+        guard !files.isEmpty else {
+            throw ReadError(description: "The agent wrote no recording to \(folder.path).")
+        }
+        return try files.map { try load(from: folder.appendingPathComponent($0)) }
+    }
+
+    /// One profile of a tree of processes: every program each ran, symbolized against its own
+    /// objects, on one timeline that starts with the first process. A process that replaced
+    /// itself with `exec` keeps the earlier programs' samples as its pre-exec phase, and the
+    /// last program names it.
+    /// - Parameters:
+    ///   - recordings: the recordings, in any order.
+    ///   - rootProcessID: the process `liftoff` started; by default the one that started first.
+    ///   - readyNs: nanoseconds from the first process's start to the moment it was ready, if known.
+    ///   - keepsExecutorFrames: see ``ProfileBuilder/keepsExecutorFrames``.
+    public static func profile(
+        of recordings: [AgentRecording], rootProcessID: Int? = nil, readyNs: UInt64? = nil, keepsExecutorFrames: Bool = false
+    ) -> Profile {
+        var byProcess: [Int: [AgentRecording]] = [:]
+        for recording in recordings { byProcess[recording.processID, default: []].append(recording) }
+        let processes = byProcess.values.map { $0.sorted { $0.image < $1.image } }.sorted { lhs, rhs in
+            if lhs[0].processID == rootProcessID { return rhs[0].processID != rootProcessID }
+            if rhs[0].processID == rootProcessID { return false }
+            return (lhs[0].processStartNs, lhs[0].processID) < (rhs[0].processStartNs, rhs[0].processID)
+        }
+        guard let root = processes.first?.first, let rootLast = processes.first?.last else {
+            return Profile(
+                metadata: ProfileRecorder.metadata(commandLine: [], startTime: Date(), rateHz: 0), timeOriginNs: 0,
+                phases: Profile.Phases(processStartNs: 0, preMainNs: 0, mainEntryNs: 0, endNs: 0))
+        }
+        let origin = root.processStartNs
+        func relative(_ ns: UInt64) -> UInt64 { NanosecondDuration.between(origin, ns).nanoseconds }
+
+        var builder = ProfileBuilder(symbolizer: ELFSymbolizer(recordedObjects: root.objects), timeOriginNs: origin)
+        builder.keepsExecutorFrames = keepsExecutorFrames
+        builder.intervalNs = Profile.samplingIntervalNs(rateHz: root.rateHz)
+        var names: [Int: String] = [:]
+        var owner: [Int: Int] = [:]
+        var counts = Profile.SampleCounts()
+        var taskEvents: [TaskEvent] = []
+        var records: [Profile.ProcessRecord] = []
+        for images in processes {
+            for (position, recording) in images.enumerated() {
+                if position > 0 || recording.processID != root.processID {
+                    builder.switchSymbolizer(to: ELFSymbolizer(recordedObjects: recording.objects))
+                }
+                for sample in recording.samples {
+                    builder.add(sample)
+                    owner[sample.threadID] = recording.processID
+                }
+                for (tid, name) in recording.threadNames {
+                    owner[tid] = recording.processID
+                    names[tid] = ThreadNaming.readable(name, isMain: tid == recording.processID)
+                }
+                counts.add(recording.counts)
+                taskEvents += recording.taskEvents
+            }
+            let first = images[0], last = images[images.count - 1]
+            owner[first.processID] = first.processID
+            records.append(
+                Profile.ProcessRecord(
+                    id: first.processID, parentID: first.parentProcessID, commandLine: last.commandLine,
+                    startNs: relative(first.processStartNs), endNs: relative(last.endNs),
+                    programs: images.enumerated().map { position, image in
+                        Profile.Program(
+                            commandLine: image.commandLine,
+                            startNs: relative(position == 0 ? image.processStartNs : images[position - 1].endNs),
+                            endNs: relative(image.endNs))
+                    },
+                    signal: last.endingSignal,
+                    programProfilerSignals: images.contains(where: \.installedOwnProfilerSignal)
+                        ? images.reduce(0) { $0.addingSaturating($1.programSignals) } : nil,
+                    blocksProfilerSignal: images.contains(where: \.blocksProfilerSignal) ? true : nil))
+        }
+        let endNs = records.map(\.endNs).max() ?? 0
+        let phases = Profile.Phases(
+            processStartNs: 0, preMainNs: relative(root.preMainNs), mainEntryNs: relative(root.mainEntryNs), endNs: endNs,
+            firstFrameNs: readyNs)
+        var metadata = ProfileRecorder.metadata(commandLine: rootLast.commandLine, startTime: Date(), rateHz: root.rateHz)
+        metadata.buildConfiguration = "unknown (profiled by the agent)"
+        var profile = builder.build(
+            metadata: metadata, phases: phases, threadNames: names, mainThreadID: root.processID, counts: counts)
+        // Each thread in its process; each process's main thread listed, first in its process.
+        var threads = profile.threads
+        for record in records where !threads.contains(where: { $0.id == record.id }) {
+            threads.append(Profile.ThreadInfo(id: record.id, name: names[record.id] ?? "main", isMain: true))
+        }
+        let order = Dictionary(uniqueKeysWithValues: records.enumerated().map { ($1.id, $0) })
+        for index in threads.indices {
+            let process = owner[threads[index].id] ?? root.processID
+            threads[index].processID = process
+            threads[index].isMain = threads[index].id == process
+        }
+        profile.threads = threads.sorted { lhs, rhs in
+            let left = order[lhs.processID ?? 0] ?? Int.max, right = order[rhs.processID ?? 0] ?? Int.max
+            if left != right { return left < right }
+            if lhs.isMain != rhs.isMain { return lhs.isMain }
+            return lhs.id < rhs.id
+        }
+        profile.processes = records
+        // Several processes: each thread's name says whose it is (`python3.11 · main`), in every report.
+        if records.count > 1 {
+            let programs = Dictionary(uniqueKeysWithValues: records.map { ($0.id, $0.programName) })
+            for index in profile.threads.indices {
+                guard let process = profile.threads[index].processID, let program = programs[process] else { continue }
+                profile.threads[index].name = "\(program) · \(profile.threads[index].name)"
+            }
+        }
+        if let readyNs { profile.marks = [Profile.Mark(name: .ready, timeNs: readyNs)] }
+        profile.asyncTasks = TaskEvent.asyncTasks(from: taskEvents, originNs: origin)
+        profile.attributeSamples()
+        return profile
+    }
+}
+
+extension Profile.SampleCounts {
+    /// Adds another session's counters to these, saturating.
+    mutating func add(_ other: Profile.SampleCounts) {
+        signalsSent = signalsSent.addingSaturating(other.signalsSent)
+        captured = captured.addingSaturating(other.captured)
+        dropped = dropped.addingSaturating(other.dropped)
+        failed = failed.addingSaturating(other.failed)
+        skipped = skipped.addingSaturating(other.skipped)
+        truncated = truncated.addingSaturating(other.truncated)
+        waiting = waiting.addingSaturating(other.waiting)
+        unanswered = unanswered.addingSaturating(other.unanswered)
+        threadsSeen = threadsSeen.addingSaturating(other.threadsSeen)
+    }
+}
+
+extension Int {
+    fileprivate func addingSaturating(_ other: Int) -> Int {
+        let (sum, overflow) = addingReportingOverflow(other)
+        return overflow ? (other > 0 ? .max : .min) : sum
+    }
+}
