@@ -117,16 +117,18 @@ struct ProcessRunner {
         defer { runningChildGroup.store(0, ordering: .sequentiallyConsistent) }
 
         let readyTime = ReadyWatch()
-        for pipe in pipes {
+        if !pipes.isEmpty {
             // The reader's own descriptors: it may outlive this call.
-            let readFD = dup(pipe.read)
+            let streams = pipes.map { pipe in
+                WatchedStream(
+                    fd: dup(pipe.read), echo: passesOutputThrough ? pipe.child : nil,
+                    pattern: readyStreams.descriptors.contains(pipe.child) ? ready : nil)
+            }
             let readerLog = dup(logFD)
-            let pattern = readyStreams.descriptors.contains(pipe.child) ? ready : nil
-            let echo: Int32? = passesOutputThrough ? pipe.child : nil
             readyTime.expectReader()
             Thread {
-                ProcessRunner.watchOutput(readFD, log: readerLog, echo: echo, pattern: pattern, spawnNs: spawnNs, found: readyTime)
-                close(readFD)
+                ProcessRunner.watchOutputs(streams, log: readerLog, spawnNs: spawnNs, found: readyTime)
+                for stream in streams { close(stream.fd) }
                 close(readerLog)
             }.start()
         }
@@ -209,55 +211,92 @@ struct ProcessRunner {
     /// How much of each output line `--ready` is matched against.
     static let readyLineLimit = 65_536
 
-    /// Copies the child's output to the log (and to `echo`, this process's standard output or
-    /// error), noting when a line first matches `pattern`. Each byte is looked at once for a
-    /// newline and each line matched once, so a huge line costs its length.
-    static func watchOutput(
-        _ fd: Int32, log: Int32, echo: Int32?, pattern: NSRegularExpression?, spawnNs: UInt64, found: ReadyWatch
-    ) {
+    /// One output stream of the child: the pipe it comes through, where it is echoed, the
+    /// pattern looked for in it, and the line being read.
+    struct WatchedStream {
+        var fd: Int32
+        /// This process's standard output or error, for the echo; nil: the log only.
+        var echo: Int32?
+        var pattern: NSRegularExpression?
         var pending: [UInt8] = []
         var scanned = 0
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        var matched = pattern == nil
-        var echoing = echo != nil
+        var matched: Bool
+        var open = true
+
+        init(fd: Int32, echo: Int32?, pattern: NSRegularExpression?) {
+            self.fd = fd
+            self.echo = echo
+            self.pattern = pattern
+            matched = pattern == nil
+        }
+
         func matches(_ bytes: ArraySlice<UInt8>) -> Bool {
             guard let pattern else { return false }
             // A ready line is short: a huge line (a data dump) is matched on its first 64 KB.
             let line = String(decoding: bytes.prefix(ProcessRunner.readyLineLimit), as: UTF8.self)
             return pattern.firstMatch(in: line, range: NSRange(line.startIndex..., in: line)) != nil
         }
-        while true {
-            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { break }
-            let now = MonotonicClock.nowNs
-            buffer.withUnsafeBytes { _ = write(log, $0.baseAddress, count) }
-            if echoing, let echo {
-                // A closed terminal or pipe ends the echo, not the run (the log keeps everything).
-                echoing = buffer.withUnsafeBytes { StandardOutput.writeAll(echo, $0.baseAddress!, count) }
-            }
-            guard !matched else { continue }
-            pending.append(contentsOf: buffer[0..<count])
+
+        /// Looks for the pattern in newly read bytes; whether a line matched.
+        mutating func scan(_ bytes: ArraySlice<UInt8>) -> Bool {
+            guard !matched else { return false }
+            pending.append(contentsOf: bytes)
             var lineStart = 0
             while let newline = ProcessRunner.newline(in: pending, from: scanned) {
                 scanned = newline + 1
                 if matches(pending[lineStart..<newline]) {
                     matched = true
-                    found.set(now - spawnNs)
-                    break
+                    pending = []
+                    return true
                 }
                 lineStart = newline + 1
             }
-            if matched {
-                pending = []
-            } else {
-                // Only the unfinished line stays; its scanned part is not looked at again.
-                pending.removeFirst(lineStart)
-                scanned = pending.count
+            // Only the unfinished line stays; its scanned part is not looked at again.
+            pending.removeFirst(lineStart)
+            scanned = pending.count
+            return false
+        }
+    }
+
+    /// Copies the child's output to the log (and to `echo`, this process's standard output or
+    /// error), noting when a line first matches `pattern`. Each byte is looked at once for a
+    /// newline and each line matched once, so a huge line costs its length.
+    static func watchOutput(
+        _ fd: Int32, log: Int32, echo: Int32?, pattern: NSRegularExpression?, spawnNs: UInt64, found: ReadyWatch
+    ) {
+        watchOutputs([WatchedStream(fd: fd, echo: echo, pattern: pattern)], log: log, spawnNs: spawnNs, found: found)
+    }
+
+    /// Copies several streams to one log as their bytes arrive (one reader, so the log keeps the
+    /// order in which the child wrote to them), each echoed and watched as it says.
+    static func watchOutputs(_ streams: [WatchedStream], log: Int32, spawnNs: UInt64, found: ReadyWatch) {
+        var streams = streams
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while streams.contains(where: \.open) {
+            var entries = streams.map { pollfd(fd: $0.open ? $0.fd : -1, events: Int16(POLLIN), revents: 0) }
+            let ready = Glibc.poll(&entries, nfds_t(entries.count), -1)
+            if ready < 0 && errno == EINTR { continue }
+            guard ready > 0 else { break }
+            for index in streams.indices where streams[index].open && entries[index].revents != 0 {
+                let count = buffer.withUnsafeMutableBytes { read(streams[index].fd, $0.baseAddress, $0.count) }
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else {
+                    streams[index].open = false
+                    continue
+                }
+                let now = MonotonicClock.nowNs
+                buffer.withUnsafeBytes { _ = write(log, $0.baseAddress, count) }
+                if let echo = streams[index].echo {
+                    // A closed terminal or pipe ends the echo, not the run (the log keeps everything).
+                    if !buffer.withUnsafeBytes({ StandardOutput.writeAll(echo, $0.baseAddress!, count) }) {
+                        streams[index].echo = nil
+                    }
+                }
+                if streams[index].scan(buffer[0..<count]) { found.set(now - spawnNs) }
             }
         }
         // A last line without a newline counts too.
-        if !matched, !pending.isEmpty, matches(pending[...]) {
+        for stream in streams where !stream.matched && !stream.pending.isEmpty && stream.matches(stream.pending[...]) {
             found.set(MonotonicClock.nowNs - spawnNs)
         }
         found.readerDone()

@@ -131,6 +131,7 @@ public struct RecordManifest: Codable, Sendable, Equatable {
         json.field("succeeded", run.succeeded)
         json.field("exitMs", run.exitMs, digits: 6)
         if let ready = run.readyMs { json.field("readyMs", ready, digits: 6) }
+        if let recordedBy = run.recordedBy { json.field("recordedBy", recordedBy) }
         json.raw("}")
     }
 

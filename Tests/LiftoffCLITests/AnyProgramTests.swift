@@ -1,0 +1,217 @@
+import Foundation
+import LiftoffProfile
+import LiftoffTestSupport
+import Testing
+
+/// Programs as users run them: through a shim, a shell that starts several, stripped, with a
+/// profiler of their own, crashing.
+enum AnyPrograms {
+    /// `burn_hot` spins for the number of iterations in its argument, then prints a line.
+    static let burn = """
+        #include <stdio.h>
+        #include <stdlib.h>
+        static volatile double sink;
+        __attribute__((noinline)) static void burn_hot(long n) { for (long i = 0; i < n; i++) sink += i * 0.5; }
+        int main(int argc, char **argv) { burn_hot(argc > 1 ? atol(argv[1]) : 50000000); printf("burned %s\\n", argv[1]); return 0; }
+        """
+
+    /// A program with its own profiler: ITIMER_PROF ticks counted by its SIGPROF handler.
+    static let ownProfiler = """
+        #include <signal.h>
+        #include <stdio.h>
+        #include <string.h>
+        #include <sys/time.h>
+        #include <time.h>
+        static volatile long ticks;
+        static volatile double sink;
+        static void on_prof(int sig) { (void)sig; ticks++; }
+        __attribute__((noinline)) static void work(long n) { for (long i = 0; i < n; i++) sink += i * 0.5; }
+        int main(void) {
+            struct sigaction action; memset(&action, 0, sizeof action);
+            action.sa_handler = on_prof; sigemptyset(&action.sa_mask); action.sa_flags = SA_RESTART;
+            sigaction(SIGPROF, &action, NULL);
+            struct itimerval timer = {{0, 1000}, {0, 1000}};
+            setitimer(ITIMER_PROF, &timer, NULL);
+            struct timespec t0, t1; clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
+            work(120000000);
+            clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t1);
+            struct sigaction now; sigaction(SIGPROF, NULL, &now);
+            printf("ticks %ld cpu_us %ld mine %d\\n", ticks,
+                   (long)((t1.tv_sec - t0.tv_sec) * 1000000 + (t1.tv_nsec - t0.tv_nsec) / 1000), now.sa_handler == on_prof);
+            return 0;
+        }
+        """
+
+    /// Spins in `load_config`, then writes through a null pointer.
+    static let crash = """
+        #include <stdio.h>
+        static volatile double sink;
+        __attribute__((noinline)) static void load_config(long n) { for (long i = 0; i < n; i++) sink += i * 0.5; }
+        int main(void) { load_config(60000000); printf("about to crash\\n"); fflush(stdout); *(volatile int *)0 = 1; return 0; }
+        """
+
+    static func build(_ name: String, _ source: String, _ arguments: [String] = ["-O1"]) throws -> String {
+        try AgentPrograms.build(name, source: source, ext: "c", compiler: "/usr/bin/cc", arguments)
+    }
+
+    /// A copy of `program` stripped of every symbol (`strip --strip-all`).
+    static func stripped(_ program: String, as name: String) throws -> String {
+        let copy = AgentPrograms.folder.appendingPathComponent(name).path
+        if FileManager.default.isExecutableFile(atPath: copy) { return copy }
+        let result = try runToEnd("/usr/bin/strip", ["--strip-all", program, "-o", copy])
+        try #require(result.status == 0, "strip failed: \(result.output)")
+        return copy
+    }
+
+    /// The link-time address of `symbol` in `program`, from `nm`.
+    static func address(of symbol: String, in program: String) throws -> UInt64? {
+        let listing = try runToEnd("/usr/bin/nm", [program]).output
+        for line in listing.split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            if fields.count == 3, fields[2] == symbol { return UInt64(fields[0], radix: 16) }
+        }
+        return nil
+    }
+}
+
+@Suite("Any program, as users run it", .serialized, .timeLimit(.minutes(5)))
+struct AnyProgramTests {
+    func profile(_ command: [String], extra: [String] = []) throws -> (status: Int32, stdout: String, profile: Profile?) {
+        let out = temporaryFolder()
+        let result = try BuiltTool.find().run(["profile", "--out", out.path] + extra + ["--"] + command)
+        return (result.status, result.stdout, try? Profile.load(from: out.appendingPathComponent("profile.json")))
+    }
+
+    /// The running samples whose stack holds a frame named `name`, per thread id.
+    func running(in profile: Profile, named name: String) -> [Int: Int] {
+        var counts: [Int: Int] = [:]
+        for sample in 0..<profile.samples.count where profile.samples.state[sample] == .running {
+            let names = profile.frameIndices(ofStack: profile.samples.stack[sample]).map { profile.frames[$0].name }
+            if names.contains(name) { counts[profile.samples.thread[sample], default: 0] += Int(profile.samples.weight[sample]) }
+        }
+        return counts
+    }
+
+    @Test("a shim script that execs the interpreter: one process, the shell then python3.11, its work named")
+    func shim() throws {
+        let shim = AgentPrograms.folder.appendingPathComponent("python-shim").path
+        try "#!/bin/sh\nexec /usr/bin/python3.11 \"$@\"\n".write(toFile: shim, atomically: true, encoding: .utf8)
+        chmod(shim, 0o755)
+        let result = try profile([shim, "-c", "print(sum(i * i for i in range(3000000)))"])
+        #expect(result.status == 0)
+        #expect(result.stdout.contains("8999995500000500000"), "the program's output passes through")
+        let profile = try #require(result.profile)
+        let process = try #require(profile.processes.first)
+        #expect(profile.processes.count == 1, "\(profile.processes.map(\.commandLine))")
+        #expect(process.programs.map { $0.commandLine.first ?? "" } == ["/bin/sh", "/usr/bin/python3.11"])
+        #expect(process.commandLine.first == "/usr/bin/python3.11", "the last program names the process")
+        let python = (0..<profile.samples.count).filter { sample in
+            profile.samples.state[sample] == .running
+                && profile.frameIndices(ofStack: profile.samples.stack[sample]).contains { profile.frames[$0].object == "python3.11" }
+        }
+        #expect(python.count >= 50, "python3.11's own work was sampled after the exec: \(python.count)")
+        #expect(!result.stdout.contains("No first frame") && !result.stdout.contains("States:"), "no app life cycle words")
+    }
+
+    @Test("sh -c with two children: three processes, each child's hot function on its own main thread; --no-children keeps the shell")
+    func shellWithTwoChildren() throws {
+        let burn = try AnyPrograms.build("burn", AnyPrograms.burn)
+        let command = ["/bin/sh", "-c", "\(burn) 40000000; \(burn) 80000000"]
+        let result = try profile(command)
+        #expect(result.status == 0)
+        #expect(result.stdout.contains("burned 40000000") && result.stdout.contains("burned 80000000"))
+        let profile = try #require(result.profile)
+        #expect(profile.processes.count == 3, "\(profile.processes.map(\.commandLine))")
+        let shell = try #require(profile.processes.first)
+        let children = profile.processes.dropFirst()
+        #expect(children.allSatisfy { $0.parentID == shell.id && $0.commandLine.first == burn })
+        let hot = running(in: profile, named: "burn_hot")
+        for child in children {
+            let thread = try #require(profile.thread(withID: child.id))
+            #expect(thread.isMain && thread.processID == child.id && thread.name.hasPrefix("burn · "))
+            #expect(hot[child.id, default: 0] >= 20, "each child's own samples: \(hot)")
+            #expect(child.startNs >= shell.startNs && child.endNs <= shell.endNs + 5_000_000)
+        }
+        let children0 = children.map(\.id)
+        #expect(hot[children0[0], default: 0] < hot[children0[1], default: 0], "the second child burns twice as long")
+
+        let alone = try #require(try self.profile(command, extra: ["--no-children"]).profile)
+        #expect(alone.processes.count == 1 && running(in: alone, named: "burn_hot").isEmpty)
+    }
+
+    @Test("a stripped binary's hot static function is named by its object and its start, never after another symbol")
+    func strippedBinary() throws {
+        let burn = try AnyPrograms.build("burn", AnyPrograms.burn)
+        let stripped = try AnyPrograms.stripped(burn, as: "burn-stripped")
+        let start = try #require(try AnyPrograms.address(of: "burn_hot", in: burn))
+        let profile = try #require(try self.profile([stripped, "60000000"]).profile)
+        let expected = "burn-stripped+0x" + String(start, radix: 16)
+        #expect(running(in: profile, named: expected).values.reduce(0, +) >= 30, "\(profile.frames.map(\.name))")
+        #expect(!profile.frames.contains { $0.name.contains("[after") })
+    }
+
+    @Test("MiniDebugInfo: a stripped binary with a .gnu_debugdata section names its static functions")
+    func miniDebugInfo() throws {
+        let burn = try AnyPrograms.build("burn", AnyPrograms.burn)
+        let folder = AgentPrograms.folder
+        let mini = folder.appendingPathComponent("burn.mini").path
+        let program = folder.appendingPathComponent("burn-minidebug").path
+        // As distributions make it: the local function symbols, xz-compressed, in a stripped copy.
+        for (tool, arguments) in [
+            ("/usr/bin/objcopy", ["--only-keep-debug", burn, mini + ".full"]),
+            ("/usr/bin/objcopy", ["-S", "--keep-symbol=burn_hot", mini + ".full", mini]),
+            ("/usr/bin/xz", ["-f", "-k", mini]),
+            ("/usr/bin/strip", ["--strip-all", burn, "-o", program]),
+            ("/usr/bin/objcopy", ["--add-section", ".gnu_debugdata=\(mini).xz", program]),
+        ] {
+            let result = try runToEnd(tool, arguments)
+            try #require(result.status == 0, "\(tool) failed: \(result.output)")
+        }
+        let profile = try #require(try self.profile([program, "60000000"]).profile)
+        #expect(running(in: profile, named: "burn_hot").values.reduce(0, +) >= 30, "\(profile.frames.map(\.name))")
+    }
+
+    @Test("Debian's python3.11, stripped: its unnamed functions are python3.11+0x…, never another symbol's name")
+    func debianPython() throws {
+        let python = "/usr/bin/python3.11"
+        guard FileManager.default.isExecutableFile(atPath: python) else { return }
+        let profile = try #require(
+            try self.profile([python, "-c", "import json; json.loads(json.dumps([{'a': i} for i in range(200000)]))"]).profile)
+        let own = profile.frames.filter { $0.object == "python3.11" }
+        #expect(own.count > 20)
+        #expect(!profile.frames.contains { $0.name.contains("[after") })
+        let unnamed = own.filter { $0.name.hasPrefix("python3.11+0x") }
+        #expect(!unnamed.isEmpty, "a stripped python3.11 has static functions without symbols")
+        #expect(unnamed.allSatisfy { UInt64($0.name.dropFirst("python3.11+0x".count), radix: 16) != nil })
+    }
+
+    @Test("a program with its own ITIMER_PROF profiler keeps its handler and its tick rate, and is sampled")
+    func ownProfiler() throws {
+        let program = try AnyPrograms.build("own-profiler", AnyPrograms.ownProfiler)
+        func rate(_ output: String) throws -> (ticksPerMs: Double, mine: Bool) {
+            let line = try #require(output.split(separator: "\n").first { $0.hasPrefix("ticks ") })
+            let fields = line.split(separator: " ")
+            let ticks = try #require(Double(fields[1])), cpu = try #require(Double(fields[3]))
+            return (ticks / (cpu / 1000), fields[5] == "1")
+        }
+        let bare = try rate(runToEnd(program, []).output)
+        let result = try profile([program])
+        let profiled = try rate(result.stdout)
+        #expect(profiled.mine, "asking for the handler gives the program its own")
+        #expect(profiled.ticksPerMs > 0 && profiled.ticksPerMs <= bare.ticksPerMs * 1.5 + 0.05, "no sampler ticks added: \(profiled) against \(bare)")
+        let profile = try #require(result.profile)
+        #expect(running(in: profile, named: "work").values.reduce(0, +) >= 100)
+        #expect(profile.processes.first?.programProfilerSignals ?? 0 > 0)
+        #expect(result.stdout.contains("installed its own SIGPROF handler"))
+    }
+
+    @Test("a SIGSEGV during launch still yields a profile of what ran before it")
+    func crashDuringLaunch() throws {
+        let program = try AnyPrograms.build("crash", AnyPrograms.crash)
+        let result = try profile([program])
+        #expect(result.stdout.contains("signal 11 (SIGSEGV)"))
+        let profile = try #require(result.profile)
+        #expect(running(in: profile, named: "load_config").values.reduce(0, +) >= 30)
+        #expect(profile.processes.first?.signal == 11)
+    }
+}
