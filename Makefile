@@ -20,8 +20,9 @@ deps:
 	[ -f /usr/include/elfutils/libdw.h ] || missing="$$missing libdw-dev"; \
 	dpkg -s libc6-dbg >/dev/null 2>&1 || missing="$$missing libc6-dbg"; \
 	[ -f /usr/include/zlib.h ] || missing="$$missing zlib1g-dev"; \
+	[ -f /usr/include/lzma.h ] || missing="$$missing liblzma-dev"; \
 	if [ -n "$$missing" ]; then \
-		echo "Installing$$missing (the sampler, source lines, and names for libc's internal functions)..."; \
+		echo "Installing$$missing (the sampler, source lines, names for libc's internal functions and for MiniDebugInfo)..."; \
 		$(SUDO) apt-get update -qq && \
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi

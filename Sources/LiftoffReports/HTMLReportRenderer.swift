@@ -52,6 +52,7 @@ public struct HTMLReportRenderer: Sendable {
             ].filter { !$0.isEmpty }.joined(separator: " · "))
         json.field("targetMs", targetMs)
         json.field("ttffMs", profile.timeToFirstFrameNs.map { Double($0) / 1e6 })
+        json.field("lifeCycle", profile.hasLifeCycle)
         json.field("durationMs", ReportTimeline.ms(endNs))
 
         json.nextKey("phases")
@@ -244,6 +245,9 @@ public struct HTMLReportRenderer: Sendable {
         }
         let intervals = Dictionary(grouping: ReportTimeline.intervals(profile), by: \.threadID)
         let info = Dictionary(profile.threads.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        // Several processes: each thread names its process, and the page groups threads by it.
+        let processes = profile.processes.count > 1
+            ? Dictionary(profile.processes.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first }) : [:]
         var order = byThread.map(\.thread)
         for thread in intervals.keys.sorted() where !order.contains(thread) { order.append(thread) }
         json.raw("[")
@@ -258,6 +262,13 @@ public struct HTMLReportRenderer: Sendable {
             json.int(thread)
             json.field("label", info[thread].map(FlameTree.threadLabel) ?? "thread \(thread)")
             json.field("isMain", info[thread]?.isMain ?? false)
+            if let process = info[thread]?.processID.flatMap({ processes[$0] }) {
+                json.field("process", process.label)
+                json.field(
+                    "processDetail",
+                    "\(process.commandLine.joined(separator: " ")) · "
+                        + String(format: "%.1f → %.1f ms", ReportTimeline.ms(process.startNs), ReportTimeline.ms(process.endNs)))
+            }
             json.field("samples", samples)
             json.field("running", running)
             json.nextKey("bars")

@@ -29,14 +29,31 @@ public struct MarkdownRenderer: Sendable {
         let program = ReportText.programName(profile) ?? "launch"
         lines.append("## Launch profile: \(MarkdownRenderer.inline(program))")
         lines.append("")
-        if let ttff = profile.timeToFirstFrameNs {
+        if !profile.hasLifeCycle, profile.timeToFirstFrameNs == nil {
+            // A program without Liftoff's life cycle, profiled to its end.
+            lines.append("**Ran for \(ReportText.ms(Double(profile.phases.endNs) / 1e6))** (no life cycle: profiled to its end).")
+        } else if let ttff = profile.timeToFirstFrameNs {
             let value = Double(ttff) / 1e6
             let verdict = value <= targetMs ? "within the \(fmt(targetMs)) ms target" : "**over** the \(fmt(targetMs)) ms target"
-            lines.append("**Time to first frame: \(ReportText.ms(value))**, \(verdict).")
+            let what = profile.hasLifeCycle ? "Time to first frame" : "Time to ready"
+            lines.append("**\(what): \(ReportText.ms(value))**, \(verdict).")
         } else {
             lines.append("**No first frame was committed.**")
         }
         lines.append("")
+        if profile.processes.count > 1 {
+            lines.append("### Processes")
+            lines.append("")
+            lines.append("| Process | Parent | Start | End | Programs |")
+            lines.append("|---|---|---:|---:|---|")
+            for process in profile.processes {
+                let programs = process.programs.compactMap { $0.commandLine.first?.split(separator: "/").last.map(String.init) }
+                lines.append(
+                    "| \(MarkdownRenderer.inline(process.label)) | \(process.parentID) | \(ReportText.ms(Double(process.startNs) / 1e6)) | "
+                        + "\(ReportText.ms(Double(process.endNs) / 1e6)) | \(MarkdownRenderer.inline(programs.joined(separator: " → "))) |")
+            }
+            lines.append("")
+        }
         let running = profile.samples.runningCount
         let runnable = profile.samples.ticks(in: .runnable)
         let total = profile.samples.totalTicks

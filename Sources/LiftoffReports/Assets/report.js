@@ -225,6 +225,7 @@
       subtitle: str(d.subtitle),
       targetMs: numOr(d.targetMs, 400),
       ttffMs: isNum(d.ttffMs) ? d.ttffMs : null,
+      lifeCycle: d.lifeCycle !== false,
       durationMs: numOr(d.durationMs, 0),
       phases: records(d.phases).filter(function (p) { return isNum(p.startMs) && isNum(p.endMs); }),
       markers: records(d.markers).filter(function (m) { return isNum(m.timeMs); }),
@@ -472,6 +473,14 @@
 
   function ttffBadge(data) {
     var target = data.targetMs;
+    if (data.ttffMs === null && !data.lifeCycle) {
+      // A program without Liftoff's life cycle, profiled to its end: no first frame to miss.
+      return h('div', { class: 'ttff none' }, [
+        h('span', { class: 'label' }, 'Profiled to its end'),
+        h('span', { class: 'value' }, fmtMs(data.durationMs)),
+        h('span', { class: 'verdict' }, 'It has no app life cycle: give --ready to time a launch to an output line.')
+      ]);
+    }
     if (data.ttffMs === null) {
       return h('div', { class: 'ttff none' }, [
         h('span', { class: 'label' }, 'Time to first frame'),
@@ -751,6 +760,7 @@
     var n = Math.min(nameCol.length, depthCol.length, startCol.length, endCol.length);
     var prepared = {
       id: thread.id, label: oneLine(thread.label) || 'thread ' + str(thread.id), isMain: !!thread.isMain,
+      process: oneLine(str(thread.process)), processDetail: oneLine(str(thread.processDetail)),
       samples: numOr(thread.samples, 0), running: numOr(thread.running, numOr(thread.samples, 0)), barCount: n,
       byDepth: [], name: new Int32Array(n), start: new Float64Array(n), end: new Float64Array(n),
       waiting: new Uint8Array(n)
@@ -873,7 +883,13 @@
     };
     tl.hangs = tl.markers.filter(function (m) { return m.kind === 'hang' && m.endMs !== null; });
     var threads = data.threads.map(function (thread) { return prepareThread(thread, laneOf); });
-    threads.sort(function (a, b) { return (b.isMain ? 1 : 0) - (a.isMain ? 1 : 0); });
+    // Threads of several processes stay grouped by process, in the order the processes started.
+    var processOrder = [];
+    threads.forEach(function (thread) { if (processOrder.indexOf(thread.process) < 0) processOrder.push(thread.process); });
+    threads.sort(function (a, b) {
+      var byProcess = processOrder.indexOf(a.process) - processOrder.indexOf(b.process);
+      return byProcess || (b.isMain ? 1 : 0) - (a.isMain ? 1 : 0);
+    });
     if (!threads.length) {
       view.section.appendChild(emptyNote('No threads were sampled.'));
       return { render: function () {} };
@@ -888,7 +904,17 @@
     tl.axis = svgEl('svg', { class: 'fc-axis', role: 'img', 'aria-label': 'Time axis' });
     tl.body = h('div', { class: 'timeline' }, h('div', { class: 'timeline-axis' }, tl.axis));
     view.section.appendChild(tl.body);
-    tl.charts = threads.map(function (thread) { return addThreadChart(tl, thread); }).filter(Boolean);
+    var group = null;
+    tl.charts = threads.map(function (thread) {
+      if (thread.process && thread.process !== group) {
+        group = thread.process;
+        tl.body.appendChild(h('div', { class: 'process-group' }, [
+          h('span', { class: 'process-name' }, 'Process ' + thread.process),
+          h('span', { class: 'thread-meta' }, thread.processDetail)
+        ]));
+      }
+      return addThreadChart(tl, thread);
+    }).filter(Boolean);
     attachPanZoom(tl, tl.axis, { items: tl.axisItems });
 
     zoomIn.addEventListener('click', function () { zoomAround(tl, 0.5, 0.5); });
