@@ -160,25 +160,32 @@ struct ProcessRunner {
         var code: Int32 = 0
         var reaped: pid_t = -1
         repeat { reaped = waitpid(pid, &code, 0) } while reaped < 0 && errno == EINTR
-        // The rest of its tree: the processes it started in its group that are still running.
+        let rootExitAt = MonotonicClock.nowNs
+        var exitAt = rootExitAt
+        // The rest of its tree: the processes it started in its group end within a second of it
+        // (they are part of the launch), or are left running (a daemon, a background job) and
+        // stopped like a ready server, with time to write what they record.
+        let graceEnd = min(exitAt &+ ProcessRunner.treeGraceNs, deadline)
+        var strayStop: UInt64?
         while stoppedAt == nil && kill(-pid, 0) == 0 {
             ProcessRunner.reapOrphans()
-            if MonotonicClock.nowNs > deadline {
-                timedOut = true
+            let now = MonotonicClock.nowNs
+            if now > graceEnd {
                 kill(-pid, SIGTERM)
-                stoppedAt = MonotonicClock.nowNs
+                strayStop = now
+                exitAt = rootExitAt  // what was left running is not part of the launch
                 break
             }
             usleep(2_000)
+            exitAt = MonotonicClock.nowNs
         }
-        if let stopped = stoppedAt {
+        if let stopped = stoppedAt ?? strayStop {
             // Stopped (ready, or out of time): a second to write what they record, then killed.
             while kill(-pid, 0) == 0 && MonotonicClock.nowNs &- stopped < 1_000_000_000 {
                 ProcessRunner.reapOrphans()
                 usleep(2_000)
             }
         }
-        let exitAt = MonotonicClock.nowNs
         // Whatever the run left behind: its process group, and orphans that left the group.
         kill(-pid, SIGKILL)
         ProcessRunner.endOrphans()
@@ -197,6 +204,9 @@ struct ProcessRunner {
         }
         return Result(outcome: outcome, pid: pid, spawnNs: spawnNs, exitNs: exitAt - spawnNs, readyNs: readyTime.value)
     }
+
+    /// How long the processes a program started may outlive it and still count as its launch.
+    static let treeGraceNs: UInt64 = 1_000_000_000
 
     /// The index of the first newline in `bytes` at or after `start` (memchr: fast in any build).
     static func newline(in bytes: [UInt8], from start: Int) -> Int? {

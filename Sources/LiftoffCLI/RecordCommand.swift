@@ -189,6 +189,9 @@ struct RecordCommand: ParsableCommand {
         if let agentLaunch = agentLaunch(side, profile: profileURL) {
             defer { agentLaunch.cleanUp() }
             if access(profileURL.path, F_OK) != 0 {
+                if pattern != nil && result.readyNs == nil {
+                    return failed("exited (\(result.outcome.description)) without a line matching --ready on \(watch.readyStream.phrase)")
+                }
                 do {
                     let agentProfile = try agentLaunch.profile(rootProcessID: result.pid, readyNs: result.readyNs ?? result.exitNs)
                     try agentProfile.write(to: profileURL)
@@ -205,6 +208,13 @@ struct RecordCommand: ParsableCommand {
             if side.measured.contains(.ready) || side.measured.contains(.exit) {
                 return failed("it wrote a profile, unlike the runs before it, which were timed without one")
             }
+            if let earlier = side.recordedBy, earlier != recordedBy {
+                return failed(
+                    recordedBy == "program"
+                        ? "it recorded itself, unlike the runs before it, which the agent sampled"
+                        : "the agent sampled it, unlike the runs before it, which recorded themselves")
+            }
+            side.recordedBy = recordedBy
             do {
                 let profile = try Profile.load(from: profileURL)
                 side.lastTTFF = profile.timeToFirstFrameNs.map { Double($0) / 1e6 }
@@ -298,6 +308,8 @@ struct RecordCommand: ParsableCommand {
         var measured = Set<RunMeasure>()
         /// The agent library injected into this side's runs, when its program has no Liftoff.
         var agent: String?
+        /// Who recorded the runs so far: `program` or `agent`.
+        var recordedBy: String?
         private let journal: Int32
 
         init(name: String, command: [String], folder: URL) throws {

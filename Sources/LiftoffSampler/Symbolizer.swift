@@ -247,8 +247,16 @@ public final class ELFSymbolizer: Symbolizer {
     /// Folders searched for separate debug files, in order (gdb's default `debug-file-directory`).
     static let debugFileDirectories = ["/usr/lib/debug"]
 
+    /// The debuginfod client's caches: `$DEBUGINFOD_CACHE_PATH`, else `~/.cache/debuginfod_client`.
+    static var debuginfodCaches: [String] {
+        let environment = ProcessInfo.processInfo.environment
+        if let path = environment["DEBUGINFOD_CACHE_PATH"], !path.isEmpty { return [path] }
+        if let home = environment["HOME"], !home.isEmpty { return ["\(home)/.cache/debuginfod_client"] }
+        return []
+    }
+
     /// Where the debug file of the object at `path` may be: by build-id under
-    /// `/usr/lib/debug/.build-id/ab/cdef….debug`, then by `.gnu_debuglink` next to the object,
+    /// `/usr/lib/debug/.build-id/ab/cdef….debug` or in the debuginfod client's cache, then by `.gnu_debuglink` next to the object,
     /// in its `.debug/` folder, and under `/usr/lib/debug` plus the object's folder.
     static func debugFileCandidates(for path: String, table: ELFSymbolTable) -> [String] {
         var candidates: [String] = []
@@ -257,6 +265,8 @@ public final class ELFSymbolizer: Symbolizer {
             for directory in debugFileDirectories {
                 candidates.append("\(directory)/.build-id/\(hex.prefix(2))/\(hex.dropFirst(2)).debug")
             }
+            // What a debuginfod client fetched before (gdb, perf, `debuginfod-find`), in its cache.
+            for cache in debuginfodCaches { candidates.append("\(cache)/\(hex)/debuginfo") }
         }
         if let link = table.debugLink {
             let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path

@@ -76,9 +76,11 @@ enum AnyPrograms {
 
 @Suite("Any program, as users run it", .serialized, .timeLimit(.minutes(5)))
 struct AnyProgramTests {
-    func profile(_ command: [String], extra: [String] = []) throws -> (status: Int32, stdout: String, profile: Profile?) {
+    func profile(
+        _ command: [String], extra: [String] = [], environment: [String: String] = [:]
+    ) throws -> (status: Int32, stdout: String, profile: Profile?) {
         let out = temporaryFolder()
-        let result = try BuiltTool.find().run(["profile", "--out", out.path] + extra + ["--"] + command)
+        let result = try BuiltTool.find().run(["profile", "--out", out.path] + extra + ["--"] + command, environment: environment)
         return (result.status, result.stdout, try? Profile.load(from: out.appendingPathComponent("profile.json")))
     }
 
@@ -139,7 +141,7 @@ struct AnyProgramTests {
         #expect(alone.processes.count == 1 && running(in: alone, named: "burn_hot").isEmpty)
     }
 
-    @Test("a stripped binary's hot static function is named by its object and its start, never after another symbol")
+    @Test("a stripped binary's hot static function is named by its object and its start, never after another symbol; a debuginfod cache names it")
     func strippedBinary() throws {
         let burn = try AnyPrograms.build("burn", AnyPrograms.burn)
         let stripped = try AnyPrograms.stripped(burn, as: "burn-stripped")
@@ -148,6 +150,15 @@ struct AnyProgramTests {
         let expected = "burn-stripped+0x" + String(start, radix: 16)
         #expect(running(in: profile, named: expected).values.reduce(0, +) >= 30, "\(profile.frames.map(\.name))")
         #expect(!profile.frames.contains { $0.name.contains("[after") })
+
+        // A debuginfod client's cache that holds its debug file (by build-id) gives the real name.
+        let notes = try runToEnd("/usr/bin/readelf", ["-n", stripped]).output
+        let buildID = try #require(notes.split(separator: "\n").first { $0.contains("Build ID:") }?.split(separator: " ").last)
+        let cache = temporaryFolder()
+        try FileManager.default.createDirectory(at: cache.appendingPathComponent(String(buildID)), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: burn, toPath: cache.appendingPathComponent("\(buildID)/debuginfo").path)
+        let named = try #require(try self.profile([stripped, "60000000"], environment: ["DEBUGINFOD_CACHE_PATH": cache.path]).profile)
+        #expect(running(in: named, named: "burn_hot").values.reduce(0, +) >= 30, "\(named.frames.map(\.name))")
     }
 
     @Test("MiniDebugInfo: a stripped binary with a .gnu_debugdata section names its static functions")

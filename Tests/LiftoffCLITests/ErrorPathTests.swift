@@ -155,13 +155,24 @@ struct ErrorPathTests {
             if [ "$n" -ge 1 ]; then cp '\(profile.path)' "$LIFTOFF_PROFILE_OUT"; fi
             """
         let result = try BuiltTool.find().run(
-            ["record", "--runs", "3", "--warmup", "0", "--quiet", "--out", folder.appendingPathComponent("o").path, "--", "sh", "-c", script])
+            ["record", "--runs", "3", "--warmup", "0", "--quiet", "--no-agent", "--out", folder.appendingPathComponent("o").path, "--", "sh", "-c", script])
         #expect(result.status == 0, "stderr: \(result.stderr)")
         let manifest = try JSONDecoder().decode(
             RecordManifest.self, from: Data(contentsOf: folder.appendingPathComponent("o/record.json")))
         #expect(manifest.runs.map(\.succeeded) == [true, false, false])
         #expect(manifest.runs.dropFirst().allSatisfy { $0.outcome == "it wrote a profile, unlike the runs before it, which were timed without one" })
         #expect(try RunSet.load(folder.appendingPathComponent("o").path).failedRuns == 2)
+
+        // Sampled by the agent first, then recording itself: the same refusal.
+        let sampled = folder.appendingPathComponent("sampled")
+        unlink(counter)
+        let mixed = try BuiltTool.find().run(
+            ["record", "--runs", "3", "--warmup", "0", "--quiet", "--out", sampled.path, "--", "sh", "-c", script])
+        #expect(mixed.status == 0, "stderr: \(mixed.stderr)")
+        let runs = try JSONDecoder().decode(RecordManifest.self, from: Data(contentsOf: sampled.appendingPathComponent("record.json"))).runs
+        #expect(runs.map(\.succeeded) == [true, false, false])
+        #expect(runs.first?.recordedBy == "agent")
+        #expect(runs.dropFirst().allSatisfy { $0.outcome == "it recorded itself, unlike the runs before it, which the agent sampled" })
     }
 
     @Test("warm-ups run first and are not kept; with a baseline the sides alternate A B B A")
