@@ -406,9 +406,25 @@ void lo_agent_stand_down(void) {
 
 static void on_exit_handler(void) { lo_agent_write_stopped(0); }
 
+// A fork() child of a recorded program is recorded too, from the fork: a shell's subshell, a
+// pre-forking server's worker, Python's multiprocessing. The parent's session does not exist
+// here (its sampler thread stayed in the parent): the sampler starts over. A child that goes on
+// to exec writes this recording first (its pre-exec phase), as any recorded program does.
 static void in_child(void) {
     lo_agent_forked_pid = (pid_t)syscall(SYS_getpid);
     lo_agent_fork_ns = lo_monotonic_ns();
+    if (lo_agent.pid == 0 || !lo_agent.follows_children) return;
+    lo_sampler_after_fork();
+    lo_agent.parent = lo_agent.pid;
+    lo_agent.pid = lo_agent_forked_pid;
+    lo_agent.image = 0;
+    lo_agent.process_start_ns = lo_agent.premain_ns = lo_agent.main_entry_ns = lo_agent_fork_ns;
+    atomic_store(&program_flags, atomic_load(&program_flags) & ~(unsigned)LO_AGENT_PROGRAM_BLOCKS_SIGPROF);
+    if (!set_paths() || start_sampling() != LO_OK) {
+        lo_agent.pid = 0;
+        return;
+    }
+    atomic_store(&written, 0);
 }
 
 // LIFTOFF_AGENT_IMAGE=PID:START:IMAGE: the process an exec came from, when it started, and the

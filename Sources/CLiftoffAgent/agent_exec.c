@@ -111,6 +111,44 @@ static char *const *agent_environment(char *const *envp, lo_env *env, pid_t pid,
     return env->entries;
 }
 
+// `envp` without the agent (a child not to be profiled, --no-children): it then does not even
+// load the agent's library.
+static char *const *without_agent(char *const *envp, lo_env *env) {
+    if (lo_agent.library[0] == 0) return envp;
+    size_t count = 0;
+    for (char *const *entry = envp; entry && *entry; entry++) {
+        if (has_prefix(*entry, LO_ENV_IMAGE) || has_prefix(*entry, LO_ENV_OUT) || has_prefix(*entry, LO_ENV_RATE) ||
+            has_prefix(*entry, LO_ENV_CHILDREN)) {
+            continue;
+        }
+        if (count == LO_MAX_ENV) return envp;
+        if (has_prefix(*entry, "LD_PRELOAD") && preloads_agent(*entry + 11)) {
+            // The other preloaded libraries stay.
+            char value[PATH_MAX * 2];
+            size_t length = 0, own = strlen(lo_agent.library);
+            for (const char *at = *entry + 11; *at;) {
+                size_t word = strcspn(at, ": ");
+                int ours = word == own && memcmp(at, lo_agent.library, own) == 0;
+                if (!ours && word > 0 && length + word + 2 < sizeof value) {
+                    if (length) value[length++] = ':';
+                    memcpy(value + length, at, word);
+                    length += word;
+                }
+                at += word;
+                if (*at) at++;
+            }
+            value[length] = 0;
+            if (length == 0) continue;
+            set_entry(env->preload, sizeof env->preload, "LD_PRELOAD", value);
+            env->entries[count++] = env->preload;
+            continue;
+        }
+        env->entries[count++] = *entry;
+    }
+    env->entries[count] = NULL;
+    return env->entries;
+}
+
 // Before an exec: the environment the new program gets, and whether this process's recording
 // was written for it (sampling resumes if the exec fails).
 static char *const *before_exec(char *const *envp, lo_env *env, int *ended) {
@@ -123,7 +161,7 @@ static char *const *before_exec(char *const *envp, lo_env *env, int *ended) {
         uint32_t next = lo_agent.image == UINT32_MAX ? UINT32_MAX : lo_agent.image + 1;
         return agent_environment(envp, env, pid, lo_agent.process_start_ns, next);
     }
-    if (!lo_agent.follows_children) return envp;
+    if (!lo_agent.follows_children) return without_agent(envp, env);
     // A child: forked (its fork time is known) or vforked (not: its constructor's time stands in).
     uint64_t start = pid == lo_agent_forked_pid ? lo_agent_fork_ns : 0;
     return agent_environment(envp, env, pid, start, 0);
@@ -252,8 +290,8 @@ static int spawn(const char *name, pid_t *pid, const char *path, const posix_spa
                  const posix_spawnattr_t *attributes, char *const argv[], char *const envp[]) {
     lo_env env;
     char *const *passed = envp;
-    if (lo_agent.directory[0] != 0 && lo_agent.follows_children) {
-        passed = agent_environment(envp, &env, 0, lo_monotonic_ns(), 0);
+    if (lo_agent.directory[0] != 0) {
+        passed = lo_agent.follows_children ? agent_environment(envp, &env, 0, lo_monotonic_ns(), 0) : without_agent(envp, &env);
     }
     return LO_NEXT(lo_spawn_function, name)(pid, path, actions, attributes, argv, passed);
 }

@@ -35,6 +35,8 @@ int lo_thread_cpu_ns_of(pid_t tid, uint64_t *out) {
     return 0;
 }
 
+void lo_clock_after_fork(void) { t_tid = 0; }
+
 pid_t lo_current_tid(void) {
     pid_t tid = t_tid;
     if (tid == 0) {

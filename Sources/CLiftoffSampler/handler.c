@@ -314,6 +314,15 @@ void lo_handler_set_verify(int verify) {
     if (verify) atomic_store(&g_mismatch_state, 0);
 }
 
+void lo_handler_after_fork(void) {
+    atomic_store(&g_active, 0);
+    atomic_store(&g_in_handler, 0);
+    atomic_store(&g_request_tid, 0);
+    atomic_store(&g_request_done, atomic_load(&g_request_seq));
+    pthread_mutex_init(&g_request_lock, NULL);
+    for (int i = 0; i < LO_MAX_RESUMED; i++) atomic_store(&g_resumed[i].tid, 0);
+}
+
 int lo_walk_context(void *context, uintptr_t *frames) {
     // Counted as a handler, so the snapshot it walks through stays while it does.
     atomic_fetch_add(&g_in_handler, 1);

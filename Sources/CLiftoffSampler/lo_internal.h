@@ -77,6 +77,7 @@ int lo_async_callers(uintptr_t task, uintptr_t context, int verified, uintptr_t 
 // A task's identity, from its header: its runtime id. The task must be alive.
 uint64_t lo_task_identity(uintptr_t task);
 void lo_tasks_start(void); // from the session's start: records task events
+void lo_tasks_after_fork(void);    // in a fork child: forgets the parent's threads' chunks
 void lo_tasks_halt(void);  // stops recording from a signal handler, waiting for nothing
 void lo_tasks_stop(void);  // stops recording, waits for writers in progress
 
@@ -265,6 +266,10 @@ void lo_threads_changed(void);
 
 // ---- handler.c -------------------------------------------------------------------------
 
+void lo_clock_after_fork(void);    // in a fork child: the calling thread's id is its own again
+void lo_handler_after_fork(void);  // in a fork child: no handler runs, no request waits
+void lo_threads_after_fork(void);  // in a fork child: forgets the parent's threads and names
+void lo_snapshot_after_fork(void); // in a fork child: no dlclose is under way
 void lo_handler_install_once(void);
 int lo_handler_installed(void);
 void lo_handler_set_active(int active);

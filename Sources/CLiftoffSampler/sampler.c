@@ -186,6 +186,28 @@ void lo_sampler_halt(void) {
     }
 }
 
+void lo_sampler_after_fork(void) {
+    // Only the thread that called fork exists here: the sampler thread, and any lock another
+    // thread held, are gone. Everything starts over, without waiting for anyone.
+    lo_clock_after_fork();
+    pthread_mutex_init(&g_control_lock, NULL);
+    pthread_mutex_init(&g_wait_lock, NULL);
+    pthread_mutex_init(&lo_registry_lock, NULL);
+    lo_init_cond();
+    g_running = 0;
+    atomic_store(&g_keep_sampling, 0);
+    atomic_store(&g_sampler_looping, 0);
+    atomic_store(&g_sampler_tid, 0);
+    lo_handler_after_fork();
+    lo_tasks_after_fork();
+    lo_threads_after_fork();
+    lo_snapshot_after_fork();
+    lo_ring_destroy();
+    lo_store_reset();
+    lo_registered_count = 0;
+    lo_excluded_count = 0;
+}
+
 int lo_sampler_is_running(void) {
     pthread_mutex_lock(&g_control_lock);
     int running = g_running;

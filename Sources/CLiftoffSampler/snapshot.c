@@ -321,6 +321,12 @@ void lo_snapshot_make_resident(void) {
     lo_handler_exit_reader();
 }
 
+void lo_snapshot_after_fork(void) {
+    // A dlclose under way in another thread of the parent is not under way here.
+    atomic_store(&g_unloading, 0);
+    atomic_store(&g_rebuild, 1);
+}
+
 void lo_snapshot_drop(void) {
     lo_snapshot *current = atomic_exchange(&g_snapshot, NULL);
     if (current != NULL) {

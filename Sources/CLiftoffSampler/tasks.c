@@ -211,6 +211,16 @@ void lo_tasks_stop(void) {
     g_ns_end = lo_monotonic_ns();
 }
 
+void lo_tasks_after_fork(void) {
+    atomic_store(&g_tracking, 0);
+    // A thread of the parent may have been writing an event: it does not exist here.
+    for (lo_chunk *chunk = atomic_load(&g_chunks); chunk != NULL; chunk = chunk->next) {
+        atomic_store(&chunk->busy, 0);
+        atomic_store(&chunk->owned, 0);
+        atomic_store(&chunk->count, 0);
+    }
+}
+
 void lo_tasks_halt(void) {
     // From a signal handler: events being written now may be left out, nothing is waited for.
     atomic_store(&g_tracking, 0);

@@ -575,6 +575,21 @@ void lo_threads_end(void) {
     }
 }
 
+void lo_threads_after_fork(void) {
+    free(g_table);
+    free(g_index);
+    g_table = NULL;
+    g_index = NULL;
+    g_count = g_capacity = g_index_size = 0;
+    // Opened as /proc/self/task of the parent: the child lists its own.
+    if (g_task_fd >= 0) close(g_task_fd);
+    g_task_fd = -1;
+    pthread_mutex_init(&g_names_lock, NULL);
+    free(g_names);
+    g_names = NULL;
+    g_name_count = g_name_capacity = 0;
+}
+
 int lo_sampler_thread_name(size_t index, pid_t *tid, char *buffer, size_t length) {
     pthread_mutex_lock(&g_names_lock);
     int found = index < g_name_count;

@@ -41,7 +41,8 @@ extension AgentRecording {
         let origin = root.processStartNs
         func relative(_ ns: UInt64) -> UInt64 { NanosecondDuration.between(origin, ns).nanoseconds }
 
-        var builder = ProfileBuilder(symbolizer: ELFSymbolizer(recordedObjects: root.objects), timeOriginNs: origin)
+        let symbolizer = ELFSymbolizer(recordedObjects: root.objects)
+        var builder = ProfileBuilder(symbolizer: symbolizer, timeOriginNs: origin)
         builder.keepsExecutorFrames = keepsExecutorFrames
         builder.intervalNs = Profile.samplingIntervalNs(rateHz: root.rateHz)
         var names: [Int: String] = [:]
@@ -52,7 +53,9 @@ extension AgentRecording {
         for images in processes {
             for (position, recording) in images.enumerated() {
                 if position > 0 || recording.processID != root.processID {
-                    builder.switchSymbolizer(to: ELFSymbolizer(recordedObjects: recording.objects))
+                    // The objects of the tree's processes are mostly the same files: each is read once.
+                    symbolizer.useRecordedObjects(recording.objects)
+                    builder.switchSymbolizer(to: symbolizer)
                 }
                 for sample in recording.samples {
                     builder.add(sample)

@@ -117,7 +117,15 @@ public final class ELFSymbolizer: Symbolizer {
     /// each read from its file on disk, and its vDSO from this process's own (the kernel maps
     /// the same image into every process). Addresses outside them stay unresolved.
     init(recordedObjects: [LoadedObject]) {
+        useRecordedObjects(recordedObjects)
+    }
+
+    /// Symbolizes addresses of another process (or program) from now on, whose objects are
+    /// `recordedObjects`; what was read of each object file is kept, so a tree of processes that
+    /// load the same libraries reads each once.
+    func useRecordedObjects(_ recordedObjects: [LoadedObject]) {
         state.withLock { state in
+            state.cache = [:]
             let ownVDSO = Self.loadedObjects().first(where: \.isVDSO)?.segments
             state.objects = recordedObjects.compactMap { object in
                 guard object.isVDSO else { return object }

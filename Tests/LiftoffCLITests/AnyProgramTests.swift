@@ -50,6 +50,24 @@ enum AnyPrograms {
         int main(void) { load_config(60000000); printf("about to crash\\n"); fflush(stdout); *(volatile int *)0 = 1; return 0; }
         """
 
+    /// Forks a child that runs `child_work` and ends with `_exit`, without exec.
+    static let forker = """
+        #include <stdio.h>
+        #include <sys/wait.h>
+        #include <unistd.h>
+        static volatile double sink;
+        __attribute__((noinline)) static void child_work(long n) { for (long i = 0; i < n; i++) sink += i * 0.5; }
+        __attribute__((noinline)) static void parent_work(long n) { for (long i = 0; i < n; i++) sink += i * 0.25; }
+        int main(void) {
+            pid_t pid = fork();
+            if (pid == 0) { child_work(80000000); _exit(0); }
+            parent_work(30000000);
+            int status; waitpid(pid, &status, 0);
+            printf("done\\n");
+            return 0;
+        }
+        """
+
     static func build(_ name: String, _ source: String, _ arguments: [String] = ["-O1"]) throws -> String {
         try AgentPrograms.build(name, source: source, ext: "c", compiler: "/usr/bin/cc", arguments)
     }
@@ -139,6 +157,18 @@ struct AnyProgramTests {
 
         let alone = try #require(try self.profile(command, extra: ["--no-children"]).profile)
         #expect(alone.processes.count == 1 && running(in: alone, named: "burn_hot").isEmpty)
+    }
+
+    @Test("a child forked without exec is its own process, its work on its own main thread")
+    func forkWithoutExec() throws {
+        let program = try AnyPrograms.build("forker", AnyPrograms.forker)
+        let profile = try #require(try self.profile([program]).profile)
+        #expect(profile.processes.count == 2, "\(profile.processes.map(\.id))")
+        let parent = try #require(profile.processes.first), child = try #require(profile.processes.last)
+        #expect(child.parentID == parent.id)
+        let work = running(in: profile, named: "child_work")
+        #expect(work[child.id, default: 0] >= 40 && work[parent.id, default: 0] == 0, "\(work)")
+        #expect(running(in: profile, named: "parent_work")[parent.id, default: 0] >= 10)
     }
 
     @Test("a stripped binary's hot static function is named by its object and its start, never after another symbol; a debuginfod cache names it")

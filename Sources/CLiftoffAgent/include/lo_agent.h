@@ -11,8 +11,9 @@
  * symbolizing them offline.
  *
  * Every program the recorded one runs is recorded too: after exec, the same process goes on
- * as IMAGE + 1; a child process (fork and exec, vfork, posix_spawn, system) gets its own
- * recordings. LIFTOFF_AGENT_CHILDREN=0 follows exec only. LIFTOFF_AGENT_RATE sets the rate,
+ * as IMAGE + 1; a child process (fork, with or without exec, vfork, posix_spawn, system) gets
+ * its own recordings, a fork() child's from the fork. LIFTOFF_AGENT_CHILDREN=0 follows exec
+ * only, and takes the agent out of the children's LD_PRELOAD. LIFTOFF_AGENT_RATE sets the rate,
  * LIFTOFF_LAUNCH_NS the spawn time of the first program; the agent hands LIFTOFF_AGENT_IMAGE
  * (PID:START:IMAGE, whose program a new one is and when its process started) on to the
  * programs it runs, and keeps itself in their LD_PRELOAD.

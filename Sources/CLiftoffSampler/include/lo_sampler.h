@@ -131,6 +131,10 @@ int lo_sampler_is_running(void);
 /// `lo_sampler_store` and `lo_sampler_counts` afterwards.
 void lo_sampler_halt(void);
 
+/// In the child of fork() (a pthread_atfork child handler): forgets the parent's session, whose
+/// sampler thread does not exist here, so that `lo_sampler_start` starts the child's own.
+void lo_sampler_after_fork(void);
+
 /// Hands SIGPROF signals the sampler did not send (the program's own profiler's timer, say) to
 /// `action`, the handler the program asked for: the sampler's handler stays installed. `previous`,
 /// when not NULL, gets the handler handed on before. A NULL `action` only reads it.
