@@ -189,7 +189,10 @@ let benchmarks: @Sendable () -> Void = {
                 units: [ratioMetric: .count, bareMetric: .count, agentMetric: .count], warmupIterations: 2,
                 maxDuration: .seconds(60), maxIterations: 60)
         ) { benchmark in
+            // The agent writes one recording per process into this folder.
             let recording = FileManager.default.temporaryDirectory.appendingPathComponent("agent-bench-\(getpid())").path
+            try? FileManager.default.createDirectory(atPath: recording, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: recording) }
             let injected = ["LD_PRELOAD": agent, "LIFTOFF_AGENT_OUT": recording, "LIFTOFF_AGENT_RATE": "1000"]
             for (round, _) in benchmark.scaledIterations.enumerated() {
                 let (bare, withAgent) = inAlternatingOrder(
@@ -228,6 +231,8 @@ let benchmarks: @Sendable () -> Void = {
                 return (try? Profile.load(from: out.appendingPathComponent("profile.json")))?.timeToFirstFrameNs
             }
             let recording = FileManager.default.temporaryDirectory.appendingPathComponent("agent-demo-\(getpid())").path
+            try? FileManager.default.createDirectory(atPath: recording, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: recording) }
             for (round, _) in benchmark.scaledIterations.enumerated() {
                 let (bare, injected) = inAlternatingOrder(
                     round: round, baseline: { ttff([:]) },

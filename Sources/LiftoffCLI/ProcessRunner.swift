@@ -120,9 +120,11 @@ struct ProcessRunner {
         if !pipes.isEmpty {
             // The reader's own descriptors: it may outlive this call.
             let streams = pipes.map { pipe in
-                WatchedStream(
+                var stream = WatchedStream(
                     fd: dup(pipe.read), echo: passesOutputThrough ? pipe.child : nil,
                     pattern: readyStreams.descriptors.contains(pipe.child) ? ready : nil)
+                stream.child = pipe.child
+                return stream
             }
             let readerLog = dup(logFD)
             readyTime.expectReader()
@@ -225,6 +227,8 @@ struct ProcessRunner {
     /// pattern looked for in it, and the line being read.
     struct WatchedStream {
         var fd: Int32
+        /// The child's descriptor it carries: 1 standard output, 2 standard error.
+        var child: Int32 = 1
         /// This process's standard output or error, for the echo; nil: the log only.
         var echo: Int32?
         var pattern: NSRegularExpression?
@@ -278,7 +282,8 @@ struct ProcessRunner {
     }
 
     /// Copies several streams to one log as their bytes arrive (one reader, so the log keeps the
-    /// order in which the child wrote to them), each echoed and watched as it says.
+    /// order in which the child wrote to them, as far as two pipes can tell), each echoed and
+    /// watched as it says.
     static func watchOutputs(_ streams: [WatchedStream], log: Int32, spawnNs: UInt64, found: ReadyWatch) {
         var streams = streams
         var buffer = [UInt8](repeating: 0, count: 65_536)
@@ -287,7 +292,10 @@ struct ProcessRunner {
             let ready = Glibc.poll(&entries, nfds_t(entries.count), -1)
             if ready < 0 && errno == EINTR { continue }
             guard ready > 0 else { break }
-            for index in streams.indices where streams[index].open && entries[index].revents != 0 {
+            // Both ready at once: standard error first. It is unbuffered, so what waits on it was
+            // most likely written before what a program's buffered standard output flushed.
+            let order = streams.indices.sorted { streams[$0].child > streams[$1].child }
+            for index in order where streams[index].open && entries[index].revents != 0 {
                 let count = buffer.withUnsafeMutableBytes { read(streams[index].fd, $0.baseAddress, $0.count) }
                 if count < 0 && errno == EINTR { continue }
                 guard count > 0 else {
