@@ -1,0 +1,136 @@
+import Foundation
+import LiftoffProfile
+import LiftoffSampler
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Running a program under the agent: its environment, the folder its recordings go to, and the
+/// one profile they make. `profile` and `record` both launch through it.
+struct AgentLaunch {
+    /// `libLiftoffAgent.so`.
+    var library: String
+    /// Where the agent writes one recording per program each process runs.
+    var folder: URL
+    /// Samples per second per thread.
+    var rateHz: Int
+    /// Whether the processes the program starts are profiled too.
+    var followsChildren: Bool
+
+    /// Makes the recordings folder, empty.
+    func prepare() throws {
+        cleanUp()
+        do {
+            try AtomicFile.createFolder(folder)
+        } catch let error as ProfileError {
+            throw CLIError(error.message)
+        }
+    }
+
+    /// Removes the recordings and their folder.
+    func cleanUp() {
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [] {
+            unlink(folder.appendingPathComponent(name).path)
+        }
+        rmdir(folder.path)
+    }
+
+    /// `base` with the agent preloaded, told where to write, how often to sample and whether to
+    /// follow children.
+    func environment(_ base: [String: String]) -> [String: String] {
+        var environment = base
+        let preload = [library] + (base["LD_PRELOAD"].map { [$0] } ?? [])
+        environment["LD_PRELOAD"] = preload.joined(separator: ":")
+        environment["LIFTOFF_AGENT_OUT"] = folder.path
+        environment["LIFTOFF_AGENT_RATE"] = String(rateHz)
+        environment["LIFTOFF_AGENT_CHILDREN"] = followsChildren ? "1" : "0"
+        environment["LIFTOFF_AGENT_IMAGE"] = nil
+        return environment
+    }
+
+    /// The profile of every recording: one per process, the one `liftoff` started first.
+    /// - Throws: `AgentRecording.ReadError` when there is no recording or one is unreadable.
+    func profile(rootProcessID: Int32, readyNs: UInt64?, keepsExecutorFrames: Bool = false) throws -> Profile {
+        let recordings = try AgentRecording.loadAll(in: folder)
+        return AgentRecording.profile(
+            of: recordings, rootProcessID: Int(rootProcessID), readyNs: readyNs, keepsExecutorFrames: keepsExecutorFrames)
+    }
+}
+
+/// Whether the agent can be loaded into a program: the dynamic loader honours LD_PRELOAD only in
+/// a dynamically linked program that is not setuid or setgid.
+enum Injectability {
+    /// - Throws: `CLIError` with one sentence when `program` cannot take the agent.
+    static func check(_ program: String, depth: Int = 0) throws {
+        guard let path = resolve(program) else { return }  // the runner says it cannot start
+        var info = stat()
+        guard stat(path, &info) == 0 else { return }
+        if info.st_mode & S_ISUID != 0 || info.st_mode & S_ISGID != 0 {
+            throw CLIError(
+                "\(path) is setuid or setgid: the loader ignores LD_PRELOAD for it, so it cannot be profiled this way (liftoff record still times it).")
+        }
+        guard let handle = FileHandle(forReadingAtPath: path) else { return }
+        defer { try? handle.close() }
+        let head = (try? handle.read(upToCount: 4096)) ?? Data()
+        if head.starts(with: Array("#!".utf8)) {
+            // A script: the agent goes into its interpreter.
+            guard depth < 4, let line = String(decoding: head, as: UTF8.self).split(separator: "\n").first else { return }
+            let words = line.dropFirst(2).split(whereSeparator: { $0 == " " || $0 == "\t" })
+            guard var interpreter = words.first.map(String.init) else { return }
+            if interpreter.hasSuffix("/env"), words.count > 1 { interpreter = String(words[1]) }
+            return try check(interpreter, depth: depth + 1)
+        }
+        guard head.count >= 64, head.starts(with: [0x7F, 0x45, 0x4C, 0x46]), head[head.startIndex + 4] == 2 else { return }
+        func word<T: FixedWidthInteger>(_ offset: Int, as type: T.Type) -> T? {
+            guard offset >= 0, offset + MemoryLayout<T>.size <= head.count else { return nil }
+            var value: T = 0
+            for index in (0..<MemoryLayout<T>.size).reversed() {
+                value = value << 8 | T(head[head.startIndex + offset + index])
+            }
+            return value
+        }
+        guard let tableOffset = word(32, as: UInt64.self), let entrySize = word(54, as: UInt16.self),
+            let entries = word(56, as: UInt16.self)
+        else { return }
+        var interpreter: String?
+        for index in 0..<Int(entries) {
+            let entry = Int(clamping: tableOffset) &+ index &* Int(entrySize)
+            guard let type = word(entry, as: UInt32.self) else { return }  // beyond the first 4 KB: do not judge
+            if type == 3, let offset = word(entry + 8, as: UInt64.self), let size = word(entry + 32, as: UInt64.self) {
+                try handle.seek(toOffset: offset)
+                let bytes = (try handle.read(upToCount: Int(min(size, 4096)))) ?? Data()
+                interpreter = String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
+            }
+        }
+        guard let interpreter else {
+            throw CLIError(
+                "\(path) is statically linked: no dynamic loader runs in it to load the agent, so it cannot be profiled this way (liftoff record still times it).")
+        }
+        guard FileManager.default.fileExists(atPath: interpreter) else {
+            throw CLIError("\(path) needs the loader \(interpreter), which does not exist here, so it cannot start.")
+        }
+    }
+
+    /// The file `program` runs: itself when it has a slash, else the first match on PATH.
+    static func resolve(_ program: String) -> String? {
+        if program.contains("/") { return program }
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
+        for directory in path.split(separator: ":") {
+            let candidate = "\(directory)/\(program)"
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        return nil
+    }
+}
+
+extension Injectability {
+    /// Whether `program` records itself (it links Liftoff's sampler), as its executable shows:
+    /// the sampler's marker section, or a library of Liftoff's among those it needs. A script
+    /// (or a file that cannot be read) does not show it: the agent goes in, and stands down in
+    /// a program that turns out to link Liftoff.
+    static func linksLiftoff(_ program: String) -> Bool {
+        guard let path = resolve(program) else { return false }
+        return ELFFile.linksLiftoff(path: path)
+    }
+}
