@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agent_internal.h"
@@ -27,6 +28,7 @@ pid_t lo_agent_forked_pid;
 uint64_t lo_agent_fork_ns;
 int lo_agent_owns_sigprof;
 static atomic_int written;
+static atomic_int write_done; // the recording claimed by `written` is complete
 static atomic_uint program_flags;
 
 int lo_agent_records(void) { return lo_agent.pid != 0 && (pid_t)syscall(SYS_getpid) == lo_agent.pid; }
@@ -354,14 +356,30 @@ static void write_recording(int stopped, uint32_t flags, uint64_t end) {
 static int claim_write(void) {
     if (!lo_agent_records()) return 0;
     int expected = 0;
-    return atomic_compare_exchange_strong(&written, &expected, 1);
+    if (!atomic_compare_exchange_strong(&written, &expected, 1)) return 0;
+    atomic_store(&write_done, 0);
+    return 1;
+}
+
+void lo_agent_wait_for_writer(void) {
+    if (!lo_agent_records() || !atomic_load(&written)) return;
+    // Another thread writes the recording (an exit on the main thread while a SIGTERM arrives on
+    // another): wait for it, a few seconds at most, before the signal ends the process.
+    for (int i = 0; i < 4000 && !atomic_load(&write_done); i++) {
+        struct timespec pause = {0, 1000000};
+        nanosleep(&pause, NULL);
+    }
 }
 
 void lo_agent_write_stopped(uint32_t flags) {
     if (!claim_write()) return;
     uint64_t end = lo_monotonic_ns();
+    sigset_t mask;
+    lo_agent_block_exit_signals(&mask);
     lo_sampler_stop();
     write_recording(1, flags, end);
+    atomic_store(&write_done, 1);
+    pthread_sigmask(SIG_SETMASK, &mask, NULL);
 }
 
 void lo_agent_write_halted(uint32_t flags) {
@@ -369,6 +387,7 @@ void lo_agent_write_halted(uint32_t flags) {
     uint64_t end = lo_monotonic_ns();
     lo_sampler_halt();
     write_recording(0, flags, end);
+    atomic_store(&write_done, 1);
 }
 
 void lo_agent_write(void) { lo_agent_write_stopped(0); }

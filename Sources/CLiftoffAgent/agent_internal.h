@@ -4,6 +4,7 @@
 #define LO_AGENT_INTERNAL_H
 
 #include <limits.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -48,6 +49,8 @@ int lo_agent_records(void);
 void lo_agent_write_stopped(uint32_t flags);
 // Writes what can be written from a signal handler, with async-signal-safe calls only.
 void lo_agent_write_halted(uint32_t flags);
+// In a signal handler: waits (a few seconds at most) for a recording another thread is writing.
+void lo_agent_wait_for_writer(void);
 // After an exec that failed: sampling goes on, into the next image's recording.
 void lo_agent_resume(void);
 // Marks that the program installed its own SIGPROF handler.
@@ -58,6 +61,9 @@ void lo_agent_find_exec(void);
 
 // Installs the handlers that write the recording when a signal ends the process.
 void lo_agent_install_exit_signals(void);
+// Blocks the exit signals on the calling thread while a recording is written, so that one of
+// them (SIGTERM) cannot end the process halfway through; `previous_mask` gets the mask before.
+void lo_agent_block_exit_signals(sigset_t *previous_mask);
 // Gives the exit signals back to the program's handlers (the agent stood down).
 void lo_agent_restore_exit_signals(void);
 // Whether the agent keeps SIGPROF's handler (set once sampling started, until it stands down).

@@ -55,12 +55,25 @@ sighandler_t signal(int signal_number, sighandler_t handler) {
 // _exit skips atexit: a program that ends with it (a fork child, a handler) is still recorded,
 // with what a signal handler may do. It then ends the process as the C library's does.
 void _exit(int status) {
-    if (lo_agent_records()) lo_agent_write_halted(0);
+    if (lo_agent_records()) {
+        // A SIGTERM that comes meanwhile (a pool stopping its workers) waits: the process ends
+        // here anyway, and the recording is whole.
+        lo_agent_block_exit_signals(NULL);
+        lo_agent_write_halted(0);
+    }
     for (;;) syscall(SYS_exit_group, status);
+}
+
+void lo_agent_block_exit_signals(sigset_t *previous_mask) {
+    sigset_t set;
+    sigemptyset(&set);
+    for (size_t i = 0; i < EXIT_SIGNAL_COUNT; i++) sigaddset(&set, exit_signals[i]);
+    pthread_sigmask(SIG_BLOCK, &set, previous_mask);
 }
 
 static void on_signal(int sig, siginfo_t *info, void *context) {
     lo_agent_write_halted(LO_AGENT_ENDED_BY_SIGNAL | (uint32_t)(sig & 0xff) << 8);
+    lo_agent_wait_for_writer();
     /* The program's own handling: its handler, or the default action, which ends it. */
     for (size_t i = 0; i < EXIT_SIGNAL_COUNT; i++) {
         if (exit_signals[i] != sig) continue;
@@ -92,7 +105,9 @@ void lo_agent_install_exit_signals(void) {
         memset(&action, 0, sizeof action);
         action.sa_sigaction = on_signal;
         action.sa_flags = SA_SIGINFO | SA_RESTART;
+        // While one of them writes the recording, the others wait.
         sigemptyset(&action.sa_mask);
+        for (size_t j = 0; j < EXIT_SIGNAL_COUNT; j++) sigaddset(&action.sa_mask, exit_signals[j]);
         real_sigaction()(exit_signals[i], &action, &previous[i]);
     }
 }

@@ -44,6 +44,12 @@ static void *lo_sampler_main(void *unused) {
     sigset_t blocked;
     sigemptyset(&blocked);
     sigaddset(&blocked, SIGPROF);
+    // A signal meant for the process (a stop, an interrupt) goes to one of the program's threads,
+    // whose handlers expect to run there, never to this one.
+    sigaddset(&blocked, SIGTERM);
+    sigaddset(&blocked, SIGINT);
+    sigaddset(&blocked, SIGHUP);
+    sigaddset(&blocked, SIGQUIT);
     pthread_sigmask(SIG_BLOCK, &blocked, NULL);
     pthread_setname_np(pthread_self(), "liftoff-sampler");
 

@@ -171,6 +171,29 @@ struct AnyProgramTests {
         #expect(running(in: profile, named: "parent_work")[parent.id, default: 0] >= 10)
     }
 
+    @Test("Python's multiprocessing pool: each forked worker is recorded whole, though the pool stops it with SIGTERM")
+    func pythonPool() throws {
+        let python = "/usr/bin/python3.11"
+        guard FileManager.default.isExecutableFile(atPath: python) else { return }
+        let script = AgentPrograms.folder.appendingPathComponent("pool.py").path
+        try """
+            import multiprocessing as mp
+            def work(n):
+                return sum(i * i for i in range(n))
+            if __name__ == "__main__":
+                with mp.get_context("fork").Pool(2) as pool:
+                    print(sum(pool.map(work, [300000] * 8)))
+            """.write(toFile: script, atomically: true, encoding: .utf8)
+        for _ in 0..<3 {
+            let profile = try #require(try self.profile([python, script]).profile)
+            #expect(profile.processes.count == 3, "the parent and both workers: \(profile.processes.map(\.id))")
+            for worker in profile.processes.dropFirst() {
+                let samples = (0..<profile.samples.count).filter { profile.samples.thread[$0] == worker.id }
+                #expect(samples.count >= 5, "worker \(worker.id) was sampled: \(samples.count)")
+            }
+        }
+    }
+
     @Test("a stripped binary's hot static function is named by its object and its start, never after another symbol; a debuginfod cache names it")
     func strippedBinary() throws {
         let burn = try AnyPrograms.build("burn", AnyPrograms.burn)
