@@ -129,9 +129,11 @@ struct ProfileCommand: ParsableCommand {
         var notes: [String] = []
         for process in profile.processes {
             if let handed = process.programProfilerSignals {
+                let passed = handed == 0
+                    ? "none of its own came" : "handed the program's own \(handed) signal\(handed == 1 ? "" : "s") on to it"
                 notes.append(
                     "\(process.label) installed its own SIGPROF handler (a profiler of its own): Liftoff kept its "
-                        + "handler first and handed the program's own \(handed) signal\(handed == 1 ? "" : "s") on to it.")
+                        + "handler first and \(passed).")
             }
             if process.blocksProfilerSignal == true {
                 notes.append("\(process.label) started with SIGPROF blocked, so its main thread could not be sampled.")
