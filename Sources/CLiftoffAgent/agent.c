@@ -423,6 +423,25 @@ void lo_agent_stand_down(void) {
 
 /* ---- start ---- */
 
+/* When `main` starts: the C library's start calls it through __libc_start_main, which the agent
+   defines to hand it `main` behind a stamp. Until then the stamp is the agent's own start. */
+typedef int (*lo_main_function)(int, char **, char **);
+typedef int (*lo_start_main_function)(lo_main_function, int, char **, void (*)(void), void (*)(void), void (*)(void),
+                                      void *);
+static lo_main_function program_main;
+
+static int stamped_main(int argc, char **argv, char **envp) {
+    if (lo_agent_records()) lo_agent.main_entry_ns = lo_monotonic_ns();
+    return program_main(argc, argv, envp);
+}
+
+int __libc_start_main(lo_main_function main, int argc, char **argv, void (*init)(void), void (*fini)(void),
+                      void (*rtld_fini)(void), void *stack_end) {
+    lo_start_main_function next = (lo_start_main_function)dlsym(RTLD_NEXT, "__libc_start_main");
+    program_main = main;
+    return next(lo_agent.directory[0] ? stamped_main : main, argc, argv, init, fini, rtld_fini, stack_end);
+}
+
 static void on_exit_handler(void) { lo_agent_write_stopped(0); }
 
 // A fork() child of a recorded program is recorded too, from the fork: a shell's subshell, a

@@ -22,7 +22,9 @@ public struct AgentRecording: Sendable {
     public var processStartNs: UInt64
     /// When the agent's library was loaded, before `main`.
     public var preMainNs: UInt64
-    /// When sampling started (the agent's constructor, still before `main`).
+    /// When the program's `main` started (the agent hands `main` to the C library's start behind a
+    /// stamp), so static initializers and the loader's work before it are the pre-main phase; the
+    /// agent's own start when `main` was never reached, or for a child forked without exec, its fork.
     public var mainEntryNs: UInt64
     /// When the recording was written.
     public var endNs: UInt64

@@ -68,6 +68,14 @@ enum AnyPrograms {
         }
         """
 
+    /// A static initializer that spins before `main`.
+    static let slowConstructor = """
+        #include <stdio.h>
+        static volatile double sink;
+        __attribute__((constructor)) static void load_plugins(void) { for (long i = 0; i < 40000000; i++) sink += i * 0.5; }
+        int main(void) { printf("main\\n"); return 0; }
+        """
+
     static func build(_ name: String, _ source: String, _ arguments: [String] = ["-O1"]) throws -> String {
         try AgentPrograms.build(name, source: source, ext: "c", compiler: "/usr/bin/cc", arguments)
     }
@@ -267,6 +275,16 @@ struct AnyProgramTests {
         #expect(running(in: profile, named: "work").values.reduce(0, +) >= 100)
         #expect(profile.processes.first?.programProfilerSignals ?? 0 > 0)
         #expect(result.stdout.contains("installed its own SIGPROF handler"))
+    }
+
+    @Test("main entry is when main starts: a program's static initializers are its pre-main phase")
+    func mainEntry() throws {
+        let program = try AnyPrograms.build("slow-constructor", AnyPrograms.slowConstructor)
+        let profile = try #require(try self.profile([program]).profile)
+        let initializers = running(in: profile, named: "load_plugins").values.reduce(0, +)
+        #expect(initializers >= 20)
+        let premain = profile.phases.mainEntryNs - profile.phases.preMainNs
+        #expect(premain >= UInt64(initializers) * 1_000_000 / 2, "the initializers' \(initializers) ms fall before main: \(premain) ns")
     }
 
     @Test("a SIGSEGV during launch still yields a profile of what ran before it")
