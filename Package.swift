@@ -4,7 +4,6 @@ import PackageDescription
 
 let package = Package(
     name: "Liftoff",
-    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "liftoff", targets: ["liftoff"]),
         .library(name: "Liftoff", targets: ["Liftoff"]),
@@ -98,6 +97,8 @@ let package = Package(
             ]),
         .testTarget(name: "LiftoffReportsTests", dependencies: ["LiftoffReports", "LiftoffProfile", "LiftoffTestSupport"]),
         .testTarget(name: "LiftoffCLITests", dependencies: ["LiftoffCLI", "LiftoffProfile", "LiftoffReports", "LiftoffTestSupport"]),
+        // The repository itself: file sizes, the README's layout and code against the tree.
+        .testTarget(name: "RepositoryTests", dependencies: ["LiftoffTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -4,7 +4,6 @@ import PackageDescription
 
 let package = Package(
     name: "LiftoffBenchmarks",
-    platforms: [.macOS(.v15)],
     dependencies: [
         .package(name: "Liftoff", path: ".."),
         .package(url: "https://github.com/ordo-one/benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),

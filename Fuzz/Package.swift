@@ -7,7 +7,6 @@ import PackageDescription
 // check; built by `make fuzz` (-sanitize=fuzzer -DFUZZING), it is a libFuzzer binary.
 let package = Package(
     name: "LiftoffFuzz",
-    platforms: [.macOS(.v15)],
     dependencies: [
         .package(name: "Liftoff", path: ".."),
     ],

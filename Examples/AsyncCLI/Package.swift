@@ -7,7 +7,6 @@ import PackageDescription
 // Thread-rule violations go to the tool's swift-log logger as well as into the profile.
 let package = Package(
     name: "AsyncCLI",
-    platforms: [.macOS(.v15)],
     dependencies: [
         .package(name: "Liftoff", path: "../.."),
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),

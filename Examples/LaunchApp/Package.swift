@@ -7,7 +7,6 @@ import PackageDescription
 // into a profile. The tests launch it on a manual clock and run the real executable.
 let package = Package(
     name: "LaunchApp",
-    platforms: [.macOS(.v15)],
     dependencies: [
         .package(name: "Liftoff", path: "../.."),
     ],

@@ -7,7 +7,6 @@ import PackageDescription
 // done from a background queue fails the test that caused it, with its call site.
 let package = Package(
     name: "ParallelSuites",
-    platforms: [.macOS(.v15)],
     dependencies: [
         .package(name: "Liftoff", path: "../.."),
     ],

@@ -7,7 +7,6 @@ import PackageDescription
 // every span lands in the launch profile; the tests record it with `liftoff record --ready`.
 let package = Package(
     name: "Server",
-    platforms: [.macOS(.v15)],
     dependencies: [
         .package(name: "Liftoff", path: "../.."),
         .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),

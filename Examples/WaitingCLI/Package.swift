@@ -7,7 +7,6 @@ import PackageDescription
 // span's waiting time is what it waited, and each wait is named where it happened.
 let package = Package(
     name: "WaitingCLI",
-    platforms: [.macOS(.v15)],
     dependencies: [.package(name: "Liftoff", path: "../..")],
     targets: [
         .target(name: "WaitingCLICore", dependencies: [.product(name: "Liftoff", package: "Liftoff")]),

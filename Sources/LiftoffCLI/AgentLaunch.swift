@@ -71,8 +71,8 @@ enum Injectability {
                 "\(path) is setuid or setgid: the loader ignores LD_PRELOAD for it, so it cannot be profiled this way (liftoff record still times it).")
         }
         guard let handle = FileHandle(forReadingAtPath: path) else { return }
-        defer { try? handle.close() }
         let head = (try? handle.read(upToCount: 4096)) ?? Data()
+        try? handle.close()
         if head.starts(with: Array("#!".utf8)) {
             // A script: the agent goes into its interpreter.
             guard depth < 4, let line = String(decoding: head, as: UTF8.self).split(separator: "\n").first else { return }
@@ -81,34 +81,16 @@ enum Injectability {
             if interpreter.hasSuffix("/env"), words.count > 1 { interpreter = String(words[1]) }
             return try check(interpreter, depth: depth + 1)
         }
-        guard head.count >= 64, head.starts(with: [0x7F, 0x45, 0x4C, 0x46]), head[head.startIndex + 4] == 2 else { return }
-        func word<T: FixedWidthInteger>(_ offset: Int, as type: T.Type) -> T? {
-            guard offset >= 0, offset + MemoryLayout<T>.size <= head.count else { return nil }
-            var value: T = 0
-            for index in (0..<MemoryLayout<T>.size).reversed() {
-                value = value << 8 | T(head[head.startIndex + offset + index])
-            }
-            return value
-        }
-        guard let tableOffset = word(32, as: UInt64.self), let entrySize = word(54, as: UInt16.self),
-            let entries = word(56, as: UInt16.self)
-        else { return }
-        var interpreter: String?
-        for index in 0..<Int(entries) {
-            let entry = Int(clamping: tableOffset) &+ index &* Int(entrySize)
-            guard let type = word(entry, as: UInt32.self) else { return }  // beyond the first 4 KB: do not judge
-            if type == 3, let offset = word(entry + 8, as: UInt64.self), let size = word(entry + 32, as: UInt64.self) {
-                try handle.seek(toOffset: offset)
-                let bytes = (try handle.read(upToCount: Int(min(size, 4096)))) ?? Data()
-                interpreter = String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
-            }
-        }
-        guard let interpreter else {
+        switch ELFFile.loading(path: path) {
+        case .notELF:
+            return  // the runner says it cannot start
+        case .statical:
             throw CLIError(
                 "\(path) is statically linked: no dynamic loader runs in it to load the agent, so it cannot be profiled this way (liftoff record still times it).")
-        }
-        guard FileManager.default.fileExists(atPath: interpreter) else {
-            throw CLIError("\(path) needs the loader \(interpreter), which does not exist here, so it cannot start.")
+        case .dynamic(let loader):
+            guard FileManager.default.fileExists(atPath: loader) else {
+                throw CLIError("\(path) needs the loader \(loader), which does not exist here, so it cannot start.")
+            }
         }
     }
 

@@ -274,28 +274,8 @@ extension Profile {
         /// reports fold away from the top of a violation's or hang's stack.
         public var isLiftoff: Bool { Frame.isLiftoff(name) }
 
-        /// Whether a full function name belongs to Liftoff's own code: a C function of its sampler
-        /// (`lo_…`), or a function whose qualified name (before its parameters; parameter types do
-        /// not count) is in one of its Swift modules.
-        public static func isLiftoff(_ name: String) -> Bool {
-            if name.hasPrefix("lo_") { return true }
-            var head = Substring(name)
-            if head.hasPrefix("(extension in "), let close = head.firstIndex(of: ")") {
-                head = head[head.index(after: close)...]
-            }
-            head = head[..<(head.firstIndex(of: "(") ?? head.endIndex)]
-            for module in ["Liftoff.", "LiftoffSampler.", "LiftoffTesting.", "LiftoffProfile.", "LiftoffReports."] {
-                var searchFrom = head.startIndex
-                while let range = head[searchFrom...].range(of: module) {
-                    // A module name starts the qualified name or follows a space or `:`.
-                    if range.lowerBound == head.startIndex { return true }
-                    let before = head[head.index(before: range.lowerBound)]
-                    if before == " " || before == ":" { return true }
-                    searchFrom = range.upperBound
-                }
-            }
-            return false
-        }
+        /// Whether a full function name belongs to Liftoff's own code (``FrameClassifier/liftoff``).
+        public static func isLiftoff(_ name: String) -> Bool { FrameClassifier.liftoff.owns(name) }
     }
 }
 

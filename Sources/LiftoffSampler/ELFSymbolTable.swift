@@ -24,6 +24,9 @@ struct ELFSymbolTable: Sendable {
     private(set) var sectionNames: Set<String> = []
     /// The compressed `.gnu_debugdata` section (MiniDebugInfo), when the object has one.
     private(set) var miniDebugInfo: Data?
+    /// The program interpreter (`PT_INTERP`: the dynamic loader) an executable names; nil for a
+    /// statically linked program.
+    private(set) var interpreter: String?
 
     /// A lookup's answer: the symbol, and whether it covers the address or is only the nearest
     /// one below it (the address lies past a sized symbol's end).
@@ -169,6 +172,18 @@ struct ELFSymbolTable: Sendable {
         }
 
         var table = ELFSymbolTable()
+        if let headerOffset = read(0x20, as: UInt64.self), let headerSize = read(0x36, as: UInt16.self),
+            let headerCount = read(0x38, as: UInt16.self), headerSize >= 56, let first = Int(exactly: headerOffset)
+        {
+            for index in 0..<Int(headerCount) {
+                let base = first &+ index &* Int(headerSize)
+                guard let type = read(base, as: UInt32.self), type == 3, let offset = read(base + 8, as: UInt64.self),
+                    let size = read(base + 32, as: UInt64.self), let start = Int(exactly: offset),
+                    let length = Int(exactly: min(size, 4096)), start >= 0, start <= bytes.count - length
+                else { continue }
+                table.interpreter = String(decoding: bytes[start..<(start + length)].prefix { $0 != 0 }, as: UTF8.self)
+            }
+        }
         let note: UInt32 = 7
         let nobits: UInt32 = 8
         for section in sections {

@@ -262,6 +262,10 @@ struct AtomicFileTests {
             ("LiftoffTests.uiWorkFromDetachedTask(Liftoff.View) -> ()", false),
             ("LiftoffDemo.DemoWorkload.hashCatalog(_: Swift.Array<Liftoff.Item>) -> Swift.UInt64", false),
             ("main", false),
+            ("LiftoffTracing.LiftoffTracer.startSpan(_: Swift.String) -> ()", true),
+            ("closure #1 in LiftoffLogging.LoggingViolationHandler.handle(Liftoff.Violation) -> ()", true),
+            ("LiftoffServiceLifecycle.ServiceLaunch.run() async throws -> ()", true),
+            ("MyLiftoffApp.Store.load() -> ()", false),
         ])
     func liftoffFrames(name: String, isLiftoff: Bool) {
         #expect(Profile.Frame(name: name, object: "app").isLiftoff == isLiftoff)

@@ -26,6 +26,48 @@ struct RepositoryLayoutTests {
 }
 
 extension RepositoryLayoutTests {
+    @Test("the README's layout names every module and test folder, and every file it names exists")
+    func readmeLayoutMatchesTree() throws {
+        let readme = try String(contentsOf: repositoryRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        let start = try #require(readme.range(of: "\n## Layout\n"))
+        let end = readme[start.upperBound...].range(of: "\n## ")?.lowerBound ?? readme.endIndex
+        let layout = readme[start.upperBound..<end]
+        let named = Set(layout.split(separator: "`").enumerated().filter { $0.offset % 2 == 1 }.map { String($0.element) })
+        var missing: [String] = []
+        for folder in ["Sources", "Tests"] {
+            let entries = try FileManager.default.contentsOfDirectory(atPath: repositoryRoot.appendingPathComponent(folder).path)
+            for entry in entries.sorted() where !entry.hasPrefix(".") {
+                var isFolder: ObjCBool = false
+                let path = repositoryRoot.appendingPathComponent("\(folder)/\(entry)").path
+                guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue else { continue }
+                let mentioned = named.contains(entry) || named.contains("\(folder)/\(entry)") || named.contains("\(entry)/")
+                    || named.contains("\(folder)/\(entry)/") || layout.contains("`\(entry)`") || layout.contains("`\(entry)/`")
+                if !mentioned { missing.append("\(folder)/\(entry)") }
+            }
+        }
+        #expect(missing.isEmpty, "the README's layout does not name: \(missing.joined(separator: ", "))")
+
+        // Every file the layout names (`agent.c`, `Liftoff/MainRunLoop.swift`) is in the tree.
+        var files: Set<String> = []
+        for folder in ["Sources", "Tests", "scripts"] {
+            let root = repositoryRoot.appendingPathComponent(folder)
+            guard let walker = FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil) else { continue }
+            for case let url as URL in walker {
+                if url.lastPathComponent.hasPrefix(".build") {
+                    walker.skipDescendants()
+                    continue
+                }
+                files.insert(url.lastPathComponent)
+            }
+        }
+        let fileNames = named.filter { name in
+            [".swift", ".c", ".py", ".js", ".css", ".proto"].contains { name.hasSuffix($0) } && !name.contains("*") && !name.contains(" ")
+        }
+        let stale = fileNames.filter { !files.contains(String($0.split(separator: "/").last ?? "")) }
+        #expect(stale.isEmpty, "the README's layout names files that do not exist: \(stale.sorted())")
+        #expect(fileNames.count >= 10, "the layout names the files a newcomer opens: \(fileNames.count)")
+    }
+
     /// The lines of `text` that say something, without their indentation.
     static func meaningfulLines<S: StringProtocol>(_ text: S) -> [String] {
         text.split(separator: "\n", omittingEmptySubsequences: false)

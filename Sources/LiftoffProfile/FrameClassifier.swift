@@ -1,0 +1,52 @@
+/// Tells a library's own frames from the program's, by function name: reports fold a library's
+/// frames away from the top of a violation's or a hang's stack, so that it points at the caller.
+///
+/// ```swift
+/// let classifier = FrameClassifier(modules: ["MyKit"], cPrefixes: ["mk_"])
+/// classifier.owns("MyKit.Store.load() -> ()")  // true
+/// ```
+public struct FrameClassifier: Sendable, Equatable {
+    /// The Swift modules whose functions are the library's own.
+    public var modules: Set<String>
+    /// Prefixes of the library's C functions.
+    public var cPrefixes: [String]
+
+    /// Creates a classifier for the functions of `modules` and the C functions that start with one of `cPrefixes`.
+    public init(modules: Set<String>, cPrefixes: [String] = []) {
+        self.modules = modules
+        self.cPrefixes = cPrefixes
+    }
+
+    /// Liftoff's own code: every module of the package and its C sampler (`lo_…`).
+    public static let liftoff = FrameClassifier(
+        modules: [
+            "Liftoff", "LiftoffSampler", "LiftoffTesting", "LiftoffProfile", "LiftoffReports", "LiftoffTracing",
+            "LiftoffLogging", "LiftoffServiceLifecycle", "LiftoffPprof", "LiftoffCLI",
+        ],
+        cPrefixes: ["lo_"])
+
+    /// Whether the full (demangled) function name `name` is the library's: a C function with one
+    /// of its prefixes, or a function whose qualified name (before its parameters; parameter types
+    /// do not count) is in one of its modules, itself or in a closure or extension.
+    public func owns(_ name: String) -> Bool {
+        if cPrefixes.contains(where: { name.hasPrefix($0) }) { return true }
+        var head = Substring(name)
+        if head.hasPrefix("(extension in "), let close = head.firstIndex(of: ")") {
+            head = head[head.index(after: close)...]
+        }
+        head = head[..<(head.firstIndex(of: "(") ?? head.endIndex)]
+        // A module name starts the qualified name, or follows a space (`closure #1 in M.f`,
+        // `static M.T.f`) or a `:` (`generic specialization <…> of M.f`).
+        var start = head.startIndex
+        while start < head.endIndex {
+            let word = head[start...].prefix { $0 != "." && $0 != " " && $0 != ":" && $0 != "<" }
+            let end = word.endIndex
+            if end < head.endIndex, head[end] == ".", modules.contains(String(word)) {
+                let boundary = start == head.startIndex || [" ", ":"].contains(head[head.index(before: start)])
+                if boundary { return true }
+            }
+            start = end < head.endIndex ? head.index(after: end) : end
+        }
+        return false
+    }
+}
