@@ -48,8 +48,19 @@ extension RepositoryLayoutTests {
         #expect(missing.isEmpty, "the README's layout does not name: \(missing.joined(separator: ", "))")
 
         // Every file the layout names (`agent.c`, `Liftoff/MainRunLoop.swift`) is in the tree.
-        var files: Set<String> = []
-        for folder in ["Sources", "Tests", "scripts"] {
+        let files = Set(Self.files(in: ["Sources", "Tests", "scripts"]).map(\.lastPathComponent))
+        let fileNames = named.filter { name in
+            [".swift", ".c", ".py", ".js", ".css", ".proto"].contains { name.hasSuffix($0) } && !name.contains("*") && !name.contains(" ")
+        }
+        let stale = fileNames.filter { !files.contains(String($0.split(separator: "/").last ?? "")) }
+        #expect(stale.isEmpty, "the README's layout names files that do not exist: \(stale.sorted())")
+        #expect(fileNames.count >= 10, "the layout names the files a newcomer opens: \(fileNames.count)")
+    }
+
+    /// Every file under the repository's `folders`, build folders left out.
+    static func files(in folders: [String]) -> [URL] {
+        var result: [URL] = []
+        for folder in folders {
             let root = repositoryRoot.appendingPathComponent(folder)
             guard let walker = FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil) else { continue }
             for case let url as URL in walker {
@@ -57,15 +68,10 @@ extension RepositoryLayoutTests {
                     walker.skipDescendants()
                     continue
                 }
-                files.insert(url.lastPathComponent)
+                result.append(url)
             }
         }
-        let fileNames = named.filter { name in
-            [".swift", ".c", ".py", ".js", ".css", ".proto"].contains { name.hasSuffix($0) } && !name.contains("*") && !name.contains(" ")
-        }
-        let stale = fileNames.filter { !files.contains(String($0.split(separator: "/").last ?? "")) }
-        #expect(stale.isEmpty, "the README's layout names files that do not exist: \(stale.sorted())")
-        #expect(fileNames.count >= 10, "the layout names the files a newcomer opens: \(fileNames.count)")
+        return result
     }
 
     /// The lines of `text` that say something, without their indentation.
@@ -99,17 +105,8 @@ extension RepositoryLayoutTests {
     @Test("every Swift block in the README is code of an example package or a test, so it compiles as written")
     func readmeCodeIsCompiled() throws {
         var sources: [String: [String]] = [:]
-        for folder in ["Examples", "Tests"] {
-            let root = repositoryRoot.appendingPathComponent(folder)
-            guard let walker = FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil) else { continue }
-            for case let url as URL in walker {
-                if url.lastPathComponent.hasPrefix(".build") {
-                    walker.skipDescendants()
-                    continue
-                }
-                guard url.pathExtension == "swift" else { continue }
-                sources[url.path] = Self.meaningfulLines(try String(contentsOf: url, encoding: .utf8))
-            }
+        for url in Self.files(in: ["Examples", "Tests"]) where url.pathExtension == "swift" {
+            sources[url.path] = Self.meaningfulLines(try String(contentsOf: url, encoding: .utf8))
         }
         let blocks = try Self.readmeSwiftBlocks()
         #expect(blocks.count >= 8, "the README shows the examples' code: \(blocks.count) blocks")
