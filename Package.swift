@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "LiftoffSampler", targets: ["LiftoffSampler"]),
         .library(name: "LiftoffReports", targets: ["LiftoffReports"]),
         .library(name: "LiftoffPprof", targets: ["LiftoffPprof"]),
+        .library(name: "LiftoffFormats", targets: ["LiftoffFormats"]),
         .library(name: "LiftoffCLI", targets: ["LiftoffCLI"]),
         // libLiftoffAgent.so: the sampler injected with LD_PRELOAD into programs without Liftoff.
         .library(name: "LiftoffAgent", type: .dynamic, targets: ["CLiftoffAgent"]),
@@ -51,8 +52,10 @@ let package = Package(
         .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
         .target(
             name: "LiftoffPprof",
-            dependencies: ["LiftoffProfile", "CZlib", .product(name: "SwiftProtobuf", package: "swift-protobuf")],
+            dependencies: ["LiftoffProfile", "LiftoffReports", "CZlib", .product(name: "SwiftProtobuf", package: "swift-protobuf")],
             exclude: ["Proto"]),
+        // The one list of report formats (LiftoffReports' renderers and pprof), for the CLI, fuzzing and benchmarks.
+        .target(name: "LiftoffFormats", dependencies: ["LiftoffReports", "LiftoffPprof"]),
         .target(name: "Liftoff", dependencies: ["LiftoffProfile", "LiftoffSampler"]),
         .target(name: "LiftoffTesting", dependencies: ["Liftoff"]),
         // Thread-rule violations through swift-log: its own product, so the core stays dependency-free.
@@ -71,7 +74,8 @@ let package = Package(
         .target(
             name: "LiftoffCLI",
             dependencies: [
-                "CLiftoffSampler", "Liftoff", "LiftoffProfile", "LiftoffSampler", "LiftoffReports", "LiftoffPprof", "LiftoffDemo",
+                "CLiftoffSampler", "Liftoff", "LiftoffProfile", "LiftoffSampler", "LiftoffReports", "LiftoffPprof", "LiftoffFormats",
+                "LiftoffDemo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -96,7 +100,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
         .testTarget(name: "LiftoffReportsTests", dependencies: ["LiftoffReports", "LiftoffProfile", "LiftoffTestSupport"]),
-        .testTarget(name: "LiftoffCLITests", dependencies: ["LiftoffCLI", "LiftoffProfile", "LiftoffReports", "LiftoffTestSupport"]),
+        .testTarget(name: "LiftoffCLITests", dependencies: ["LiftoffCLI", "LiftoffProfile", "LiftoffReports", "LiftoffFormats", "LiftoffTestSupport"]),
         // The repository itself: file sizes, the README's layout and code against the tree.
         .testTarget(name: "RepositoryTests", dependencies: ["LiftoffTestSupport"]),
     ],

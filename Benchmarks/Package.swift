@@ -45,7 +45,7 @@ let package = Package(
             name: "ReportBenchmarks",
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
-                .product(name: "LiftoffReports", package: "Liftoff"),
+                .product(name: "LiftoffFormats", package: "Liftoff"),
                 .product(name: "LiftoffProfile", package: "Liftoff"),
             ],
             path: "ReportBenchmarks",

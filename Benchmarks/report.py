@@ -384,7 +384,10 @@ def reports_report(results):
     lines.append("|---|---:|---:|---:|---:|")
     lines.append(f"| encode profile.json (baseline) | {base / 1e6:.0f} ms | "
                  f"{quartiles(get('encode the profile as JSON (baseline)'))[2] / 1e6:.0f} ms | {1e6 / (base / 1e9) / 1e6:.2f} M | 1.00 |")
-    for name in ["html", "svg", "folded", "speedscope", "chrome", "markdown"]:
+    # Every format the benchmarks rendered (they render ReportFormats.all), in name order.
+    formats = sorted({benchmark[len("render "):] for benchmark, metric in results
+                      if benchmark.startswith("render ") and metric == "wallClock"})
+    for name in formats:
         values = get(f"render {name}")
         median = statistics.median(values)
         lines.append(f"| {name} | {median / 1e6:.0f} ms | {quartiles(values)[2] / 1e6:.0f} ms | "
@@ -393,7 +396,7 @@ def reports_report(results):
     html = statistics.median(get("output bytes", "htmlBytes"))
     speedscope = statistics.median(get("output bytes", "speedscopeBytes"))
     json_bytes = statistics.median(get("output bytes", "jsonBytes"))
-    slowest = max(statistics.median(get(f"render {name}")) for name in ["html", "svg", "folded", "speedscope", "chrome", "markdown"])
+    slowest = max(statistics.median(get(f"render {name}")) for name in formats)
     lines.append(f"Sizes: profile.json {json_bytes / 1e6:.0f} MB, the HTML report {html / 1e6:.1f} MB (target under 10 MB: "
                  f"flame-graph nodes under 1/100,000 of the samples and flame-chart bars under 1/20,000 of a thread's "
                  f"time are merged into their parents, at most 40,000 nodes per tree and 150,000 bars), speedscope "

@@ -16,7 +16,7 @@ let package = Package(
             name: "FuzzProfile",
             dependencies: [
                 "FuzzDriver", .product(name: "LiftoffProfile", package: "Liftoff"),
-                .product(name: "LiftoffReports", package: "Liftoff"),
+                .product(name: "LiftoffFormats", package: "Liftoff"),
             ]),
         .executableTarget(name: "FuzzScenario", dependencies: ["FuzzDriver", .product(name: "Liftoff", package: "Liftoff")]),
         .executableTarget(name: "FuzzShellWords", dependencies: ["FuzzDriver", .product(name: "LiftoffCLI", package: "Liftoff")]),

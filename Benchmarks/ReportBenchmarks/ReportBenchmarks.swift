@@ -1,7 +1,7 @@
 import Benchmark
 import Foundation
+import LiftoffFormats
 import LiftoffProfile
-import LiftoffReports
 
 // Every report format rendered from a profile of 1,000,000 samples, 50,000 distinct stacks and
 // 10,000 tasks, against encoding the same profile as JSON (profile.json) in the same run.
@@ -26,23 +26,11 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark("encode the profile as JSON (baseline)") { benchmark in
         for _ in benchmark.scaledIterations { blackHole(try big.jsonData()) }
     }
-    Benchmark("render html") { benchmark in
-        for _ in benchmark.scaledIterations { blackHole(HTMLReportRenderer().render(big)) }
-    }
-    Benchmark("render svg") { benchmark in
-        for _ in benchmark.scaledIterations { blackHole(SVGFlameGraphRenderer().render(big)) }
-    }
-    Benchmark("render folded") { benchmark in
-        for _ in benchmark.scaledIterations { blackHole(FoldedRenderer.render(big)) }
-    }
-    Benchmark("render speedscope") { benchmark in
-        for _ in benchmark.scaledIterations { blackHole(SpeedscopeRenderer().render(big)) }
-    }
-    Benchmark("render chrome") { benchmark in
-        for _ in benchmark.scaledIterations { blackHole(ChromeTraceRenderer().render(big)) }
-    }
-    Benchmark("render markdown") { benchmark in
-        for _ in benchmark.scaledIterations { blackHole(MarkdownRenderer().render(big)) }
+    // Every format there is, from the one list.
+    for format in ReportFormats.all {
+        Benchmark("render \(format.name)") { benchmark in
+            for _ in benchmark.scaledIterations { blackHole(try format.render(big, options: ReportOptions())) }
+        }
     }
     // Output sizes, recorded once as a count metric (bytes) so the report can state them.
     Benchmark(

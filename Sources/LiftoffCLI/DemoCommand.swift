@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Liftoff
 import LiftoffDemo
+import LiftoffFormats
 import LiftoffProfile
 import LiftoffReports
 import LiftoffSampler
@@ -85,7 +86,7 @@ struct DemoCommand: ParsableCommand {
         guard let result = delegate.result else {
             throw CLIError("The demo app did not finish launching (exit status \(status)).")
         }
-        let files = try ReportFormat.demoFiles(profile)
+        let files = try ReportFormats.folderFiles(profile)
         do {
             try profile.write(to: folder.appendingPathComponent("profile.json"))
             for (name, data) in files {

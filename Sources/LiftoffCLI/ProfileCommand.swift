@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Liftoff
+import LiftoffFormats
 import LiftoffProfile
 import LiftoffReports
 import LiftoffSampler
@@ -108,7 +109,7 @@ struct ProfileCommand: ParsableCommand {
         }
         do {
             try profile.write(to: folder.appendingPathComponent("profile.json"))
-            for (name, data) in try ReportFormat.demoFiles(profile) {
+            for (name, data) in try ReportFormats.folderFiles(profile) {
                 try AtomicFile.write(data, to: folder.appendingPathComponent(name))
             }
         } catch let error as ProfileError {

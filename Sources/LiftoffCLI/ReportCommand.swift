@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
+import LiftoffFormats
 import LiftoffProfile
-import LiftoffReports
 
 /// `liftoff report PROFILE [--format html|svg|folded|speedscope|chrome|markdown] [-o FILE]`: renders a saved profile.
 struct ReportCommand: ParsableCommand {
@@ -10,7 +10,7 @@ struct ReportCommand: ParsableCommand {
         abstract: "Render a saved profile.json as HTML, SVG, folded stacks, speedscope, Chrome trace or Markdown.",
         discussion: """
             Formats:
-            \(ReportFormat.allCases.map { "  \($0.rawValue.padding(toLength: 11, withPad: " ", startingAt: 0)) \($0.summary)" }.joined(separator: "\n"))
+            \(ReportFormats.all.map { "  \($0.name.padding(toLength: 11, withPad: " ", startingAt: 0)) \($0.summary)" }.joined(separator: "\n"))
 
             Examples:
               liftoff report profile.json -o report.html
@@ -23,8 +23,8 @@ struct ReportCommand: ParsableCommand {
     @Argument(help: "The profile.json to render.")
     var profile: String
 
-    @Option(name: .long, help: "Output format: \(ReportFormat.allCases.map(\.rawValue).joined(separator: ", ")).")
-    var format: ReportFormat = .html
+    @Option(name: .long, help: "Output format: \(FormatChoice.allValueStrings.joined(separator: ", ")).")
+    var format = FormatChoice(HTMLFormat())
 
     @Option(name: [.short, .customLong("output")], help: "Write to this file instead of standard output.")
     var output: String?
@@ -47,10 +47,10 @@ struct ReportCommand: ParsableCommand {
         } catch let error as ProfileError {
             throw CLIError(error.message)
         }
-        if output == nil, format.isBinary, isatty(1) != 0 {
-            throw CLIError("--format \(format.rawValue) is binary: give a file with -o, or redirect standard output.")
+        if output == nil, format.format.isBinary, isatty(1) != 0 {
+            throw CLIError("--format \(format.format.name) is binary: give a file with -o, or redirect standard output.")
         }
-        let bytes = try format.output(loaded, perThread: perThread, samples: samples)
+        let bytes = try ReportFormats.output(format.format, loaded, options: ReportOptions(perThread: perThread, samples: samples))
         if let output {
             do {
                 try AtomicFile.write(bytes, to: URL(fileURLWithPath: output))

@@ -1,7 +1,7 @@
 import Foundation
 import Liftoff
 import LiftoffProfile
-import LiftoffReports
+import LiftoffFormats
 import LiftoffTestSupport
 import Testing
 
@@ -75,9 +75,9 @@ struct RobustnessTests {
         let loaded = try Profile.load(from: url)
         #expect(loaded.frames[0].name.utf8.count <= Profile.maximumNameBytes)
         #expect(loaded.frames[0].name.hasSuffix(Profile.shortenedMarker))
-        for format in ReportFormat.allCases {
-            let bytes = try format.output(loaded, perThread: false, samples: .wall)
-            #expect(!bytes.isEmpty, "\(format)")
+        for format in ReportFormats.all {
+            let bytes = try format.render(loaded, options: ReportOptions(samples: .wall))
+            #expect(!bytes.isEmpty, "\(format.name)")
         }
         let folded = FoldedRenderer.render(loaded)
         let deepLine = try #require(folded.split(separator: "\n").first { $0.contains("deep9999") })

@@ -1,7 +1,7 @@
 import FuzzDriver
 import Foundation
+import LiftoffFormats
 import LiftoffProfile
-import LiftoffReports
 
 // A profile either loads or is refused with a ProfileError; one that loads renders in every
 // format without trapping.
@@ -10,13 +10,11 @@ struct FuzzProfileTarget {
     static func main() {
         FuzzDriver.main { data in
             guard let profile = try? Profile.decode(data, source: "input") else { return }
-            _ = FoldedRenderer.render(profile)
-            _ = FoldedRenderer.render(profile, perThread: true, samples: .wall)
-            _ = MarkdownRenderer().render(profile)
-            _ = SVGFlameGraphRenderer().render(profile)
-            _ = SpeedscopeRenderer().render(profile)
-            _ = ChromeTraceRenderer().render(profile)
-            _ = HTMLReportRenderer().render(profile)
+            // Every format there is, from the one list, with each option.
+            for format in ReportFormats.all {
+                _ = try? format.render(profile, options: ReportOptions())
+                _ = try? format.render(profile, options: ReportOptions(perThread: true, samples: .wall))
+            }
             _ = ProfileSummary(profile, limit: 10)
             _ = DiffFlameGraph(base: [profile], head: [profile]).svg(title: "fuzz")
         }
