@@ -3,7 +3,9 @@
 
 Reads every `.css` and `.js` file in Sources/LiftoffReports/Assets and writes
 Sources/LiftoffReports/Generated/HTMLReportAssets.swift, one raw string literal per file, so the
-binary stays one file and the assets are edited as CSS and JavaScript.
+binary stays one file and the assets are edited as CSS and JavaScript. A folder of `.js` files
+(`report/`, the report page's script split by view) is one asset, `report.js`: its files joined
+in name order, exactly as they are.
 
     python3 scripts/embed_assets.py          # regenerate (`make assets`)
     python3 scripts/embed_assets.py --check  # exit 1 when the generated file is stale
@@ -41,8 +43,23 @@ def raw_literal(text):
     return hashes + '"""\n' + text + '\n"""' + hashes
 
 
+def sources():
+    """{asset name: [source paths]}: each file, and each folder of .js files as one asset."""
+    assets = {}
+    for name in sorted(os.listdir(ASSETS)):
+        path = os.path.join(ASSETS, name)
+        if os.path.isdir(path):
+            parts = sorted(part for part in os.listdir(path) if part.endswith(".js"))
+            if parts:
+                assets[name + ".js"] = [os.path.join(path, part) for part in parts]
+        elif name.endswith((".css", ".js")):
+            assets[name] = [path]
+    return assets
+
+
 def generate():
-    names = sorted(name for name in os.listdir(ASSETS) if name.endswith((".css", ".js")))
+    assets = sources()
+    names = sorted(assets)
     if not names:
         raise SystemExit(f"error: no .css or .js files in {ASSETS}.")
     parts = [
@@ -54,17 +71,19 @@ def generate():
         "enum HTMLReportAssets {",
     ]
     for name in names:
-        path = os.path.join(ASSETS, name)
-        with open(path, encoding="utf-8", newline="") as handle:
-            text = handle.read()
-        for number, line in enumerate(text.split("\n"), start=1):
-            match = FORBIDDEN.search(line)
-            if match:
-                raise SystemExit(
-                    f"error: {os.path.relpath(path, ROOT)}:{number} contains '{match.group(0)}', which would end "
-                    "or confuse the element the page embeds it in; write it as '<\\/' or split the string.")
-        if "\r" in text:
-            raise SystemExit(f"error: {os.path.relpath(path, ROOT)} has carriage returns; save it with LF line ends.")
+        text = ""
+        for path in assets[name]:
+            with open(path, encoding="utf-8", newline="") as handle:
+                part = handle.read()
+            for number, line in enumerate(part.split("\n"), start=1):
+                match = FORBIDDEN.search(line)
+                if match:
+                    raise SystemExit(
+                        f"error: {os.path.relpath(path, ROOT)}:{number} contains '{match.group(0)}', which would end "
+                        "or confuse the element the page embeds it in; write it as '<\\/' or split the string.")
+            if "\r" in part:
+                raise SystemExit(f"error: {os.path.relpath(path, ROOT)} has carriage returns; save it with LF line ends.")
+            text += part
         parts.append(f"    /// `Assets/{name}`.")
         parts.append(f"    static let {property_name(name)} = " + raw_literal(text))
         parts.append("")

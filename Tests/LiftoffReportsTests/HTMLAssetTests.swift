@@ -8,18 +8,40 @@ import Testing
 struct HTMLAssetTests {
     private let folder = repositoryRoot.appendingPathComponent("Sources/LiftoffReports/Assets")
 
-    private func assetFiles() throws -> [String] {
-        try FileManager.default.contentsOfDirectory(atPath: folder.path)
-            .filter { $0.hasSuffix(".css") || $0.hasSuffix(".js") }.sorted()
+    /// Each asset and its text: a file, or a folder of `.js` files joined in name order (`report/` is `report.js`).
+    private func assets() throws -> [String: String] {
+        var result: [String: String] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: folder.path) {
+            var isFolder: ObjCBool = false
+            let url = folder.appendingPathComponent(name)
+            guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder) else { continue }
+            if isFolder.boolValue {
+                let parts = try FileManager.default.contentsOfDirectory(atPath: url.path).filter { $0.hasSuffix(".js") }.sorted()
+                guard !parts.isEmpty else { continue }
+                result[name + ".js"] = try parts.map { try String(contentsOf: url.appendingPathComponent($0), encoding: .utf8) }.joined()
+            } else if name.hasSuffix(".css") || name.hasSuffix(".js") {
+                result[name] = try String(contentsOf: url, encoding: .utf8)
+            }
+        }
+        return result
     }
 
     @Test("the embedded assets are exactly the files in Assets/ (run `make assets` when this fails)")
     func generatedFileIsCurrent() throws {
-        let files = try assetFiles()
-        #expect(files == HTMLReportAssets.byFileName.keys.sorted(), "run `make assets`: the set of files changed")
-        for file in files {
-            let text = try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
-            #expect(HTMLReportAssets.byFileName[file] == text, "run `make assets`: \(file) changed since it was embedded")
+        let assets = try assets()
+        #expect(assets.keys.sorted() == HTMLReportAssets.byFileName.keys.sorted(), "run `make assets`: the set of files changed")
+        for (name, text) in assets {
+            #expect(HTMLReportAssets.byFileName[name] == text, "run `make assets`: \(name) changed since it was embedded")
+        }
+    }
+
+    @Test("no file of an asset is over 700 lines: the report's script is split by view")
+    func assetFilesStaySmall() throws {
+        let walker = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil)
+        while let url = walker?.nextObject() as? URL {
+            guard ["js", "css"].contains(url.pathExtension) else { continue }
+            let lines = try String(contentsOf: url, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false).count
+            #expect(lines <= 701, "\(url.lastPathComponent): \(lines - 1) lines")
         }
     }
 
