@@ -37,6 +37,8 @@ let package = Package(
         // `libdw-dev`) at build time; `libdw.so.1` is loaded when a profile is symbolized, not linked.
         .target(name: "CLiftoffDWARF", cSettings: [.define("_GNU_SOURCE")], linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "LiftoffProfile"),
+        // Starting the programs the command line runs (fork, exec, pidfd, subreaper): C only.
+        .target(name: "CLiftoffProcess", cSettings: [.define("_GNU_SOURCE")]),
         // The injected agent: C only.
         .target(
             name: "CLiftoffAgent", dependencies: ["CLiftoffSampler"], cSettings: [.define("_GNU_SOURCE")],
@@ -74,7 +76,7 @@ let package = Package(
         .target(
             name: "LiftoffCLI",
             dependencies: [
-                "CLiftoffSampler", "Liftoff", "LiftoffProfile", "LiftoffSampler", "LiftoffReports", "LiftoffPprof", "LiftoffFormats",
+                "CLiftoffProcess", "Liftoff", "LiftoffProfile", "LiftoffSampler", "LiftoffReports", "LiftoffPprof", "LiftoffFormats",
                 "LiftoffDemo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]

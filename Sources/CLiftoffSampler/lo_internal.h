@@ -5,7 +5,8 @@
 // cfi.c       call-frame information: the rule that finds a frame's caller, and its cache
 // walk.c      the handler's own stack walk, with those rules, bounded by the thread's stack
 // unwind.c    libunwind calls and the exclusion between unwinds in and out of handlers
-// ring.c      the lock-free sample ring (handlers write) and the store (the sampler reads)
+// ring.c      the lock-free sample ring (handlers write, the sampler thread drains)
+// store.c     the store the sampler thread drains the ring into, and Swift reads
 // threads.c   the thread table: listing, CPU checks, running or waiting, signalling
 // handler.c   the SIGPROF handler and stack requests from other threads
 // sampler.c   start, stop and the sampler thread's loop
@@ -244,6 +245,8 @@ void lo_ring_publish(int32_t tid, uint64_t time_ns, uint64_t task, uint64_t hand
                      const uintptr_t *frames, int depth, uint16_t flags, uint32_t async);
 // The consumer (sampler thread, or stop after joining it): visits every published slot.
 void lo_ring_drain(void (*visit)(const lo_slot *slot));
+
+// ---- store.c ---------------------------------------------------------------------------
 
 void lo_store_reset(void);
 void lo_store_append(int32_t tid, uint64_t time_ns, uint64_t task, uint64_t cpu_ns, uint64_t ticks, uint16_t flags,

@@ -1,6 +1,6 @@
 
 #if canImport(Glibc)
-import CLiftoffSampler
+import CLiftoffProcess
 import Foundation
 import Glibc
 import LiftoffProfile

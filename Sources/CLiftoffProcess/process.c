@@ -3,7 +3,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "lo_sampler.h"
+#include "lo_process.h"
 
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434 /* the same on every architecture */
