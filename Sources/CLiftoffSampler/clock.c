@@ -95,7 +95,6 @@ uintptr_t lo_current_swift_task_pointer(void) {
     return (uintptr_t)getter();
 }
 
-uintptr_t lo_current_swift_task(void) { return (uintptr_t)lo_task_identity(lo_current_swift_task_pointer()); }
 
 // In a handler: no pthread_once, only the value resolved before sampling began. The running task
 // holds itself alive, so its header may be read.

@@ -1,4 +1,4 @@
-// The SIGPROF handler, and stack requests from other threads.
+// The SIGPROF handler, and its side of stack requests from other threads (capture.c asks).
 //
 // The handler stays installed for the life of the process: a SIGPROF still in flight after
 // `stop` must meet a handler, since the default action would end the process.
@@ -18,7 +18,6 @@
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static int g_installed;
 static _Atomic int g_active;     // handlers capture only while set
-static _Atomic int g_in_handler; // handlers running now
 static __thread int t_warming __attribute__((tls_model("initial-exec")));
 static _Atomic int g_verify; // walk each stack both ways and compare (tests)
 
@@ -30,7 +29,6 @@ static uintptr_t g_mismatch_frames[2][LO_MAX_FRAMES];
 // Each request has a sequence number; a handler answers into the buffer of the request it saw
 // and marks that number done, so a late answer to an abandoned request can never be taken for
 // the answer to the next one.
-static pthread_mutex_t g_request_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic pid_t g_request_tid;
 static _Atomic uint64_t g_request_seq;
 static _Atomic uint64_t g_request_done;
@@ -238,7 +236,7 @@ static void lo_handler(int signal_number, siginfo_t *info, void *context) {
     if (lo_pass_on(signal_number, info, context)) return;
     int saved_errno = errno;
     uint64_t time_ns = lo_monotonic_ns();
-    atomic_fetch_add(&g_in_handler, 1);
+    lo_readers_enter();
     uint64_t request = atomic_load(&g_request_seq);
     int truncated = 0, depth = 0;
     uintptr_t frames[LO_MAX_FRAMES];
@@ -285,7 +283,7 @@ static void lo_handler(int signal_number, siginfo_t *info, void *context) {
                         async_placed | async_count << 16);
     }
 done:
-    atomic_fetch_sub(&g_in_handler, 1);
+    lo_readers_exit();
     // Outside the count of running handlers: the wait may last long after sampling stopped.
     if (!t_warming) lo_resume_wait(context, frames, depth < 0 ? 0 : depth);
     errno = saved_errno;
@@ -316,16 +314,15 @@ void lo_handler_set_verify(int verify) {
 
 void lo_handler_after_fork(void) {
     atomic_store(&g_active, 0);
-    atomic_store(&g_in_handler, 0);
+    lo_readers_after_fork();
     atomic_store(&g_request_tid, 0);
     atomic_store(&g_request_done, atomic_load(&g_request_seq));
-    pthread_mutex_init(&g_request_lock, NULL);
     for (int i = 0; i < LO_MAX_RESUMED; i++) atomic_store(&g_resumed[i].tid, 0);
 }
 
 int lo_walk_context(void *context, uintptr_t *frames) {
     // Counted as a handler, so the snapshot it walks through stays while it does.
-    atomic_fetch_add(&g_in_handler, 1);
+    lo_readers_enter();
     int truncated = 0, guessed = 0;
     // Sampling stops by clearing g_active and then waiting for handlers: the snapshot stays while
     // g_active is seen set after counting in.
@@ -333,7 +330,7 @@ int lo_walk_context(void *context, uintptr_t *frames) {
     int depth = atomic_load(&g_active) && lo_snapshot_usable()
                     ? lo_walk_interrupted(context, frames, &truncated, &guessed, &async)
                     : -1;
-    atomic_fetch_sub(&g_in_handler, 1);
+    lo_readers_exit();
     if (depth >= 0) LO_COUNT(walk_captures, 1);
     return depth;
 }
@@ -365,14 +362,6 @@ int lo_sampler_walk_mismatch(uintptr_t *walked, int *walked_depth, uintptr_t *re
     memcpy(reference, g_mismatch_frames[1], (size_t)g_mismatch_depth[1] * sizeof(uintptr_t));
     return 1;
 }
-int lo_handler_running_count(void) { return atomic_load(&g_in_handler); }
-void lo_handler_enter_reader(void) { atomic_fetch_add(&g_in_handler, 1); }
-void lo_handler_exit_reader(void) { atomic_fetch_sub(&g_in_handler, 1); }
-
-void lo_handler_wait_idle(void) {
-    while (atomic_load(&g_in_handler) != 0) sched_yield();
-}
-
 void lo_warm_current_thread(void) {
     lo_unwind_warm();
     t_warming = 1;
@@ -382,15 +371,11 @@ void lo_warm_current_thread(void) {
 
 void lo_signal_current_thread(void) { syscall(SYS_tgkill, getpid(), lo_current_tid(), SIGPROF); }
 
-int lo_capture_thread_stack(pid_t tid, uintptr_t *buffer, int capacity, int timeout_ms) {
-    if (buffer == NULL || capacity <= 0) return 0;
-    lo_handler_install_once();
-    // A thread in a wait a handler resumed cannot take the signal until the wait ends.
-    int resumed = lo_resumed_stack(tid, buffer, capacity);
-    if (resumed >= 0) return resumed;
-    pthread_mutex_lock(&g_request_lock);
-    int own_snapshot = lo_sampler_begin_request();
+int lo_handler_resumed_stack(pid_t tid, uintptr_t *buffer, int capacity) {
+    return lo_resumed_stack(tid, buffer, capacity);
+}
 
+int lo_handler_ask(pid_t tid, uintptr_t *buffer, int capacity, int timeout_ms) {
     uint64_t request = atomic_fetch_add(&g_request_seq, 1) + 1;
     atomic_store(&g_request_tid, tid);
     int result = -1;
@@ -416,7 +401,5 @@ int lo_capture_thread_stack(pid_t tid, uintptr_t *buffer, int capacity, int time
         }
     }
     atomic_store(&g_request_tid, 0);
-    lo_sampler_end_request(own_snapshot);
-    pthread_mutex_unlock(&g_request_lock);
     return result;
 }

@@ -7,9 +7,12 @@
 // unwind.c    libunwind calls and the exclusion between unwinds in and out of handlers
 // ring.c      the lock-free sample ring (handlers write, the sampler thread drains)
 // store.c     the store the sampler thread drains the ring into, and Swift reads
+// registry.c  the threads registered for sampling, and those opted out
 // threads.c   the thread table: listing, CPU checks, running or waiting, signalling
+// readers.c   how many handlers (and other readers) are using the loader snapshot now
 // handler.c   the SIGPROF handler and stack requests from other threads
 // sampler.c   start, stop and the sampler thread's loop
+// capture.c   the top: stack captures outside samples, and starting over after fork
 // tasks.c     Swift tasks: who created each, when its jobs were enqueued and ran
 
 #ifndef LO_INTERNAL_H
@@ -273,18 +276,27 @@ void lo_clock_after_fork(void);    // in a fork child: the calling thread's id i
 void lo_handler_after_fork(void);  // in a fork child: no handler runs, no request waits
 void lo_threads_after_fork(void);  // in a fork child: forgets the parent's threads and names
 void lo_snapshot_after_fork(void); // in a fork child: no dlclose is under way
+// capture.c's side of a stack request: the stack of the wait `tid` is in while a handler resumes
+// it (-1 when none), and asking `tid`'s handler for its stack (-1 when it does not answer in time).
+int lo_handler_resumed_stack(pid_t tid, uintptr_t *buffer, int capacity);
+int lo_handler_ask(pid_t tid, uintptr_t *buffer, int capacity, int timeout_ms);
 void lo_handler_install_once(void);
 int lo_handler_installed(void);
 void lo_handler_set_active(int active);
 void lo_handler_set_verify(int verify);
-void lo_handler_wait_idle(void);
-int lo_handler_running_count(void);
-// Outside handlers: counts the caller as a running handler while it reads the snapshot's objects.
-void lo_handler_enter_reader(void);
-void lo_handler_exit_reader(void);
 void lo_handler_resolve_task_getter(void);
 // Warms libunwind on the calling thread, through a signal frame too.
 void lo_warm_current_thread(void);
+
+// ---- readers.c -------------------------------------------------------------------------
+
+// Handlers count themselves in while they run; code outside handlers too while it reads the
+// snapshot's objects.
+void lo_readers_enter(void);
+void lo_readers_exit(void);
+int lo_readers_count(void);
+void lo_readers_wait_idle(void);  // until none reads
+void lo_readers_after_fork(void);
 
 // ---- sampler.c -------------------------------------------------------------------------
 
@@ -292,14 +304,18 @@ void lo_warm_current_thread(void);
 // returns whether it did, to pass to lo_sampler_end_request.
 int lo_sampler_begin_request(void);
 void lo_sampler_end_request(int own_snapshot);
+// In a fork child: forgets the parent's session (capture.c's lo_sampler_after_fork calls it).
+void lo_sampler_reset_after_fork(void);
 
-extern pthread_mutex_t lo_registry_lock;
-extern pid_t lo_registered[LO_MAX_THREADS];
-extern int lo_registered_count;
-extern pid_t lo_excluded[LO_MAX_THREADS];
-extern int lo_excluded_count;
+// ---- registry.c ------------------------------------------------------------------------
 
-// Drops threads that ended from a registry list; the caller holds lo_registry_lock.
-void lo_registry_prune(pid_t *list, int *count);
+lo_status lo_registry_register(pid_t tid);   // also undoes an opt-out
+int lo_registry_unregister(pid_t tid);       // whether it was registered
+lo_status lo_registry_exclude(pid_t tid);
+int lo_registry_include(pid_t tid);          // whether it had opted out
+int lo_registry_registered_count(void);
+// Both lists, threads that ended dropped first; each buffer holds LO_MAX_THREADS.
+void lo_registry_copy(pid_t *registered, int *registered_count, pid_t *excluded, int *excluded_count);
+void lo_registry_after_fork(void);          // in a fork child: empty, its lock free
 
 #endif

@@ -13,11 +13,6 @@
 
 lo_counters lo_count;
 
-pthread_mutex_t lo_registry_lock = PTHREAD_MUTEX_INITIALIZER;
-pid_t lo_registered[LO_MAX_THREADS];
-int lo_registered_count;
-pid_t lo_excluded[LO_MAX_THREADS];
-int lo_excluded_count;
 
 static pthread_mutex_t g_control_lock = PTHREAD_MUTEX_INITIALIZER; // start/stop
 static pthread_mutex_t g_wait_lock = PTHREAD_MUTEX_INITIALIZER;    // sampler sleep
@@ -169,7 +164,7 @@ void lo_sampler_stop(void) {
     // No new signals are sent now; stop capturing and wait for handlers in flight.
     lo_handler_set_active(0);
     lo_tasks_stop();
-    lo_handler_wait_idle();
+    lo_readers_wait_idle();
     lo_ring_drain(lo_threads_answer);
     lo_threads_end();
     lo_ring_destroy();
@@ -192,13 +187,12 @@ void lo_sampler_halt(void) {
     }
 }
 
-void lo_sampler_after_fork(void) {
+void lo_sampler_reset_after_fork(void) {
     // Only the thread that called fork exists here: the sampler thread, and any lock another
     // thread held, are gone. Everything starts over, without waiting for anyone.
     lo_clock_after_fork();
     pthread_mutex_init(&g_control_lock, NULL);
     pthread_mutex_init(&g_wait_lock, NULL);
-    pthread_mutex_init(&lo_registry_lock, NULL);
     lo_init_cond();
     g_running = 0;
     atomic_store(&g_keep_sampling, 0);
@@ -210,8 +204,7 @@ void lo_sampler_after_fork(void) {
     lo_snapshot_after_fork();
     lo_ring_destroy();
     lo_store_reset();
-    lo_registered_count = 0;
-    lo_excluded_count = 0;
+    lo_registry_after_fork();
 }
 
 int lo_sampler_is_running(void) {
@@ -236,27 +229,10 @@ void lo_sampler_end_request(int own_snapshot) {
     if (!own_snapshot) return;
     pthread_mutex_lock(&g_control_lock);
     if (!g_running) {
-        lo_handler_wait_idle();
+        lo_readers_wait_idle();
         lo_snapshot_drop();
     }
     pthread_mutex_unlock(&g_control_lock);
-}
-
-static int lo_remove(pid_t *list, int *count, pid_t tid) {
-    for (int i = 0; i < *count; i++) {
-        if (list[i] == tid) {
-            list[i] = list[--*count];
-            return 1;
-        }
-    }
-    return 0;
-}
-
-static int lo_contains(const pid_t *list, int count, pid_t tid) {
-    for (int i = 0; i < count; i++) {
-        if (list[i] == tid) return 1;
-    }
-    return 0;
 }
 
 // Warms libunwind once per thread: a pool thread registered for every task it runs warms up
@@ -271,16 +247,7 @@ lo_status lo_sampler_register_current_thread(void) {
         lo_warm_current_thread();
         t_warmed = 1;
     }
-    pthread_mutex_lock(&lo_registry_lock);
-    lo_remove(lo_excluded, &lo_excluded_count, tid);
-    lo_status status = LO_OK;
-    if (!lo_contains(lo_registered, lo_registered_count, tid)) {
-        // Threads that ended without unregistering hold no slot once the list is full.
-        if (lo_registered_count == LO_MAX_THREADS) lo_registry_prune(lo_registered, &lo_registered_count);
-        if (lo_registered_count == LO_MAX_THREADS) status = LO_ERR_TOO_MANY_THREADS;
-        else lo_registered[lo_registered_count++] = tid;
-    }
-    pthread_mutex_unlock(&lo_registry_lock);
+    lo_status status = lo_registry_register(tid);
     lo_threads_changed();
     return status;
 }
@@ -288,42 +255,24 @@ lo_status lo_sampler_register_current_thread(void) {
 lo_status lo_sampler_unregister_current_thread(void) { return lo_sampler_unregister_thread(lo_current_tid()); }
 
 lo_status lo_sampler_unregister_thread(pid_t tid) {
-    pthread_mutex_lock(&lo_registry_lock);
-    int removed = lo_remove(lo_registered, &lo_registered_count, tid);
-    pthread_mutex_unlock(&lo_registry_lock);
-    if (!removed) return LO_ERR_NOT_REGISTERED;
+    if (!lo_registry_unregister(tid)) return LO_ERR_NOT_REGISTERED;
     lo_threads_changed();
     return LO_OK;
 }
 
 lo_status lo_sampler_exclude_thread(pid_t tid) {
-    pthread_mutex_lock(&lo_registry_lock);
-    lo_status status = LO_OK;
-    if (!lo_contains(lo_excluded, lo_excluded_count, tid)) {
-        if (lo_excluded_count == LO_MAX_THREADS) lo_registry_prune(lo_excluded, &lo_excluded_count);
-        if (lo_excluded_count == LO_MAX_THREADS) status = LO_ERR_TOO_MANY_THREADS;
-        else lo_excluded[lo_excluded_count++] = tid;
-    }
-    pthread_mutex_unlock(&lo_registry_lock);
+    lo_status status = lo_registry_exclude(tid);
     lo_threads_changed();
     return status;
 }
 
 lo_status lo_sampler_include_thread(pid_t tid) {
-    pthread_mutex_lock(&lo_registry_lock);
-    int removed = lo_remove(lo_excluded, &lo_excluded_count, tid);
-    pthread_mutex_unlock(&lo_registry_lock);
-    if (!removed) return LO_ERR_NOT_REGISTERED;
+    if (!lo_registry_include(tid)) return LO_ERR_NOT_REGISTERED;
     lo_threads_changed();
     return LO_OK;
 }
 
-int lo_sampler_registered_count(void) {
-    pthread_mutex_lock(&lo_registry_lock);
-    int count = lo_registered_count;
-    pthread_mutex_unlock(&lo_registry_lock);
-    return count;
-}
+int lo_sampler_registered_count(void) { return lo_registry_registered_count(); }
 
 lo_counts lo_sampler_counts(void) {
     lo_counts counts = {

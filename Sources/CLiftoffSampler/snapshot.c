@@ -70,7 +70,7 @@ int dlclose(void *handle) {
     }
     atomic_fetch_add(&g_unloading, 1);
     atomic_fetch_add(&g_unloads, 1);
-    lo_handler_wait_idle();
+    lo_readers_wait_idle();
     int result = real(handle);
     atomic_store(&g_rebuild, 1);
     atomic_fetch_sub(&g_unloading, 1);
@@ -216,7 +216,7 @@ static void lo_take_over(lo_snapshot *snapshot, lo_snapshot *previous) {
 
 // Frees retired snapshots once no handler can still be reading one.
 static void lo_reclaim_snapshots(int force) {
-    if (!force && lo_handler_running_count() != 0) return;
+    if (!force && lo_readers_count() != 0) return;
     while (g_retired != NULL) {
         lo_snapshot *next = g_retired->retired_next;
         g_snapshot_bytes -= g_retired->bytes;
@@ -290,9 +290,9 @@ void lo_snapshot_make_resident(void) {
     lo_snapshot *snapshot = atomic_load(&g_snapshot);
     if (snapshot == NULL || snapshot->resident) return;
     // Counted as a handler, so a dlclose waits until it is done, and it stops on a stale snapshot.
-    lo_handler_enter_reader();
+    lo_readers_enter();
     if (!lo_snapshot_usable()) {
-        lo_handler_exit_reader();
+        lo_readers_exit();
         return;
     }
     snapshot->resident = 1;
@@ -318,7 +318,7 @@ void lo_snapshot_make_resident(void) {
         for (uintptr_t at = first; at < (uintptr_t)end; at += page) sink ^= *(const volatile uint8_t *)at;
         (void)sink;
     }
-    lo_handler_exit_reader();
+    lo_readers_exit();
 }
 
 void lo_snapshot_after_fork(void) {

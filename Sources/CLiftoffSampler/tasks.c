@@ -41,6 +41,8 @@ uint64_t lo_task_identity(uintptr_t task) {
     return id != 0 ? id : (uint64_t)task;
 }
 
+uintptr_t lo_current_swift_task(void) { return (uintptr_t)lo_task_identity(lo_current_swift_task_pointer()); }
+
 static int lo_task_kind_of(uintptr_t task, size_t create_flags) {
     uint32_t flags = *(const uint32_t *)(task + LO_TASK_FLAGS);
     if (flags & LO_TASK_FLAG_ASYNC_LET) return LO_TASK_ASYNC_LET;

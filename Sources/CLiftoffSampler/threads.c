@@ -249,30 +249,13 @@ static void lo_list_processes_threads(void) {
     }
 }
 
-// Drops ended threads from a registry list (a thread may end without unregistering).
-void lo_registry_prune(pid_t *list, int *count) {
-    uint64_t ignored;
-    for (int i = 0; i < *count;) {
-        if (lo_thread_cpu_ns_of(list[i], &ignored) != 0) list[i] = list[--*count];
-        else i++;
-    }
-}
-
 static void lo_list_threads(void) {
     g_generation++;
     LO_COUNT(scans, 1);
     pid_t chosen[LO_MAX_THREADS];
     int chosen_count = 0;
-    pthread_mutex_lock(&lo_registry_lock);
-    lo_registry_prune(lo_registered, &lo_registered_count);
-    lo_registry_prune(lo_excluded, &lo_excluded_count);
-    if (!g_all) {
-        chosen_count = lo_registered_count;
-        memcpy(chosen, lo_registered, (size_t)chosen_count * sizeof(pid_t));
-    }
-    g_skip_count = lo_excluded_count;
-    memcpy(g_skip, lo_excluded, (size_t)g_skip_count * sizeof(pid_t));
-    pthread_mutex_unlock(&lo_registry_lock);
+    lo_registry_copy(chosen, &chosen_count, g_skip, &g_skip_count);
+    if (g_all) chosen_count = 0;
 
     if (g_all) lo_list_processes_threads();
     else for (int i = 0; i < chosen_count; i++) lo_see(chosen[i]);

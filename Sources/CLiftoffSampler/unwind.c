@@ -154,26 +154,3 @@ void lo_unwind_warm_in_handler(void) {
     (void)unw_backtrace(frames, LO_BACKTRACE_CAPACITY);
     lo_unwind_exit();
 }
-
-__attribute__((noinline)) int lo_capture_current_stack(uintptr_t *buffer, int capacity) {
-    if (buffer == NULL || capacity <= 0) return 0;
-    // While a session runs, the handler's walk (its rules cached, nothing cold); libunwind else.
-    ucontext_t context;
-    uintptr_t walked[LO_MAX_FRAMES];
-    int depth = getcontext(&context) == 0 ? lo_walk_context(&context, walked) : -1;
-    if (depth > 1) {
-        // The first frame is this function's own.
-        int kept = depth - 1 < capacity ? depth - 1 : capacity;
-        memcpy(buffer, walked + 1, (size_t)kept * sizeof(uintptr_t));
-        return kept;
-    }
-    void *frames[LO_MAX_FRAMES + 1];
-    int limit = capacity + 1 < LO_MAX_FRAMES + 1 ? capacity + 1 : LO_MAX_FRAMES + 1;
-    sigset_t saved;
-    lo_unwind_enter_blocking(&saved);
-    int count = unw_backtrace(frames, limit);
-    lo_unwind_exit_blocking(&saved);
-    if (count <= 1) return 0;
-    for (int i = 1; i < count; i++) buffer[i - 1] = (uintptr_t)frames[i];
-    return count - 1;
-}

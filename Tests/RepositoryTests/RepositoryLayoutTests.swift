@@ -57,6 +57,42 @@ extension RepositoryLayoutTests {
         #expect(fileNames.count >= 10, "the layout names the files a newcomer opens: \(fileNames.count)")
     }
 
+    @Test("the C sampler is one-way: no file calls into a file that calls it, directly or around a circle")
+    func samplerFilesCallOneWay() throws {
+        let folder = repositoryRoot.appendingPathComponent("Sources/CLiftoffSampler")
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".c") }.sorted()
+        var texts: [String: String] = [:]
+        for file in files { texts[file] = try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8) }
+        // Where each non-static `lo_` function is defined: a line that starts with its return type.
+        let definition = try Regex(#"(?m)^(?!static)[A-Za-z_][\w \*]*?\b(lo_\w+)\s*\([^;{]*\)\s*\{"#)
+        var home: [String: String] = [:]
+        for (file, text) in texts {
+            for match in text.matches(of: definition) {
+                if let name = match.output[1].substring { home[String(name)] = file }
+            }
+        }
+        var calls: [String: Set<String>] = [:]
+        for (file, text) in texts {
+            for (name, owner) in home where owner != file && text.contains(name + "(") { calls[file, default: []].insert(owner) }
+        }
+        func reaches(_ from: String, _ to: String, _ seen: inout Set<String>) -> Bool {
+            for next in calls[from] ?? [] {
+                if next == to { return true }
+                if seen.insert(next).inserted, reaches(next, to, &seen) { return true }
+            }
+            return false
+        }
+        var circles: [String] = []
+        for (file, callees) in calls {
+            for callee in callees {
+                var seen: Set<String> = []
+                if reaches(callee, file, &seen) { circles.append("\(file) → \(callee)") }
+            }
+        }
+        #expect(home.count > 50, "the sampler's functions were found: \(home.count)")
+        #expect(circles.isEmpty, "these calls close a circle: \(circles.sorted())")
+    }
+
     /// Every file under the repository's `folders`, build folders left out.
     static func files(in folders: [String]) -> [URL] {
         var result: [URL] = []
