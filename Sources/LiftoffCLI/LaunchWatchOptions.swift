@@ -31,3 +31,24 @@ struct LaunchWatchOptions: ParsableArguments {
 }
 
 extension ReadyStreams: ExpressibleByArgument {}
+
+/// How `profile` and `record` sample a program without Liftoff through the agent: one set of
+/// options, so that both sample alike.
+struct AgentOptions: ParsableArguments {
+    @Option(name: .long, parsing: .unconditional, help: "Samples per second per thread, for a program the agent samples (1 to 10000).")
+    var rate: Int = 1000
+
+    @Flag(
+        name: .long,
+        help: "Sample only the program itself (and what it runs with exec), not the processes it starts.")
+    var noChildren = false
+
+    func validate() throws {
+        guard (1...10_000).contains(rate) else { throw ValidationError("--rate must be between 1 and 10000 Hz, not \(rate).") }
+    }
+
+    /// The launch through `library`, its recordings in `folder`.
+    func launch(library: String, folder: URL) -> AgentLaunch {
+        AgentLaunch(library: library, folder: folder, rateHz: rate, followsChildren: !noChildren)
+    }
+}

@@ -41,13 +41,7 @@ struct ProfileCommand: ParsableCommand {
     @Option(name: .long, help: "Folder for profile.json and the reports.")
     var out: String = "Reports/profile"
 
-    @Option(name: .long, parsing: .unconditional, help: "Samples per second per thread (1 to 10000).")
-    var rate: Int = 1000
-
-    @Flag(
-        name: .long,
-        help: "Profile only the program itself (and what it runs with exec), not the processes it starts.")
-    var noChildren = false
+    @OptionGroup var agentOptions: AgentOptions
 
     @Flag(
         name: .long,
@@ -63,7 +57,6 @@ struct ProfileCommand: ParsableCommand {
         guard !command.isEmpty else {
             throw ValidationError("Give the command to profile after --, for example: liftoff profile -- ./app")
         }
-        guard (1...10_000).contains(rate) else { throw ValidationError("--rate must be between 1 and 10000 Hz, not \(rate).") }
     }
 
     func run() throws {
@@ -75,9 +68,7 @@ struct ProfileCommand: ParsableCommand {
         } catch let error as ProfileError {
             throw CLIError(error.message)
         }
-        let launch = AgentLaunch(
-            library: agent, folder: folder.appendingPathComponent(".agent-recordings"), rateHz: rate,
-            followsChildren: !noChildren)
+        let launch = agentOptions.launch(library: agent, folder: folder.appendingPathComponent(".agent-recordings"))
         try launch.prepare()
         defer { launch.cleanUp() }
         let log = folder.appendingPathComponent("output.log")

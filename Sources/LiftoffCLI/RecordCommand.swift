@@ -66,8 +66,7 @@ struct RecordCommand: ParsableCommand {
         help: "Do not inject the sampling agent into a program without Liftoff: time it to its exit or ready line only.")
     var noAgent = false
 
-    @Flag(name: .long, help: "Sample only the program itself (and what it runs with exec), not the processes it starts.")
-    var noChildren = false
+    @OptionGroup var agentOptions: AgentOptions
 
     @Argument(parsing: .postTerminator, help: "The command to launch, after --.")
     var command: [String] = []
@@ -146,10 +145,7 @@ struct RecordCommand: ParsableCommand {
 
     /// How a side's run is sampled by the agent, when it is: its recordings go beside the profile.
     private func agentLaunch(_ side: Side, profile: URL) -> AgentLaunch? {
-        side.agent.map {
-            AgentLaunch(
-                library: $0, folder: URL(fileURLWithPath: profile.path + ".agent"), rateHz: 1000, followsChildren: !noChildren)
-        }
+        side.agent.map { agentOptions.launch(library: $0, folder: URL(fileURLWithPath: profile.path + ".agent")) }
     }
 
     private func launch(_ side: Side, log: URL, profile: URL, pattern: NSRegularExpression?) throws -> ProcessRunner.Result {
