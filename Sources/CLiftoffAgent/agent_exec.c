@@ -204,82 +204,68 @@ typedef int (*lo_execveat_function)(int, const char *, char *const[], char *cons
 typedef int (*lo_spawn_function)(pid_t *, const char *, const posix_spawn_file_actions_t *, const posix_spawnattr_t *,
                                  char *const[], char *const[]);
 
+// Runs the exec `call` with `passed`, the environment the new program gets (see before_exec).
+#define LO_EXEC(call)                                                    \
+    do {                                                                 \
+        lo_env env;                                                      \
+        int ended;                                                       \
+        char *const *passed = before_exec(envp, &env, &ended);           \
+        int result = (call);                                             \
+        after_failed_exec(ended);                                        \
+        return result;                                                   \
+    } while (0)
+
 int execve(const char *path, char *const argv[], char *const envp[]) {
-    lo_env env;
-    int ended;
-    char *const *passed = before_exec(envp, &env, &ended);
-    int result = LO_NEXT(lo_execve_function, "execve")(path, argv, passed);
-    after_failed_exec(ended);
-    return result;
+    LO_EXEC(LO_NEXT(lo_execve_function, "execve")(path, argv, passed));
 }
 
 int execvpe(const char *file, char *const argv[], char *const envp[]) {
-    lo_env env;
-    int ended;
-    char *const *passed = before_exec(envp, &env, &ended);
-    int result = LO_NEXT(lo_execve_function, "execvpe")(file, argv, passed);
-    after_failed_exec(ended);
-    return result;
+    LO_EXEC(LO_NEXT(lo_execve_function, "execvpe")(file, argv, passed));
 }
 
 int execv(const char *path, char *const argv[]) { return execve(path, argv, environ); }
 int execvp(const char *file, char *const argv[]) { return execvpe(file, argv, environ); }
 
 int fexecve(int fd, char *const argv[], char *const envp[]) {
-    lo_env env;
-    int ended;
-    char *const *passed = before_exec(envp, &env, &ended);
-    int result = LO_NEXT(lo_fexecve_function, "fexecve")(fd, argv, passed);
-    after_failed_exec(ended);
-    return result;
+    LO_EXEC(LO_NEXT(lo_fexecve_function, "fexecve")(fd, argv, passed));
 }
 
 int execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags) {
-    lo_env env;
-    int ended;
-    char *const *passed = before_exec(envp, &env, &ended);
-    int result = LO_NEXT(lo_execveat_function, "execveat")(dirfd, path, argv, passed, flags);
-    after_failed_exec(ended);
-    return result;
+    LO_EXEC(LO_NEXT(lo_execveat_function, "execveat")(dirfd, path, argv, passed, flags));
 }
 
-// execl, execle, execlp: their arguments as an array on the stack.
-#define LO_COLLECT_ARGS(first, list, argv, count)                     \
-    do {                                                              \
-        argv[0] = (char *)(first);                                    \
-        count = 1;                                                    \
-        while (argv[count - 1] != NULL && count < LO_MAX_ARGS) {      \
-            argv[count++] = va_arg(list, char *);                     \
-        }                                                             \
-        argv[count < LO_MAX_ARGS ? count : LO_MAX_ARGS - 1] = NULL;   \
-    } while (0)
+// execl, execle, execlp: their arguments, up to the NULL that ends them, as an array on the stack
+// (`argv` holds LO_MAX_ARGS + 1).
+static void collect_args(const char *first, va_list *list, char **argv) {
+    size_t count = 1;
+    argv[0] = (char *)first;
+    while (argv[count - 1] != NULL && count < LO_MAX_ARGS) argv[count++] = va_arg(*list, char *);
+    argv[count < LO_MAX_ARGS ? count : LO_MAX_ARGS - 1] = NULL;
+}
 
 int execl(const char *path, const char *arg, ...) {
     char *argv[LO_MAX_ARGS + 1];
-    size_t count;
     va_list list;
     va_start(list, arg);
-    LO_COLLECT_ARGS(arg, list, argv, count);
+    collect_args(arg, &list, argv);
     va_end(list);
     return execve(path, argv, environ);
 }
 
 int execlp(const char *file, const char *arg, ...) {
     char *argv[LO_MAX_ARGS + 1];
-    size_t count;
     va_list list;
     va_start(list, arg);
-    LO_COLLECT_ARGS(arg, list, argv, count);
+    collect_args(arg, &list, argv);
     va_end(list);
     return execvpe(file, argv, environ);
 }
 
 int execle(const char *path, const char *arg, ...) {
     char *argv[LO_MAX_ARGS + 1];
-    size_t count;
     va_list list;
     va_start(list, arg);
-    LO_COLLECT_ARGS(arg, list, argv, count);
+    collect_args(arg, &list, argv);
     char *const *envp = va_arg(list, char *const *);
     va_end(list);
     return execve(path, argv, envp);

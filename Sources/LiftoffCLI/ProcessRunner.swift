@@ -287,14 +287,14 @@ struct ProcessRunner {
     static func watchOutputs(_ streams: [WatchedStream], log: Int32, spawnNs: UInt64, found: ReadyWatch) {
         var streams = streams
         var buffer = [UInt8](repeating: 0, count: 65_536)
+        // Both ready at once: standard error first. It is unbuffered, so what waits on it was
+        // most likely written before what a program's buffered standard output flushed.
+        let order = streams.indices.sorted { streams[$0].child > streams[$1].child }
         while streams.contains(where: \.open) {
             var entries = streams.map { pollfd(fd: $0.open ? $0.fd : -1, events: Int16(POLLIN), revents: 0) }
             let ready = Glibc.poll(&entries, nfds_t(entries.count), -1)
             if ready < 0 && errno == EINTR { continue }
             guard ready > 0 else { break }
-            // Both ready at once: standard error first. It is unbuffered, so what waits on it was
-            // most likely written before what a program's buffered standard output flushed.
-            let order = streams.indices.sorted { streams[$0].child > streams[$1].child }
             for index in order where streams[index].open && entries[index].revents != 0 {
                 let count = buffer.withUnsafeMutableBytes { read(streams[index].fd, $0.baseAddress, $0.count) }
                 if count < 0 && errno == EINTR { continue }

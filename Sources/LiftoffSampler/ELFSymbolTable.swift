@@ -55,12 +55,7 @@ struct ELFSymbolTable: Sendable {
 
     /// The symbol covering `address`, or else the nearest symbol below it.
     func nearest(_ address: UInt64) -> Match? {
-        var low = 0
-        var high = symbols.count
-        while low < high {
-            let middle = (low + high) / 2
-            if symbols[middle].start <= address { low = middle + 1 } else { high = middle }
-        }
+        let low = Self.countStarting(atOrBelow: address, in: symbols, start: \.start)
         guard low > 0 else { return nil }
         let symbol = symbols[low - 1]
         // A sized symbol covers [start, start + size) (an unsized one was given the rest of its
@@ -77,14 +72,20 @@ struct ELFSymbolTable: Sendable {
 
     /// The start of the function whose call-frame information covers link-time `address`.
     func functionStart(containing address: UInt64) -> UInt64? {
-        var low = 0
-        var high = functionRanges.count
-        while low < high {
-            let middle = (low + high) / 2
-            if functionRanges[middle].lowerBound <= address { low = middle + 1 } else { high = middle }
-        }
+        let low = Self.countStarting(atOrBelow: address, in: functionRanges, start: \.lowerBound)
         guard low > 0, functionRanges[low - 1].contains(address) else { return nil }
         return functionRanges[low - 1].lowerBound
+    }
+
+    /// How many of `items`, sorted by `start`, start at or below `address` (a binary search).
+    private static func countStarting<T>(atOrBelow address: UInt64, in items: [T], start: (T) -> UInt64) -> Int {
+        var low = 0
+        var high = items.count
+        while low < high {
+            let middle = (low + high) / 2
+            if start(items[middle]) <= address { low = middle + 1 } else { high = middle }
+        }
+        return low
     }
 
     /// This table with `other`'s symbols added (a debug file's full table over a stripped
@@ -191,12 +192,18 @@ struct ELFSymbolTable: Sendable {
             table.sectionNames.insert(name)
             guard section.type != nobits, let body = contents(section) else { continue }
             if name == ".eh_frame_hdr" {
+                // The FDEs' bytes, from the section that holds them (`.eh_frame`, found once).
+                var home: (section: Section, bytes: UnsafeRawBufferPointer)?
                 table.functionRanges = functionRanges(hdr: body, at: section.address) { address in
-                    // The FDE's bytes, from the section that holds them.
-                    guard let home = sections.first(where: { $0.type != nobits && $0.address <= address && address - $0.address < UInt64($0.size) }),
-                        let bytes = contents(home)
-                    else { return nil }
-                    return UnsafeRawBufferPointer(rebasing: bytes[Int(address - home.address)...])
+                    func holds(_ candidate: Section) -> Bool {
+                        candidate.type != nobits && candidate.address <= address && address - candidate.address < UInt64(candidate.size)
+                    }
+                    if home == nil || !holds(home!.section) {
+                        guard let found = sections.first(where: holds), let bytes = contents(found) else { return nil }
+                        home = (found, bytes)
+                    }
+                    guard let home else { return nil }
+                    return UnsafeRawBufferPointer(rebasing: home.bytes[Int(address - home.section.address)...])
                 }
             } else if name == ".gnu_debugdata" {
                 table.miniDebugInfo = Data(body)

@@ -68,6 +68,13 @@ enum AnyPrograms {
         }
         """
 
+    /// Replaces itself with the program in its first argument through `execl`, a list of arguments.
+    static let execList = """
+        #include <stdio.h>
+        #include <unistd.h>
+        int main(int argc, char **argv) { if (argc < 2) return 2; execl(argv[1], "burn", "40000000", (char *)NULL); perror("execl"); return 1; }
+        """
+
     /// A static initializer that spins before `main`.
     static let slowConstructor = """
         #include <stdio.h>
@@ -165,6 +172,18 @@ struct AnyProgramTests {
 
         let alone = try #require(try self.profile(command, extra: ["--no-children"]).profile)
         #expect(alone.processes.count == 1 && running(in: alone, named: "burn_hot").isEmpty)
+    }
+
+    @Test("execl, with its arguments as a list, is followed like execve: one process, two programs")
+    func execList() throws {
+        let burn = try AnyPrograms.build("burn", AnyPrograms.burn)
+        let launcher = try AnyPrograms.build("exec-list", AnyPrograms.execList)
+        let result = try profile([launcher, burn])
+        #expect(result.stdout.contains("burned 40000000"))
+        let profile = try #require(result.profile)
+        #expect(profile.processes.count == 1)
+        #expect(profile.processes.first?.programs.map { $0.commandLine.first ?? "" } == [launcher, "burn"])
+        #expect(running(in: profile, named: "burn_hot").values.reduce(0, +) >= 20)
     }
 
     @Test("a child forked without exec is its own process, its work on its own main thread")
