@@ -242,9 +242,7 @@ struct DemoCommand: ParsableCommand {
         if profile.processes.count > 1 {
             lines.append("Processes: \(profile.processes.count) (start → end; programs run in turn with exec)")
             for process in profile.processes.prefix(12) {
-                let programs = process.programs.map { program in
-                    program.commandLine.first.map { $0.split(separator: "/").last.map(String.init) ?? $0 } ?? "?"
-                }
+                let programs = process.programs.map(\.fileName)
                 let parent = profile.processes.contains { $0.id == process.parentID } ? ", child of \(process.parentID)" : ""
                 lines.append(
                     "  \(process.label): \(ms(process.startNs)) → \(ms(process.endNs))\(parent)"

@@ -67,6 +67,12 @@ extension Profile {
         /// When it ended or called `exec`.
         public var endNs: UInt64
 
+        /// The file name of the program: `python3.11` for `/usr/bin/python3.11 -c …`.
+        public var fileName: String {
+            guard let first = commandLine.first else { return "?" }
+            return first.split(separator: "/").last.map(String.init) ?? first
+        }
+
         /// Creates a program record.
         public init(commandLine: [String], startNs: UInt64, endNs: UInt64) {
             self.commandLine = commandLine

@@ -47,7 +47,7 @@ public struct MarkdownRenderer: Sendable {
             lines.append("| Process | Parent | Start | End | Programs |")
             lines.append("|---|---|---:|---:|---|")
             for process in profile.processes {
-                let programs = process.programs.compactMap { $0.commandLine.first?.split(separator: "/").last.map(String.init) }
+                let programs = process.programs.map(\.fileName)
                 lines.append(
                     "| \(MarkdownRenderer.inline(process.label)) | \(process.parentID) | \(ReportText.ms(Double(process.startNs) / 1e6)) | "
                         + "\(ReportText.ms(Double(process.endNs) / 1e6)) | \(MarkdownRenderer.inline(programs.joined(separator: " → "))) |")

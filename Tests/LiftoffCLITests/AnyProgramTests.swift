@@ -75,6 +75,23 @@ enum AnyPrograms {
         int main(int argc, char **argv) { if (argc < 2) return 2; execl(argv[1], "burn", "40000000", (char *)NULL); perror("execl"); return 1; }
         """
 
+    /// Starts the program in its first argument with posix_spawn (as Foundation's Process does) and waits.
+    static let spawner = """
+        #include <spawn.h>
+        #include <stdio.h>
+        #include <sys/wait.h>
+        extern char **environ;
+        int main(int argc, char **argv) {
+            if (argc < 2) return 2;
+            char *args[] = {argv[1], "40000000", NULL};
+            pid_t pid;
+            if (posix_spawn(&pid, argv[1], NULL, NULL, args, environ) != 0) return 1;
+            int status; waitpid(pid, &status, 0);
+            printf("spawned\\n");
+            return 0;
+        }
+        """
+
     /// A static initializer that spins before `main`.
     static let slowConstructor = """
         #include <stdio.h>
@@ -184,6 +201,17 @@ struct AnyProgramTests {
         #expect(profile.processes.count == 1)
         #expect(profile.processes.first?.programs.map { $0.commandLine.first ?? "" } == [launcher, "burn"])
         #expect(running(in: profile, named: "burn_hot").values.reduce(0, +) >= 20)
+    }
+
+    @Test("a child started with posix_spawn (Foundation's Process) is a process of the profile")
+    func spawnedChild() throws {
+        let burn = try AnyPrograms.build("burn", AnyPrograms.burn)
+        let spawner = try AnyPrograms.build("spawner", AnyPrograms.spawner)
+        let profile = try #require(try self.profile([spawner, burn]).profile)
+        #expect(profile.processes.count == 2, "\(profile.processes.map(\.commandLine))")
+        let child = try #require(profile.processes.last)
+        #expect(child.parentID == profile.processes.first?.id && child.commandLine.first == burn)
+        #expect(running(in: profile, named: "burn_hot")[child.id, default: 0] >= 20)
     }
 
     @Test("a child forked without exec is its own process, its work on its own main thread")
