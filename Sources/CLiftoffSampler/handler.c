@@ -169,6 +169,15 @@ static void lo_note_mismatch(const uintptr_t *walked, int walked_depth, const ui
     atomic_store(&g_mismatch_state, 2);
 }
 
+// Whether every return address of a stack (all but the first, an exact pc) lies in the code of a
+// loaded object.
+static int lo_all_in_code(const uintptr_t *frames, int depth) {
+    for (int i = 1; i < depth; i++) {
+        if (lo_object_for(frames[i] - 1) == NULL) return 0;
+    }
+    return 1;
+}
+
 // The interrupted stack: by the handler's own walk, or by libunwind where the walk cannot go.
 static int lo_unwind_stack(void *context, uintptr_t *frames, int *truncated, lo_async_frame *async) {
     // While a dlclose is under way, or before the snapshot was rebuilt after one, the snapshot may
@@ -185,6 +194,9 @@ static int lo_unwind_stack(void *context, uintptr_t *frames, int *truncated, lo_
             uintptr_t reference[LO_MAX_FRAMES];
             int reference_truncated = 0;
             int reference_depth = lo_unwind_interrupted(context, reference, &reference_truncated);
+            // A reference that leaves the code of every loaded object (libunwind stepping a frameless
+            // function by a stale frame pointer, into the heap) is no reference: not compared.
+            if (reference_depth >= 0 && !lo_all_in_code(reference, reference_depth)) reference_depth = -1;
             if (reference_depth >= 0) {
                 LO_COUNT(walk_checked, 1);
                 if (reference_depth != depth || memcmp(reference, frames, (size_t)depth * sizeof(uintptr_t)) != 0) {
