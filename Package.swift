@@ -13,6 +13,8 @@ let package = Package(
         .library(name: "LiftoffServiceLifecycle", targets: ["LiftoffServiceLifecycle"]),
         .library(name: "LiftoffProfile", targets: ["LiftoffProfile"]),
         .library(name: "LiftoffSampler", targets: ["LiftoffSampler"]),
+        .library(name: "LiftoffAnalysis", targets: ["LiftoffAnalysis"]),
+        .library(name: "LiftoffComparison", targets: ["LiftoffComparison"]),
         .library(name: "LiftoffReports", targets: ["LiftoffReports"]),
         .library(name: "LiftoffPprof", targets: ["LiftoffPprof"]),
         .library(name: "LiftoffFormats", targets: ["LiftoffFormats"]),
@@ -48,7 +50,14 @@ let package = Package(
         .target(name: "LiftoffSampler", dependencies: ["CLiftoffSampler", "CLiftoffDWARF", "LiftoffProfile"]),
         // `Assets/` holds the HTML pages' CSS and JavaScript; `Generated/HTMLReportAssets.swift` embeds them
         // (`make assets` runs scripts/embed_assets.py).
-        .target(name: "LiftoffReports", dependencies: ["LiftoffProfile"], exclude: ["Assets"]),
+        // What a profile says, computed once for every view: the weighted call tree, flame charts,
+        // timelines, span tables, hang digests and summaries.
+        .target(name: "LiftoffAnalysis", dependencies: ["LiftoffProfile"]),
+        // Launches compared: statistics, verdicts, recorded run sets and their on-disk format.
+        .target(name: "LiftoffComparison", dependencies: ["LiftoffProfile", "LiftoffAnalysis"]),
+        .target(
+            name: "LiftoffReports", dependencies: ["LiftoffProfile", "LiftoffAnalysis", "LiftoffComparison"],
+            exclude: ["Assets"]),
         // pprof export: swift-protobuf's runtime, with Generated/pprof.pb.swift made from Proto/pprof.proto
         // (`make pprof-proto`), and zlib for its gzip.
         .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
@@ -76,7 +85,8 @@ let package = Package(
         .target(
             name: "LiftoffCLI",
             dependencies: [
-                "CLiftoffProcess", "Liftoff", "LiftoffProfile", "LiftoffSampler", "LiftoffReports", "LiftoffPprof", "LiftoffFormats",
+                "CLiftoffProcess", "Liftoff", "LiftoffProfile", "LiftoffSampler", "LiftoffAnalysis", "LiftoffComparison",
+                "LiftoffReports", "LiftoffPprof", "LiftoffFormats",
                 "LiftoffDemo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -86,23 +96,33 @@ let package = Package(
         .target(name: "CLiftoffTestSupport", path: "Tests/CLiftoffTestSupport"),
         // What the test targets share: the process-wide lock for tests that sample, signal or load the cores,
         // and the runners of external reference tools (jsonschema, Selenium).
-        .target(name: "LiftoffTestSupport", path: "Tests/LiftoffTestSupport"),
+        .target(name: "LiftoffTestSupport", dependencies: ["LiftoffProfile"], path: "Tests/LiftoffTestSupport"),
         .testTarget(
             name: "LiftoffSamplerTests",
             dependencies: [
                 "LiftoffSampler", "CLiftoffSampler", "CLiftoffTestSupport", "LiftoffProfile", "Liftoff", "LiftoffTestSupport",
             ]),
         .testTarget(name: "LiftoffProfileTests", dependencies: ["LiftoffProfile"]),
+        .testTarget(name: "LiftoffAnalysisTests", dependencies: ["LiftoffAnalysis", "LiftoffProfile", "LiftoffTestSupport"]),
+        .testTarget(name: "LiftoffComparisonTests", dependencies: ["LiftoffComparison", "LiftoffProfile", "LiftoffTestSupport"]),
         .testTarget(
             name: "LiftoffTests",
             dependencies: [
                 "Liftoff", "LiftoffTesting", "LiftoffLogging", "LiftoffTracing", "LiftoffServiceLifecycle", "LiftoffSampler",
-                "LiftoffProfile", "LiftoffDemo", "LiftoffTestSupport", .product(name: "Logging", package: "swift-log"),
+                "LiftoffProfile", "LiftoffComparison", "LiftoffReports", "LiftoffDemo", "LiftoffTestSupport",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
-        .testTarget(name: "LiftoffReportsTests", dependencies: ["LiftoffReports", "LiftoffProfile", "LiftoffTestSupport"]),
-        .testTarget(name: "LiftoffCLITests", dependencies: ["LiftoffCLI", "LiftoffProfile", "LiftoffReports", "LiftoffFormats", "LiftoffTestSupport"]),
+        .testTarget(
+            name: "LiftoffReportsTests",
+            dependencies: ["LiftoffReports", "LiftoffAnalysis", "LiftoffComparison", "LiftoffProfile", "LiftoffTestSupport"]),
+        .testTarget(
+            name: "LiftoffCLITests",
+            dependencies: [
+                "LiftoffCLI", "LiftoffProfile", "LiftoffAnalysis", "LiftoffComparison", "LiftoffReports", "LiftoffFormats",
+                "LiftoffTestSupport",
+            ]),
         // The repository itself: file sizes, the README's layout and code against the tree.
         .testTarget(name: "RepositoryTests", dependencies: ["LiftoffTestSupport"]),
     ],

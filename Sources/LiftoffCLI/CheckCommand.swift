@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LiftoffComparison
 import LiftoffProfile
 import LiftoffReports
 

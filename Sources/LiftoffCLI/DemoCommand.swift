@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Liftoff
+import LiftoffAnalysis
 import LiftoffDemo
 import LiftoffFormats
 import LiftoffProfile

@@ -7,6 +7,7 @@ import LiftoffSampler
 
 #if canImport(Glibc)
 import Glibc
+import LiftoffComparison
 #endif
 
 /// `liftoff record --runs N --out DIR -- CMD ARGS…`: launches a program N times and keeps

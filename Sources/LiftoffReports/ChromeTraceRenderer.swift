@@ -1,3 +1,4 @@
+import LiftoffAnalysis
 import LiftoffProfile
 
 /// Renders a profile in the Trace Event Format that Perfetto and `chrome://tracing` open.

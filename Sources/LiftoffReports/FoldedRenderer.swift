@@ -1,3 +1,4 @@
+import LiftoffAnalysis
 import LiftoffProfile
 
 /// Renders folded stacks, the line format of Brendan Gregg's FlameGraph:
@@ -10,48 +11,34 @@ import LiftoffProfile
 /// `%C2%A0`), so names never contain the separators and stay readable where they are shown.
 /// An empty profile gives empty text.
 public enum FoldedRenderer {
-    /// Folded stacks of all threads merged, or of each thread under a root frame `name (tid)`.
+    /// Folded stacks of all threads merged, or of each thread under a root frame `name (tid)`:
+    /// a line per node of the call tree (``FlameTree``) that has samples of its own.
     /// - Parameter samples: running samples only (CPU, the default) or every sample (wall clock).
     public static func render(
         _ profile: Profile, perThread: Bool = false, samples selection: Profile.SampleSelection = .cpu
     ) -> String {
-        var counts: [Key: Int] = [:]
-        for sample in 0..<profile.samples.count where selection.includes(profile.samples.state[sample]) {
-            let key = Key(thread: perThread ? profile.samples.thread[sample] : 0, stack: profile.samples.stack[sample])
-            counts[key, default: 0] += profile.samples.ticks(sample)
-        }
-        let labels = Dictionary(
-            profile.threads.map { ($0.id, escape(FlameTree.threadLabel($0))) }, uniquingKeysWith: { first, _ in first })
-        // Each frame's name is escaped once; each sampled stack's line is built by walking up
-        // from its leaf, so the work is the size of the output, whatever the depth (prefixes
-        // are not kept: a 10,000-frame stack would make them quadratic).
-        var names = [String?](repeating: nil, count: profile.frames.count)
-        func name(_ frameIndex: Int) -> String {
-            if let known = names[frameIndex] { return known }
+        let tree = FlameTree(profile: profile, perThread: perThread, samples: selection)
+        // Each node's name is escaped once; each line is built by walking up from its node, so
+        // the work is the size of the output, whatever the depth (prefixes are not kept: a
+        // 10,000-frame stack would make them quadratic).
+        var names = [String?](repeating: nil, count: tree.nodes.count)
+        func name(_ index: Int) -> String {
+            if let known = names[index] { return known }
             // Inlined functions end in `_[i]`, as perf's stackcollapse marks them (flamegraph.pl colours them).
-            let frame = profile.frames[frameIndex]
-            let escaped = escape(frame.displayName) + (frame.isInlined ? "_[i]" : "")
-            names[frameIndex] = escaped
+            let escaped = escape(tree.nodes[index].name) + (tree.nodes[index].isInlined ? "_[i]" : "")
+            names[index] = escaped
             return escaped
         }
-        func path(_ leaf: Int) -> String {
-            var parts: [String] = []
-            var stack = leaf
-            while stack >= 0 {
-                parts.append(name(profile.stacks.frame[stack]))
-                stack = profile.stacks.parent[stack]
-            }
-            return parts.reversed().joined(separator: ";")
-        }
         var lines: [String] = []
-        lines.reserveCapacity(counts.count)
-        var merged: [String: Int] = [:]
-        for (key, count) in counts {
-            var line = path(key.stack)
-            if perThread { line = (labels[key.thread] ?? "thread \(key.thread)") + ";" + line }
-            merged[line, default: 0] += count
+        for index in tree.nodes.indices.dropFirst() where tree.nodes[index].selfCount > 0 {
+            var parts: [String] = []
+            var at = index
+            while at > 0 {
+                parts.append(name(at))
+                at = tree.nodes[at].parent
+            }
+            lines.append(parts.reversed().joined(separator: ";") + " \(tree.nodes[index].selfCount)")
         }
-        for (line, count) in merged { lines.append("\(line) \(count)") }
         lines.sort()
         return lines.isEmpty ? "" : lines.joined(separator: "\n") + "\n"
     }
@@ -81,10 +68,5 @@ public enum FoldedRenderer {
             }
         }
         return result
-    }
-
-    private struct Key: Hashable {
-        var thread: Int
-        var stack: Int
     }
 }

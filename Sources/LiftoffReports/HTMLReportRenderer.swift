@@ -1,3 +1,4 @@
+import LiftoffAnalysis
 import LiftoffProfile
 
 /// Renders one self-contained HTML page: time to first frame against the target with a bar

@@ -1,4 +1,5 @@
 import Foundation
+import LiftoffAnalysis
 import LiftoffProfile
 
 /// Renders a short Markdown summary of a launch for a pull-request comment: time to first

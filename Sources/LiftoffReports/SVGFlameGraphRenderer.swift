@@ -1,10 +1,11 @@
+import LiftoffAnalysis
 import LiftoffProfile
 
 /// Renders a self-contained SVG flame graph: one box per function and call path, width
 /// proportional to samples, callers below callees, siblings sorted by name. Hovering a box
 /// shows its name, sample count and share (an SVG `<title>`, so no script is needed). Colours
-/// come from a hash of the name, so a function keeps its colour across renders. Every name
-/// is XML-escaped.
+/// come from a hash of the name (``FlameColour``), so a function keeps its colour across renders.
+/// Every name is XML-escaped.
 public struct SVGFlameGraphRenderer: Sendable {
     /// Total width of the image, in pixels.
     public var width: Double = 1200
@@ -30,62 +31,26 @@ public struct SVGFlameGraphRenderer: Sendable {
         return render(tree, title: heading, asyncNames: Set(profile.frames.filter(\.isAsync).map(\.displayName)))
     }
 
-    /// Fill of a box whose samples were all waiting.
-    static let waitingColour = "rgb(196,201,212)"
-
     /// The SVG document for a flame tree; boxes named in `asyncNames` (Swift async functions of a
     /// task's logical stack) get cool colours.
     public func render(_ tree: FlameTree, title: String, asyncNames: Set<String> = []) -> String {
-        let padding = 10.0
-        let top = 34.0
         let total = max(tree.totalSamples, 1)
-        let scale = (width - 2 * padding) / Double(total)
-        var placed: [(node: Int, x: Double)] = []
-        var deepest = 0
-        var pending: [(node: Int, x: Double)] = [(0, padding)]
-        while let (index, x) = pending.popLast() {
+        let svg = FlameSVG(width: width, rowHeight: rowHeight, minimumWidth: minimumWidth)
+        let boxes = svg.place(
+            root: 0, weight: { Double(tree.nodes[$0].total) }, children: { tree.nodes[$0].children },
+            depth: { tree.nodes[$0].depth })
+        return svg.document(title: title, boxes: boxes, footer: 14) { index in
             let node = tree.nodes[index]
-            guard Double(node.total) * scale >= minimumWidth || index == 0 else { continue }
-            placed.append((index, x))
-            deepest = max(deepest, node.depth)
-            var childX = x
-            for child in node.children {
-                pending.append((child, childX))
-                childX += Double(tree.nodes[child].total) * scale
-            }
-        }
-        let height = top + Double(deepest + 1) * rowHeight + padding + 14
-        var out = ""
-        out.reserveCapacity(256 + placed.count * 220)
-        out += "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
-        out += "<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"\(fmt(width))\" height=\"\(fmt(height))\" "
-        out += "viewBox=\"0 0 \(fmt(width)) \(fmt(height))\" font-family=\"Verdana, sans-serif\" font-size=\"12\">\n"
-        out += "<rect x=\"0\" y=\"0\" width=\"100%\" height=\"100%\" fill=\"#f8f8f8\"/>\n"
-        out += "<text x=\"\(fmt(width / 2))\" y=\"20\" text-anchor=\"middle\" font-size=\"15\">\(Markup.escape(Markup.singleLine(title)))</text>\n"
-        for (index, x) in placed.sorted(by: { $0.node < $1.node }) {
-            let node = tree.nodes[index]
-            let boxWidth = Double(node.total) * scale
-            let y = height - padding - 14 - Double(node.depth + 1) * rowHeight
-            let name = Markup.singleLine(node.name)
-            let share = Double(node.total) * 100 / Double(total)
-            var samples = node.total == 1 ? "1 sample" : "\(node.total) samples"
+            var samples = ReportText.count(node.total, "sample")
             if node.waiting > node.runnable { samples += ", \(node.waiting - node.runnable) blocked" }
             if node.runnable > 0 { samples += ", \(node.runnable) runnable" }
-            let allWaiting = index != 0 && node.waiting == node.total
+            let share = fmt(Double(node.total) * 100 / Double(total), digits: 2)
             let fill =
                 index == 0
-                ? "rgb(200,200,200)" : allWaiting ? SVGFlameGraphRenderer.waitingColour : SVGFlameGraphRenderer.colour(for: node.name, async: asyncNames.contains(node.name))
-            out += "<g><title>\(Markup.escape(name)) (\(samples), \(fmt(share, digits: 2))%)</title>"
-            out += "<rect x=\"\(fmt(x))\" y=\"\(fmt(y))\" width=\"\(fmt(boxWidth))\" height=\"\(fmt(rowHeight - 1))\" "
-            out += "fill=\"\(fill)\" rx=\"2\"/>"
-            let label = SVGFlameGraphRenderer.label(name, fitting: boxWidth)
-            if !label.isEmpty {
-                out += "<text x=\"\(fmt(x + 3))\" y=\"\(fmt(y + rowHeight - 4.5))\">\(Markup.escape(label))</text>"
-            }
-            out += "</g>\n"
+                ? FlameColour.root
+                : node.waiting == node.total ? FlameColour.waiting : FlameColour.of(node.name, async: asyncNames.contains(node.name))
+            return (node.name, "\(node.name) (\(samples), \(share)%)", fill)
         }
-        out += "</svg>\n"
-        return out
     }
 
     /// `Liftoff flame graph: <program> (<n> running samples)`, or `(<n> samples, wall clock)`.
@@ -97,31 +62,6 @@ public struct SVGFlameGraphRenderer: Sendable {
         case .wall: samples = ReportText.count(profile.samples.totalTicks, "sample") + ", wall clock"
         }
         return "Liftoff flame graph" + (program.map { ": \($0)" } ?? "") + " (\(samples))"
-    }
-
-    /// A colour derived from the name (FNV-1a), the same for the same name everywhere: warm, or
-    /// cool for a Swift async function of a task's logical stack.
-    public static func colour(for name: String, async: Bool = false) -> String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in name.utf8 {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x100_0000_01b3
-        }
-        if async {
-            return "rgb(\(80 + Int(hash % 60)),\(150 + Int((hash >> 8) % 70)),\(205 + Int((hash >> 16) % 50)))"
-        }
-        let red = 205 + Int(hash % 50)
-        let green = Int((hash >> 8) % 230)
-        let blue = Int((hash >> 16) % 55)
-        return "rgb(\(red),\(green),\(blue))"
-    }
-
-    /// As much of the name as fits in `width` pixels at about 7 pixels a character.
-    static func label(_ name: String, fitting width: Double) -> String {
-        let characters = Int((width - 6) / 7)
-        guard characters >= 3 else { return "" }
-        if name.count <= characters { return name }
-        return String(name.prefix(characters - 2)) + ".."
     }
 }
 

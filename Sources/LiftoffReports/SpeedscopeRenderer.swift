@@ -1,3 +1,4 @@
+import LiftoffAnalysis
 import LiftoffProfile
 
 /// Renders a profile as a speedscope file (https://www.speedscope.app/file-format-schema.json):

@@ -5,6 +5,7 @@ import LiftoffTestSupport
 import Testing
 
 @testable import LiftoffCLI
+import LiftoffComparison
 
 /// Programs without Liftoff, built for the agent's tests in a temporary folder.
 enum AgentPrograms {

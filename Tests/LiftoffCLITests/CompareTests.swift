@@ -5,6 +5,7 @@ import LiftoffReports
 import Testing
 
 @testable import LiftoffCLI
+import LiftoffComparison
 
 /// A folder of profiles whose times to first frame are `ttffMs`; each launch spends its time
 /// in `work` (and, with `extra`, part of it in `extra`).
@@ -162,11 +163,11 @@ struct CompareCommandTests {
         #expect(gone.base == 3 && gone.head == 0)
         let svg = diff.svg(title: "t")
         #expect(svg.contains("<title>extra: base 0 ms, head 5 ms per launch (new)</title>"))
-        #expect(svg.contains("fill=\"\(DiffFlameGraph.colour(base: 0, head: 5))\""))
+        #expect(svg.contains("fill=\"\(FlameColour.change(base: 0, head: 5))\""))
         #expect(svg.contains("<title>gone: base 3 ms, head 0 ms per launch (gone in head)</title>"))
-        #expect(DiffFlameGraph.colour(base: 0, head: 5) == "rgb(255,55,55)")
-        #expect(DiffFlameGraph.colour(base: 3, head: 0) == "rgb(55,55,255)")
-        #expect(DiffFlameGraph.colour(base: 4, head: 4) == "rgb(255,255,255)")
+        #expect(FlameColour.change(base: 0, head: 5) == "rgb(255,55,55)")
+        #expect(FlameColour.change(base: 3, head: 0) == "rgb(55,55,255)")
+        #expect(FlameColour.change(base: 4, head: 4) == "rgb(255,255,255)")
         #expect(diff.html(title: "<t>").contains("<h1>&lt;t&gt;</h1>"))
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import LiftoffComparison
 import LiftoffProfile
 import LiftoffReports
 import Testing

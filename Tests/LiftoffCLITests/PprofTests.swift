@@ -6,6 +6,7 @@ import LiftoffTestSupport
 import Testing
 
 @testable import LiftoffCLI
+import LiftoffAnalysis
 
 /// Runs `go tool pprof` with `arguments`; its output.
 func goPprof(_ arguments: [String]) throws -> String {

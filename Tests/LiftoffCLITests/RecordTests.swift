@@ -5,6 +5,7 @@ import LiftoffTestSupport
 import Testing
 
 @testable import LiftoffCLI
+import LiftoffComparison
 
 @Suite("liftoff record", .processState, .timeLimit(.minutes(5)))
 struct RecordTests {

@@ -6,6 +6,7 @@ import LiftoffTestSupport
 import Testing
 
 @testable import LiftoffCLI
+import LiftoffComparison
 
 /// A valid small profile, changed by `edit`, written to a temporary file.
 func profileFile(_ edit: (inout Profile) -> Void = { _ in }) throws -> URL {

@@ -4,6 +4,7 @@ import LiftoffProfile
 import Testing
 
 @testable import LiftoffCLI
+import LiftoffComparison
 
 /// A folder of server-like launches: `start` (on the main thread, no Swift task) encloses
 /// `build router`, which lasts `routerMs[i]` with one running sample per millisecond in

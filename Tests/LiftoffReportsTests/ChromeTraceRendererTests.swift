@@ -1,5 +1,6 @@
 import Foundation
 import LiftoffProfile
+import LiftoffTestSupport
 import Testing
 
 @testable import LiftoffReports

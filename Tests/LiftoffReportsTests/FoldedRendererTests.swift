@@ -1,7 +1,9 @@
 import LiftoffProfile
+import LiftoffTestSupport
 import Testing
 
 @testable import LiftoffReports
+import LiftoffAnalysis
 
 @Suite("Folded stacks", .timeLimit(.minutes(2)))
 struct FoldedRendererTests {

@@ -1,5 +1,6 @@
 import Foundation
 import LiftoffProfile
+import LiftoffTestSupport
 import Testing
 
 @testable import LiftoffReports
@@ -164,60 +165,5 @@ struct HTMLReportRendererTests {
         #expect(bars <= 20_000)
         #expect(bars > 0)
         #expect(renderer.render(profile).utf8.count < 10_000_000)
-    }
-}
-
-@Suite("Flame chart", .timeLimit(.minutes(2)))
-struct FlameChartTests {
-    @Test("consecutive samples sharing frames become one bar per frame")
-    func bars() {
-        let profile = launchProfile()
-        let bars = FlameChart.bars(profile, samples: [0, 2, 4, 5], intervalNs: 1_000_000)
-        #expect(
-            bars == [
-                FlameChart.Bar(frame: 0, depth: 0, startNs: 1_000_000, endNs: 5_000_000),
-                FlameChart.Bar(frame: 1, depth: 1, startNs: 1_000_000, endNs: 3_000_000),
-                FlameChart.Bar(frame: 3, depth: 1, startNs: 3_000_000, endNs: 5_000_000),
-            ])
-    }
-
-    @Test("a gap of more than two intervals ends every bar one interval after the last sample")
-    func gaps() {
-        var profile = launchProfile()
-        profile.samples = Profile.SampleTable(thread: [1, 1, 1], timeNs: [0, 1_000, 10_000], stack: [1, 1, 1])
-        let bars = FlameChart.bars(profile, samples: [0, 1, 2], intervalNs: 1_000)
-        #expect(
-            bars == [
-                FlameChart.Bar(frame: 0, depth: 0, startNs: 0, endNs: 2_000),
-                FlameChart.Bar(frame: 0, depth: 0, startNs: 10_000, endNs: 11_000),
-                FlameChart.Bar(frame: 1, depth: 1, startNs: 0, endNs: 2_000),
-                FlameChart.Bar(frame: 1, depth: 1, startNs: 10_000, endNs: 11_000),
-            ])
-    }
-}
-
-@Suite("JSON writer", .timeLimit(.minutes(2)))
-struct JSONWriterTests {
-    @Test("numbers print without trailing zeros and round to the requested digits")
-    func numbers() {
-        var writer = JSONWriter()
-        for (value, digits) in [(0.0, 3), (1.5, 3), (-2.25, 1), (1234.5678, 3), (0.0004, 3), (0.0005, 3), (1e-9, 6), (.nan, 3)] {
-            writer.number(value, digits: digits)
-            writer.raw(" ")
-        }
-        writer.int(-42)
-        writer.raw(" ")
-        writer.unsigned(18_446_744_073_709_551_615)
-        #expect(writer.text == "0 1.5 -2.3 1234.568 0 0.001 0 null -42 18446744073709551615")
-    }
-
-    @Test("strings escape quotes, backslashes and control characters; HTML-safe mode also <, >, & and line separators")
-    func strings() {
-        var plain = JSONWriter()
-        plain.string("a\"b\\c\n\u{1}<&>\u{2028}é")
-        #expect(plain.text == "\"a\\\"b\\\\c\\n\\u0001<&>\u{2028}é\"")
-        var safe = JSONWriter(htmlSafe: true)
-        safe.string("</script>&\u{2028}\u{2029}é")
-        #expect(safe.text == "\"\\u003c/script\\u003e\\u0026\\u2028\\u2029é\"")
     }
 }

@@ -1,11 +1,13 @@
 import Foundation
 import LiftoffProfile
+import LiftoffTestSupport
 import Testing
 
 @testable import LiftoffReports
 
 #if canImport(FoundationXML)
 import FoundationXML
+import LiftoffAnalysis
 #endif
 
 @Suite("SVG flame graph", .timeLimit(.minutes(2)))
@@ -59,12 +61,12 @@ struct SVGRendererTests {
     @Test("colours are stable per name and warm")
     func colours() throws {
         // Stable: a fixed value for a fixed name, in every run (a hash of the name, no random seed).
-        #expect(SVGFlameGraphRenderer.colour(for: "main") == "rgb(241,201,3)")
-        #expect(SVGFlameGraphRenderer.colour(for: "main") != SVGFlameGraphRenderer.colour(for: "work"))
+        #expect(FlameColour.of("main") == "rgb(241,201,3)")
+        #expect(FlameColour.of("main") != FlameColour.of("work"))
         // Warm, as FlameGraph's palette: strong red, some green, little blue, for any name.
         let names = (0..<500).map { "Module.function\($0)(argument:)" } + ["", "<script>", "ü", "a;b"]
         for name in names {
-            let text = SVGFlameGraphRenderer.colour(for: name)
+            let text = FlameColour.of(name)
             let parts = try #require(
                 text.hasPrefix("rgb(") && text.hasSuffix(")") ? text.dropFirst(4).dropLast().split(separator: ",").compactMap { Int($0) } : nil)
             try #require(parts.count == 3, "\(text)")
@@ -74,9 +76,9 @@ struct SVGRendererTests {
 
     @Test("labels are cut to the box width and left out of boxes too narrow for three characters")
     func labels() {
-        #expect(SVGFlameGraphRenderer.label("abcdefghij", fitting: 200) == "abcdefghij")
-        #expect(SVGFlameGraphRenderer.label("abcdefghij", fitting: 48) == "abcd..")
-        #expect(SVGFlameGraphRenderer.label("abcdefghij", fitting: 20).isEmpty)
+        #expect(FlameSVG.label("abcdefghij", fitting: 200) == "abcdefghij")
+        #expect(FlameSVG.label("abcdefghij", fitting: 48) == "abcd..")
+        #expect(FlameSVG.label("abcdefghij", fitting: 20).isEmpty)
     }
 
     @Test("per-thread trees put each thread under its own node")

@@ -1,5 +1,6 @@
 import Foundation
 import Liftoff
+import LiftoffComparison
 import LiftoffReports
 import LiftoffTestSupport
 import LiftoffTracing

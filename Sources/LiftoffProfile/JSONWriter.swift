@@ -13,9 +13,9 @@
 /// HTML-safe.
 package struct JSONWriter {
     /// The UTF-8 text written so far.
-    private(set) var bytes: [UInt8] = []
+    package private(set) var bytes: [UInt8] = []
     /// Escape characters that matter to an HTML parser.
-    var htmlSafe = false
+    package var htmlSafe = false
 
     package init(htmlSafe: Bool = false, capacity: Int = 4096) {
         self.htmlSafe = htmlSafe
@@ -31,12 +31,12 @@ package struct JSONWriter {
     }
 
     /// Appends bytes that are already JSON.
-    mutating func raw(bytes other: [UInt8]) {
+    package mutating func raw(bytes other: [UInt8]) {
         bytes.append(contentsOf: other)
     }
 
     /// Appends `"name":`.
-    mutating func key(_ name: StaticString) {
+    package mutating func key(_ name: StaticString) {
         bytes.append(UInt8(ascii: "\""))
         raw(name)
         bytes.append(UInt8(ascii: "\""))
@@ -50,7 +50,7 @@ package struct JSONWriter {
     }
 
     /// Appends `,"name":`.
-    mutating func nextKey(_ name: StaticString) {
+    package mutating func nextKey(_ name: StaticString) {
         bytes.append(UInt8(ascii: ","))
         key(name)
     }
@@ -84,12 +84,12 @@ package struct JSONWriter {
     }
 
     /// Appends a string or `null`.
-    mutating func string(_ value: String?) {
+    package mutating func string(_ value: String?) {
         if let value { string(value) } else { raw("null") }
     }
 
     /// Appends an integer.
-    mutating func int(_ value: Int) {
+    package mutating func int(_ value: Int) {
         if value < 0 {
             bytes.append(UInt8(ascii: "-"))
             unsigned(UInt64(value.magnitude))
@@ -99,7 +99,7 @@ package struct JSONWriter {
     }
 
     /// Appends an unsigned integer.
-    mutating func unsigned(_ value: UInt64) {
+    package mutating func unsigned(_ value: UInt64) {
         if value < 10 {
             bytes.append(UInt8(ascii: "0") + UInt8(value))
             return
@@ -153,41 +153,41 @@ package struct JSONWriter {
     }
 
     /// Appends a number or `null`.
-    mutating func number(_ value: Double?, digits: Int = 3) {
+    package mutating func number(_ value: Double?, digits: Int = 3) {
         if let value { number(value, digits: digits) } else { raw("null") }
     }
 
     /// Appends `true` or `false`.
-    mutating func bool(_ value: Bool) {
+    package mutating func bool(_ value: Bool) {
         if value { raw("true") } else { raw("false") }
     }
 
     /// Appends `,"name":"value"`.
-    mutating func field(_ name: StaticString, _ value: String?) {
+    package mutating func field(_ name: StaticString, _ value: String?) {
         nextKey(name)
         string(value)
     }
 
     /// Appends `,"name":value`.
-    mutating func field(_ name: StaticString, _ value: Int) {
+    package mutating func field(_ name: StaticString, _ value: Int) {
         nextKey(name)
         int(value)
     }
 
     /// Appends `,"name":value` with at most `digits` decimals (`null` when nil or not finite).
-    mutating func field(_ name: StaticString, _ value: Double?, digits: Int = 3) {
+    package mutating func field(_ name: StaticString, _ value: Double?, digits: Int = 3) {
         nextKey(name)
         number(value, digits: digits)
     }
 
     /// Appends `,"name":true` or `false`.
-    mutating func field(_ name: StaticString, _ value: Bool) {
+    package mutating func field(_ name: StaticString, _ value: Bool) {
         nextKey(name)
         bool(value)
     }
 
     /// Appends `[a,b,c]` for integers.
-    mutating func intArray<C: Collection>(_ values: C) where C.Element == Int {
+    package mutating func intArray<C: Collection>(_ values: C) where C.Element == Int {
         bytes.append(UInt8(ascii: "["))
         var first = true
         for value in values {
@@ -199,7 +199,7 @@ package struct JSONWriter {
     }
 
     /// Appends `["a","b"]`.
-    mutating func stringArray<C: Collection>(_ values: C) where C.Element == String {
+    package mutating func stringArray<C: Collection>(_ values: C) where C.Element == String {
         bytes.append(UInt8(ascii: "["))
         var first = true
         for value in values {

@@ -1,9 +1,11 @@
 import LiftoffProfile
 
-/// Samples merged into a call tree by frame name: the shape every flame-style view draws.
+/// Samples merged into a call tree by frame name, weighted by their ticks: the one call tree that
+/// every flame-style view draws (`flame.svg`, the HTML report's flame graph, folded stacks, the
+/// differential flame graph).
 ///
-/// Node 0 is the root. Children of a node are merged by name and kept sorted by name, so
-/// the same profile always gives the same tree.
+/// Node 0 is the root. Children of a node are merged by name (an inlined copy of a function apart
+/// from a called one) and kept sorted by name, so the same profile always gives the same tree.
 public struct FlameTree: Sendable, Equatable {
     /// One function at one position in the call tree.
     public struct Node: Sendable, Equatable {
@@ -17,6 +19,8 @@ public struct FlameTree: Sendable, Equatable {
         public var waiting: Int = 0
         /// Runnable samples in this node and below: preempted, waiting for a core (part of ``waiting``).
         public var runnable: Int = 0
+        /// The function was inlined into its caller here.
+        public var isInlined = false
         /// Distance from the root (root = 0).
         public var depth: Int
         /// Parent node index (the root's is -1).
@@ -51,11 +55,13 @@ public struct FlameTree: Sendable, Equatable {
         let threadLabels = Dictionary(
             profile.threads.map { ($0.id, FlameTree.threadLabel($0)) }, uniquingKeysWith: { first, _ in first })
 
-        func child(of parent: Int, named name: String) -> Int {
-            let key = ChildKey(parent: parent, name: name)
+        func child(of parent: Int, named name: String, inlined: Bool = false) -> Int {
+            let key = ChildKey(parent: parent, name: name, inlined: inlined)
             if let known = childIndex[key] { return known }
             nodes.append(
-                Node(name: name, total: 0, selfCount: 0, depth: nodes[parent].depth + 1, parent: parent, children: []))
+                Node(
+                    name: name, total: 0, selfCount: 0, isInlined: inlined, depth: nodes[parent].depth + 1, parent: parent,
+                    children: []))
             let index = nodes.count - 1
             nodes[parent].children.append(index)
             childIndex[key] = index
@@ -66,7 +72,8 @@ public struct FlameTree: Sendable, Equatable {
             if stack < 0 { return base }
             if known[stack] >= 0 { return known[stack] }
             let parent = node(forStack: profile.stacks.parent[stack], base: base, &known)
-            let result = child(of: parent, named: profile.frames[profile.stacks.frame[stack]].displayName)
+            let frame = profile.frames[profile.stacks.frame[stack]]
+            let result = child(of: parent, named: frame.displayName, inlined: frame.isInlined)
             known[stack] = result
             return result
         }
@@ -107,7 +114,9 @@ public struct FlameTree: Sendable, Equatable {
             nodes[nodes[index].parent].runnable += nodes[index].runnable
         }
         for index in nodes.indices where nodes[index].children.count > 1 {
-            let sorted = nodes[index].children.sorted { nodes[$0].name < nodes[$1].name }
+            let sorted = nodes[index].children.sorted {
+                (nodes[$0].name, nodes[$0].isInlined ? 1 : 0) < (nodes[$1].name, nodes[$1].isInlined ? 1 : 0)
+            }
             nodes[index].children = sorted
         }
     }
@@ -120,5 +129,6 @@ public struct FlameTree: Sendable, Equatable {
     private struct ChildKey: Hashable {
         var parent: Int
         var name: String
+        var inlined: Bool
     }
 }

@@ -1,6 +1,7 @@
+/// Small hand-made profiles of known shape, shared by the tests of analysis, comparison and reports.
 import LiftoffProfile
 
-func metadata(_ command: [String] = ["/usr/bin/app"]) -> Profile.Metadata {
+public func metadata(_ command: [String] = ["/usr/bin/app"]) -> Profile.Metadata {
     Profile.Metadata(
         liftoffVersion: "0.1.0", commandLine: command,
         host: Profile.Host(name: "box", os: "Linux 6.1", architecture: "x86_64", cpuCount: 2),
@@ -8,13 +9,13 @@ func metadata(_ command: [String] = ["/usr/bin/app"]) -> Profile.Metadata {
 }
 
 /// Frames with every character that must be escaped somewhere.
-let hostileNames = [
+public let hostileNames = [
     "main", "a<b>&\"c\"", "semi;colon", "new\nline", "</script><script>alert(1)</script>", "with space",
 ]
 
 /// main → a<b>&"c" → semi;colon (3 on main, 1 on the worker), main → new\nline (1),
 /// main → with space (2 on the worker).
-func hostileProfile() -> Profile {
+public func hostileProfile() -> Profile {
     Profile(
         metadata: metadata(["/bin/evil<app>"]), timeOriginNs: 0,
         phases: Profile.Phases(processStartNs: 0, preMainNs: 0, mainEntryNs: 0, endNs: 10),
@@ -31,7 +32,7 @@ func hostileProfile() -> Profile {
 }
 
 /// main (1 self) → work (3 self).
-func tinyProfile() -> Profile {
+public func tinyProfile() -> Profile {
     Profile(
         metadata: metadata(), timeOriginNs: 0,
         phases: Profile.Phases(processStartNs: 0, preMainNs: 0, mainEntryNs: 0, endNs: 10),
@@ -41,7 +42,7 @@ func tinyProfile() -> Profile {
         samples: Profile.SampleTable(thread: [1, 1, 1, 1], timeNs: [1, 2, 3, 4], stack: [1, 1, 1, 0]))
 }
 
-func emptyProfile() -> Profile {
+public func emptyProfile() -> Profile {
     Profile(
         metadata: metadata(), timeOriginNs: 0,
         phases: Profile.Phases(processStartNs: 0, preMainNs: 0, mainEntryNs: 0, endNs: 0))
@@ -52,7 +53,7 @@ func emptyProfile() -> Profile {
 ///
 /// Samples: main at 1, 2, 3, 4 ms on main→launch, main→launch, main→draw, main→draw;
 /// worker at 1.5, 2.5 ms on main→launch→parse.
-func launchProfile() -> Profile {
+public func launchProfile() -> Profile {
     var profile = Profile(
         metadata: metadata(["/usr/bin/app"]), timeOriginNs: 0,
         phases: Profile.Phases(

@@ -1,4 +1,5 @@
 import Foundation
+import LiftoffAnalysis
 import LiftoffProfile
 
 /// How `liftoff record` measured a run's time to first frame.
@@ -342,9 +343,7 @@ public struct RunSet: Sendable {
 
     /// Whether a span is measured as `span: NAME`: every span but callbacks, launch tasks and
     /// background tasks, which are measured as `callback: NAME` and `task: NAME` or budgeted.
-    public static func isSpanMetric(_ span: Profile.Span) -> Bool {
-        span.category != .callback && span.category != .launchTask && span.category != .backgroundTask
-    }
+    public static func isSpanMetric(_ span: Profile.Span) -> Bool { span.isSpanMetric }
 
     /// The metric a name given on the command line means, among `names`: the name itself, or
     /// else the span, callback or task of that name (in that order), so `build router` finds

@@ -2,23 +2,23 @@ import LiftoffProfile
 
 /// What the time-ordered views share: intervals per thread, nested properly, and samples
 /// per thread in time order.
-struct ReportTimeline {
+package struct ReportTimeline {
     /// A named interval on one thread (a task, a span, a hang).
-    struct Interval: Equatable {
-        var name: String
-        var category: Profile.SpanCategory
-        var threadID: Int
-        var startNs: UInt64
-        var endNs: UInt64
+    package struct Interval: Equatable {
+        package var name: String
+        package var category: Profile.SpanCategory
+        package var threadID: Int
+        package var startNs: UInt64
+        package var endNs: UInt64
         /// Index of the task in `profile.tasks`, when this interval is one.
-        var task: Int?
+        package var task: Int?
         /// The span's attributes, when this interval is a span that has some.
-        var attributes: [String: String]? = nil
+        package var attributes: [String: String]? = nil
     }
 
     /// Sample indices per thread id, each list in time order; threads in the profile's order,
     /// then any thread seen only in samples.
-    static func samplesByThread(_ profile: Profile) -> [(thread: Int, samples: [Int])] {
+    package static func samplesByThread(_ profile: Profile) -> [(thread: Int, samples: [Int])] {
         var byThread: [Int: [Int]] = [:]
         var order: [Int] = profile.threads.map(\.id)
         var known = Set(order)
@@ -41,7 +41,7 @@ struct ReportTimeline {
     }
 
     /// Every span, task and hang of the profile as an interval on its thread.
-    static func intervals(_ profile: Profile) -> [Interval] {
+    package static func intervals(_ profile: Profile) -> [Interval] {
         var result: [Interval] = []
         for span in profile.spans {
             result.append(
@@ -71,7 +71,7 @@ struct ReportTimeline {
     /// The intervals of one thread, sorted and clipped so that each one lies inside the one
     /// enclosing it (an interval that outlives its enclosing one ends with it). Trace viewers
     /// need properly nested slices on a thread.
-    static func nested(_ intervals: [Interval]) -> [Interval] {
+    package static func nested(_ intervals: [Interval]) -> [Interval] {
         let sorted = intervals.sorted {
             ($0.startNs, $1.endNs, $0.category, $0.name) < ($1.startNs, $0.endNs, $1.category, $1.name)
         }
@@ -89,10 +89,10 @@ struct ReportTimeline {
     }
 
     /// Nanoseconds as milliseconds.
-    static func ms(_ ns: UInt64) -> Double { Double(ns) / 1e6 }
+    package static func ms(_ ns: UInt64) -> Double { Double(ns) / 1e6 }
 }
 
 extension Profile.SpanCategory {
     /// A hang of the main thread, drawn as an interval in the time-ordered views.
-    static let hang: Profile.SpanCategory = "hang"
+    package static let hang: Profile.SpanCategory = "hang"
 }

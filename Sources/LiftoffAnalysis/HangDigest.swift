@@ -2,20 +2,20 @@ import LiftoffProfile
 
 /// The functions a hang's sampled stacks have in common, the most telling first; Liftoff's own
 /// frames (its run loop, the watcher) are left out.
-struct HangDigest {
+package struct HangDigest {
     /// A function and the number of the hang's stacks it appears in.
-    struct Entry: Equatable {
-        var name: String
-        var count: Int
+    package struct Entry: Equatable {
+        package var name: String
+        package var count: Int
         /// The function's `File.swift:42`, when the profile has it.
-        var location: String? = nil
+        package var location: String? = nil
     }
 
     /// Functions by the number of stacks containing them, most first; among equals, the one
     /// deeper in the stacks first, so the innermost function the hang stayed in leads.
-    var topFrames: [Entry]
+    package var topFrames: [Entry]
 
-    init(_ hang: Profile.HangRecord, in profile: Profile, limit: Int = 5) {
+    package init(_ hang: Profile.HangRecord, in profile: Profile, limit: Int = 5) {
         var counts: [String: (count: Int, depth: Int)] = [:]
         var locations: [String: String] = [:]
         for stack in hang.stacks where stack >= 0 && stack < profile.stacks.count {
@@ -42,7 +42,7 @@ struct HangDigest {
 
 extension Profile.HangRecord {
     /// When the hang ended (saturating, so a corrupt duration cannot overflow).
-    var endNs: UInt64 {
+    package var endNs: UInt64 {
         let (sum, overflow) = startNs.addingReportingOverflow(durationNs)
         return overflow ? .max : sum
     }

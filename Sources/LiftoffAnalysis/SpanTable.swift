@@ -4,35 +4,35 @@ import LiftoffProfile
 /// launch tasks or background tasks, which have tables of their own) in start order, nested
 /// under its parent, with its duration, CPU time and samples, and the Swift tasks it started with
 /// how long their jobs waited to run.
-struct SpanTable {
+package struct SpanTable {
     /// One span.
-    struct Row {
-        var name: String
-        var category: Profile.SpanCategory
+    package struct Row {
+        package var name: String
+        package var category: Profile.SpanCategory
         /// How many spans of the table enclose it.
-        var depth: Int
-        var thread: String
-        var startNs: UInt64
-        var durationNs: UInt64
-        var cpuNs: UInt64?
+        package var depth: Int
+        package var thread: String
+        package var startNs: UInt64
+        package var durationNs: UInt64
+        package var cpuNs: UInt64?
         /// Running samples.
-        var samples: Int?
-        var waitingSamples: Int?
-        var attributes: [String: String]?
+        package var samples: Int?
+        package var waitingSamples: Int?
+        package var attributes: [String: String]?
         /// Swift tasks it started, transitively.
-        var childTasks: Int?
+        package var childTasks: Int?
         /// How long its jobs waited to run after they were enqueued, in total.
-        var scheduledNs: UInt64?
+        package var scheduledNs: UInt64?
     }
 
     /// Whether any row has Swift task figures (so the tables show those columns).
-    var hasTaskFigures: Bool { rows.contains { $0.childTasks != nil || $0.scheduledNs != nil } }
+    package var hasTaskFigures: Bool { rows.contains { $0.childTasks != nil || $0.scheduledNs != nil } }
 
-    let rows: [Row]
+    package let rows: [Row]
 
-    init(_ profile: Profile) {
+    package init(_ profile: Profile) {
         let spans = profile.spans
-        let shown = spans.indices.filter { RunSet.isSpanMetric(spans[$0]) }
+        let shown = spans.indices.filter { spans[$0].isSpanMetric }
         let shownSet = Set(shown)
         // The nearest enclosing span of the table (bounded: a malformed profile's links may loop).
         func shownParent(of index: Int) -> Int? {
@@ -67,5 +67,14 @@ struct SpanTable {
                 waitingSamples: span.waitingSamples, attributes: span.attributes, childTasks: span.childTasks,
                 scheduledNs: span.scheduledNs)
         }
+    }
+}
+
+extension Profile.Span {
+    /// Whether the span is a launch metric of its own (`span: NAME`): every span but callbacks,
+    /// launch tasks and background tasks, which have tables of their own and are measured as
+    /// `callback: NAME` and `task: NAME` or budgeted.
+    public var isSpanMetric: Bool {
+        category != .callback && category != .launchTask && category != .backgroundTask
     }
 }

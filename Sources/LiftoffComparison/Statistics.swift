@@ -1,4 +1,5 @@
 import Foundation
+import LiftoffAnalysis
 import LiftoffProfile
 
 /// Statistics for comparing two sets of launch measurements.

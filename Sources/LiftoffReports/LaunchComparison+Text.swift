@@ -1,91 +1,9 @@
 import Foundation
+import LiftoffComparison
 import LiftoffProfile
 
-/// Head's recorded launches compared with base's, metric by metric, with the verdict of the
-/// gated metrics that decides a CI job.
-public struct LaunchComparison: Sendable {
-    /// Base's folder, successful and failed runs.
-    public var base: (folder: String, runs: Int, failed: Int)
-    /// Head's folder, successful and failed runs.
-    public var head: (folder: String, runs: Int, failed: Int)
-    /// How each metric was decided.
-    public var settings: ComparisonSettings
-    /// Every metric present on both sides, gated ones first.
-    public var metrics: [MetricComparison]
-    /// Names of the metrics whose verdicts decide ``verdict``.
-    public var gated: [String]
-
-    /// Compares head with base.
-    /// - Parameters:
-    ///   - groups: Metrics to report besides time to first frame (the groups of gated metrics
-    ///     are added).
-    ///   - gated: Metrics that decide the verdict (time to first frame by default).
-    /// - Throws: `RunSetError` when the sides were measured differently, a side has fewer than
-    ///   two successful runs, or a gated metric is missing.
-    public init(
-        base: RunSet, head: RunSet, groups: Set<MetricGroup> = [], gated: [String] = [RunSet.timeToFirstFrame],
-        settings: ComparisonSettings = ComparisonSettings()
-    ) throws {
-        for (name, set) in [("base", base), ("head", head)] where set.profiles.isEmpty {
-            throw RunSetError(
-                "The \(name) runs in \(set.folder.path) have no successful launch to compare"
-                    + (set.failedRuns > 0 ? " (\(set.failedRuns) failed)." : "."))
-        }
-        guard base.measure == head.measure else {
-            throw RunSetError(
-                "The base runs were measured by \(LaunchComparison.measureName(base.measure)) and the head runs by "
-                    + "\(LaunchComparison.measureName(head.measure)), so they cannot be compared.")
-        }
-        var groups = groups
-        // A gated name may be a span's, callback's or task's plain name ("build router").
-        let available = Set(base.metrics(Set(MetricGroup.allCases)).map(\.name))
-        let gated = gated.map { RunSet.metric(named: $0, among: available) ?? $0 }
-        for name in gated {
-            if let group = RunSet.group(ofMetric: name) { groups.insert(group) }
-        }
-        self.base = (base.folder.path, base.profiles.count, base.failedRuns)
-        self.head = (head.folder.path, head.profiles.count, head.failedRuns)
-        self.settings = settings
-        self.gated = gated
-        let baseMetrics = Dictionary(base.metrics(groups).map { ($0.name, $0.values) }, uniquingKeysWith: { a, _ in a })
-        let headMetrics = head.metrics(groups)
-        for name in gated {
-            let baseCount = baseMetrics[name]?.count ?? 0
-            let headCount = headMetrics.first(where: { $0.name == name })?.values.count ?? 0
-            guard baseCount > 0, headCount > 0 else {
-                throw RunSetError(
-                    "The runs cannot be compared on '\(name)': "
-                        + (name == RunSet.timeToFirstFrame
-                            ? "the \(baseCount == 0 ? "base" : "head") runs recorded no first frame."
-                            : "the \(baseCount == 0 ? "base" : "head") runs have no such metric."))
-            }
-            guard baseCount >= 2, headCount >= 2 else {
-                throw RunSetError(
-                    "Comparing '\(name)' needs at least 2 runs on each side; base has \(baseCount) and head \(headCount).")
-            }
-        }
-        var comparisons: [MetricComparison] = []
-        for (name, values) in headMetrics {
-            guard let baseValues = baseMetrics[name] else { continue }
-            comparisons.append(MetricComparison(metric: name, base: baseValues, head: values, settings: settings))
-        }
-        metrics = comparisons.sorted { left, right in
-            let leftGated = gated.firstIndex(of: left.metric) ?? Int.max
-            let rightGated = gated.firstIndex(of: right.metric) ?? Int.max
-            return leftGated < rightGated
-        }
-    }
-
-    /// The verdict that decides the exit code: regressed if any gated metric regressed, else
-    /// inconclusive if any is, else improved if any improved, else unchanged.
-    public var verdict: Verdict {
-        let verdicts = metrics.filter { gated.contains($0.metric) }.map(\.verdict)
-        for candidate in [Verdict.regressed, .inconclusive, .improved] where verdicts.contains(candidate) {
-            return candidate
-        }
-        return .unchanged
-    }
-
+/// A comparison as text for a terminal, Markdown for a pull request and JSON for other tools.
+extension LaunchComparison {
     /// One sentence on the gated outcome.
     public var headline: String {
         let gatedMetrics = metrics.filter { gated.contains($0.metric) }
@@ -218,14 +136,6 @@ public struct LaunchComparison: Sendable {
         }
         json.raw("]}\n")
         return json.text
-    }
-
-    static func measureName(_ measure: RunMeasure) -> String {
-        switch measure {
-        case .profile: return "their own profiles"
-        case .ready: return "the time to their ready line"
-        case .exit: return "the time to their exit"
-        }
     }
 
     static func ms(_ value: Double) -> String {

@@ -1,8 +1,8 @@
 import Foundation
+import LiftoffProfile
 import Testing
 
-@testable import LiftoffReports
-import LiftoffProfile
+@testable import LiftoffComparison
 
 @Suite("Statistics", .timeLimit(.minutes(2)))
 struct StatisticsTests {

@@ -1,17 +1,18 @@
 import Foundation
 import Liftoff
 import LiftoffProfile
+import LiftoffSampler
+import LiftoffTestSupport
 import Testing
-
-@testable import LiftoffSampler
 
 @inline(never)
 func recordedLaunchStep() {
-    busyWork(until: deadline(afterMilliseconds: 60))
+    blockRunLoop(milliseconds: 60)
 }
 
-// The recorder starts the process-wide sampler, so its tests join the serialized suite.
-extension SamplerTests {
+/// The recorder starts the process-wide sampler, so its tests hold the process state.
+@Suite("Launch recorder", .serialized, .processState, .timeLimit(.minutes(2)))
+struct LaunchRecorderTests {
     @Test("a launch recorder nests sync and async spans, marks ready, and writes to LIFTOFF_PROFILE_OUT")
     func launchRecorderSpans() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("liftoff-recorder-\(UUID().uuidString)")

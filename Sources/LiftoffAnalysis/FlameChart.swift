@@ -3,19 +3,19 @@ import LiftoffProfile
 /// A thread's samples as a time-ordered flame chart: one bar per frame for as long as
 /// consecutive samples kept it at the same place in the stack. A bar none of whose samples
 /// ran is a wait.
-enum FlameChart {
+package enum FlameChart {
     /// One frame on screen for a stretch of time.
-    struct Bar: Equatable {
+    package struct Bar: Equatable {
         /// Index into `profile.frames`.
-        var frame: Int
+        package var frame: Int
         /// Distance from the outermost frame (0).
-        var depth: Int
-        var startNs: UInt64
-        var endNs: UInt64
+        package var depth: Int
+        package var startNs: UInt64
+        package var endNs: UInt64
         /// Every sample under the bar was waiting: the thread did not run there.
-        var waiting = false
+        package var waiting = false
         /// Waiting, and for some of that time runnable: ready to run but without a core.
-        var runnable = false
+        package var runnable = false
     }
 
     /// The bars of one thread's samples (indices in time order).
@@ -24,7 +24,7 @@ enum FlameChart {
     /// sample followed by a gap of more than an interval beyond its ticks (the thread was not
     /// sampled), stand for their ticks. Bars shorter than `1 / 20,000` of the thread's sampled time are left
     /// out: they would be far below a pixel, and their time stays inside their parent's bar.
-    static func bars(_ profile: Profile, samples: [Int], intervalNs: UInt64) -> [Bar] {
+    package static func bars(_ profile: Profile, samples: [Int], intervalNs: UInt64) -> [Bar] {
         guard let firstSample = samples.first, let lastSample = samples.last else { return [] }
         let times = profile.samples.timeNs
         func end(of sample: Int) -> UInt64 {
