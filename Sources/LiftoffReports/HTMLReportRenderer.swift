@@ -324,7 +324,6 @@ public struct HTMLReportRenderer: Sendable {
             json.field("status", task.status.rawValue)
             json.field("thread", ReportText.threadName(of: task, in: profile))
             json.field("queue", task.queue ?? "")
-            json.field("readyMs", task.readyNs.map(ReportTimeline.ms))
             json.field("startMs", task.startNs.map(ReportTimeline.ms))
             json.field("endMs", task.endNs.map(ReportTimeline.ms))
             json.field("durationMs", task.durationNs.map(ReportTimeline.ms))

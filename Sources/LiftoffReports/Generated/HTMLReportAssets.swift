@@ -676,11 +676,6 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
     return Array.isArray(value) ? value : [];
   }
 
-  /** The entries of an array that are objects (records), skipping nulls and stray values. */
-  function records(value) {
-    return list(value).filter(function (entry) { return entry !== null && typeof entry === 'object'; });
-  }
-
   function str(value) {
     return value === null || value === undefined ? '' : String(value);
   }
@@ -689,58 +684,45 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
     return isNum(value) ? value : fallback;
   }
 
-  /** Fills in defaults so that the views can rely on the shape of the contract. */
-  function normalise(raw) {
-    var d = raw && typeof raw === 'object' ? raw : {};
-    var budgets = d.budgets && typeof d.budgets === 'object' ? d.budgets : {};
-    var frames = budgets.frames && typeof budgets.frames === 'object' ? budgets.frames : {};
-    var flame = d.flame && typeof d.flame === 'object' ? d.flame : {};
+  /**
+   * The page's data as the views use it. Its shape is the contract in
+   * Schemas/report-data-1.schema.json, which the renderer's output is tested against, so only
+   * derived values are added here: names on one line, the end of the timeline, the async names.
+   */
+  function normalise(d) {
     var data = {
-      title: str(d.title) || 'Liftoff launch profile',
-      subtitle: str(d.subtitle),
-      targetMs: numOr(d.targetMs, 400),
-      ttffMs: isNum(d.ttffMs) ? d.ttffMs : null,
-      lifeCycle: d.lifeCycle !== false,
-      durationMs: numOr(d.durationMs, 0),
-      phases: records(d.phases).filter(function (p) { return isNum(p.startMs) && isNum(p.endMs); }),
-      markers: records(d.markers).filter(function (m) { return isNum(m.timeMs); }),
-      names: list(d.names).map(oneLine),
+      title: d.title,
+      subtitle: d.subtitle,
+      targetMs: d.targetMs,
+      ttffMs: d.ttffMs,
+      lifeCycle: d.lifeCycle,
+      durationMs: d.durationMs,
+      phases: d.phases,
+      markers: d.markers,
+      names: d.names.map(oneLine),
       // Full signatures behind short names, by index in `names`.
-      fullNames: list(d.fullNames).map(function (name) { return typeof name === 'string' ? oneLine(name) : null; }),
+      fullNames: d.fullNames.map(function (name) { return name === null ? null : oneLine(name); }),
       // Where each name's function is (`File.swift:42`, `inlined · …`), by index in `names`.
-      locations: list(d.locations).map(function (place) { return typeof place === 'string' ? oneLine(place) : null; }),
-      flame: {
-        merged: flame.merged || {}, perThread: flame.perThread || {},
-        mergedWall: flame.mergedWall || flame.merged || {}, perThreadWall: flame.perThreadWall || flame.perThread || {}
-      },
-      threads: records(d.threads),
-      tasks: records(d.tasks),
-      spanRows: records(d.spanRows),
-      violations: records(d.violations),
-      hangs: records(d.hangs),
-      budgets: {
-        frames: { count: numOr(frames.count, 0), slow: numOr(frames.slow, 0), frozen: numOr(frames.frozen, 0) },
-        background: records(budgets.background),
-        states: records(budgets.states),
-        termination: budgets.termination && typeof budgets.termination === 'object' ? budgets.termination : null
-      },
-      counts: d.counts && typeof d.counts === 'object' ? d.counts : {}
+      locations: d.locations.map(function (place) { return place === null ? null : oneLine(place); }),
+      flame: d.flame,
+      threads: d.threads,
+      tasks: d.tasks,
+      spanRows: d.spanRows,
+      violations: d.violations,
+      hangs: d.hangs,
+      budgets: d.budgets,
+      counts: d.counts
     };
     data.tasks.forEach(function (task) {
       task.name = oneLine(task.name);
-      task.lane = str(task.lane);
-      task.thread = str(task.thread);
-      task.status = str(task.status);
-      task.dependencies = list(task.dependencies).map(oneLine);
+      task.dependencies = task.dependencies.map(oneLine);
     });
     var end = data.durationMs;
     data.phases.forEach(function (p) { end = Math.max(end, p.endMs); });
     data.markers.forEach(function (m) { end = Math.max(end, m.timeMs, numOr(m.endMs, 0)); });
     data.endMs = end;
     // Swift async functions of a task's logical stack, by index in `names`: their own colours.
-    asyncNameSet = new Set(list(d.asyncNames).filter(function (index) {
-      return isNum(index) && index >= 0 && index < data.names.length;
-    }).map(function (index) { return data.names[index]; }));
+    asyncNameSet = new Set(d.asyncNames.map(function (index) { return data.names[index]; }));
     colourCache.clear();
     return data;
   }
@@ -1054,7 +1036,8 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
 
     function useTree(mode) {
       state.mode = mode;
-      var key = mode + (shared.wall ? 'Wall' : '');
+      // The four trees of the data: CPU or wall clock, merged or per thread.
+      var key = shared.wall ? { merged: 'mergedWall', perThread: 'perThreadWall' }[mode] : mode;
       if (!trees[key]) trees[key] = prepareTree(data.flame[key], data.names);
       state.tree = trees[key];
       state.zoom = 0;
@@ -2055,7 +2038,8 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
     var view = card('sampling', 'Sampling',
       'Every thread is sampled. A thread that ran since its last sample is signalled and its stack captured; ' +
       'one that did not, since a sample found it blocked, is recorded as still blocked there, without a signal. ' +
-      'A signal that reaches a thread late found it runnable: preempted, waiting for a core.');
+      'A signal that reaches a thread late found it runnable: preempted, waiting for a core. ' +
+      'An unanswered signal got no answer within 100 ms: the thread blocked the profiling signal, or was not scheduled.');
     app.appendChild(view.section);
     function count(key) {
       return numOr(counts[key], 0);
@@ -2068,7 +2052,8 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
       stat('Dropped', fmtInt(count('dropped')), count('dropped') ? 'warn' : null),
       stat('Failed', fmtInt(count('failed')), count('failed') ? 'bad' : null),
       stat('Skipped', fmtInt(count('skipped')), count('skipped') ? 'warn' : null),
-      stat('Truncated', fmtInt(count('truncated')), count('truncated') ? 'warn' : null)
+      stat('Truncated', fmtInt(count('truncated')), count('truncated') ? 'warn' : null),
+      stat('Unanswered', fmtInt(count('unanswered')), count('unanswered') ? 'warn' : null)
     ]));
   }
 

@@ -42,7 +42,8 @@
 
     function useTree(mode) {
       state.mode = mode;
-      var key = mode + (shared.wall ? 'Wall' : '');
+      // The four trees of the data: CPU or wall clock, merged or per thread.
+      var key = shared.wall ? { merged: 'mergedWall', perThread: 'perThreadWall' }[mode] : mode;
       if (!trees[key]) trees[key] = prepareTree(data.flame[key], data.names);
       state.tree = trees[key];
       state.zoom = 0;

@@ -297,7 +297,8 @@
     var view = card('sampling', 'Sampling',
       'Every thread is sampled. A thread that ran since its last sample is signalled and its stack captured; ' +
       'one that did not, since a sample found it blocked, is recorded as still blocked there, without a signal. ' +
-      'A signal that reaches a thread late found it runnable: preempted, waiting for a core.');
+      'A signal that reaches a thread late found it runnable: preempted, waiting for a core. ' +
+      'An unanswered signal got no answer within 100 ms: the thread blocked the profiling signal, or was not scheduled.');
     app.appendChild(view.section);
     function count(key) {
       return numOr(counts[key], 0);
@@ -310,7 +311,8 @@
       stat('Dropped', fmtInt(count('dropped')), count('dropped') ? 'warn' : null),
       stat('Failed', fmtInt(count('failed')), count('failed') ? 'bad' : null),
       stat('Skipped', fmtInt(count('skipped')), count('skipped') ? 'warn' : null),
-      stat('Truncated', fmtInt(count('truncated')), count('truncated') ? 'warn' : null)
+      stat('Truncated', fmtInt(count('truncated')), count('truncated') ? 'warn' : null),
+      stat('Unanswered', fmtInt(count('unanswered')), count('unanswered') ? 'warn' : null)
     ]));
   }
 
