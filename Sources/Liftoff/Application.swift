@@ -108,7 +108,6 @@ public final class Application: Responder, @unchecked Sendable {
         self.configuration = configuration
         self.runLoop = MainRunLoop(clock: configuration.clock)
         super.init()
-        ThreadRules.useClock(configuration.clock)
         lastReportedViolation = ThreadRules.violations.map(\.id).max() ?? 0
         // The watchdog looks first: a launch that overran its limit gets no first frame.
         runLoop.addObserver(named: "launch watchdog") { [unowned self] _ in self.watchdog.check() }

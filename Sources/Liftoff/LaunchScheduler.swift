@@ -90,8 +90,9 @@ public final class LaunchScheduler: @unchecked Sendable {
     let state: Mutex<State>
     private let progress = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
-    /// The collection scope the scheduler was made in (see `ThreadRules.scope`).
-    private let scope = ThreadRules.scope
+    /// The rule context the scheduler was made in (its collection scope, configuration and clock;
+    /// see `ThreadRules.context`), carried into every task.
+    private let ruleContext = ThreadRules.context
     let indexByName: [String: Int]
     private let order: [Int]
     /// Where each task runs, as recorded: one shared string per lane, so recording it costs no
@@ -294,11 +295,12 @@ public final class LaunchScheduler: @unchecked Sendable {
         }
     }
 
-    private func execute(_ index: Int, expectedStatus: Status) {
-        // Violations of the task belong to the test (collection scope) that made the scheduler;
-        // outside tests there is none, and no extra frame in the task's stacks.
-        if let scope, ThreadRules.scope != scope {
-            return ThreadRules.$scope.withValue(scope) { execute(index, expectedStatus: expectedStatus) }
+    private func execute(_ index: Int, expectedStatus: Status, carried: Bool = false) {
+        // Violations of the task belong to the test (collection scope) that made the scheduler, and
+        // go to the handlers of the configuration it was made under; usually there is neither, and
+        // no extra frame in the task's stacks.
+        if !carried, !ruleContext.isEmpty {
+            return ThreadRules.within(ruleContext) { execute(index, expectedStatus: expectedStatus, carried: true) }
         }
         let lane = plan.tasks[index].lane
         // Read the clock and the thread before taking the lock: the lock is shared by every

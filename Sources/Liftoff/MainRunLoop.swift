@@ -157,6 +157,10 @@ public final class MainRunLoop: @unchecked Sendable {
     /// waits (inside the loop) until an event, a due timer or main-queue work arrives; on a
     /// manual clock it moves the clock to the next timer instead. Loop thread.
     public func runIteration(waitingForWork: Bool = false) {
+        // Violations of the work it runs are timed on its clock, which a test may drive by hand.
+        if clock.isManual, ThreadRules.context.clock == nil {
+            return ThreadRules.withClock(clock) { runIteration(waitingForWork: waitingForWork) }
+        }
         loopThread.store(CurrentThread.id, ordering: .relaxed)
         isInIteration = true
         defer { isInIteration = false }

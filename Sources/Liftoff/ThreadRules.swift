@@ -144,12 +144,13 @@ final class LaunchTaskName: Sendable {
 /// A violation carries the rule, the launch task, thread name and id, queue label, time and
 /// stack. What happens to it is up to the rule's handlers (``ThreadViolationHandler``), the way
 /// swift-log hands messages to a `LogHandler`: by default ``RecordingViolationHandler`` keeps it
-/// for the profile and for tests; ``setPolicy(_:for:)`` adds printing (log) or aborting (trap),
-/// and ``setHandlers(_:for:)`` installs any handlers, your own included. Each call site reaches
-/// the handlers once; its repeats are counted on the first record. ``allow(prefix:)`` silences
-/// code by symbol or module prefix.
+/// for the profile and for tests; a ``Configuration``'s ``Configuration/setPolicy(_:for:)`` adds
+/// printing (log) or aborting (trap), and its ``Configuration/setHandlers(_:for:)`` installs any
+/// handlers, your own included. Each call site reaches the handlers once; its repeats are counted
+/// on the first record. ``Configuration/allow(prefix:)`` silences code by symbol or module prefix.
 ///
-/// Configure once at start-up; tests pass explicit values through `LiftoffTesting` instead.
+/// Configure once at start-up with ``bootstrap(_:)``; a test runs under its own configuration with
+/// ``withConfiguration(_:_:)-(_,()throws->T)``.
 public enum ThreadRules {
     /// The common sets of handlers: what happens when a rule is broken.
     public enum Policy: String, Sendable, CaseIterable {
@@ -177,13 +178,6 @@ public enum ThreadRules {
     /// UI work submitted to a background lane was moved to the main thread (a warning).
     public static let uiHoppedToMain = Profile.RuleName.uiHoppedToMain
 
-    private struct Configuration {
-        var policies: [Profile.RuleName: Policy] = [:]
-        var handlers: [Profile.RuleName: [any ThreadViolationHandler]] = [:]
-        var defaultHandlers: [any ThreadViolationHandler] = Policy.record.handlers
-        var allowed: [String] = []
-    }
-
     /// A call site seen before: its rule, operation and scope, and the violation it became.
     private struct Site {
         var rule: Profile.RuleName
@@ -203,9 +197,7 @@ public enum ThreadRules {
 
     private static let designated = Atomic<Int>(0)
     private static let launching = Atomic<Bool>(false)
-    private static let configuration = Mutex(Configuration())
     private static let recorded = Mutex(Record())
-    private static let clockSource = Mutex<any LaunchClock>(MonotonicClock())
 
     /// The symbolizer used for allow-lists and reports.
     public static let symbolizer = ELFSymbolizer()
@@ -215,8 +207,8 @@ public enum ThreadRules {
 
     /// The collection scope of the running code, so that tests running side by side each see
     /// their own violations (set by `LiftoffTesting`; carried into child and unstructured tasks,
-    /// and into launch tasks by the scheduler).
-    @TaskLocal package static var scope: UInt64?
+    /// and into launch tasks by the scheduler, with the rest of ``context``).
+    package static var scope: UInt64? { context.scope }
 
     /// Each collection scope's enclosing scope: a collection inside another belongs to both.
     private static let scopes = Mutex((next: UInt64(1), parents: [UInt64: UInt64]()))
@@ -227,14 +219,12 @@ public enum ThreadRules {
     /// Whether `testIdentity` is set: outside tests, recording a violation reads only this.
     private static let namesTests = Atomic<Bool>(false)
 
-    /// The test that handed the running work over (`LiftoffTesting` carries it, with `scope`,
-    /// into blocks given to Dispatch queues, where the test framework's own task-local is unset).
-    @TaskLocal package static var handingTest: String?
-
-    /// The test the running code belongs to: the one that handed it over, or the test
-    /// framework's current test once `nameTests(with:)` was called.
+    /// The test the running code belongs to: the one that handed it over (`LiftoffTesting`
+    /// carries it, with the rest of ``context``, into blocks given to Dispatch queues, where the
+    /// test framework's own task-local is unset), or the test framework's current test once
+    /// `nameTests(with:)` was called.
     package static var currentTest: String? {
-        if let handingTest { return handingTest }
+        if let handingTest = context.handingTest { return handingTest }
         return namesTests.load(ordering: .acquiring) ? testIdentity.withLock({ $0 })?() : nil
     }
 
@@ -293,52 +283,6 @@ public enum ThreadRules {
         assert(CurrentThread.isMain, message(), file: file, line: line)
     }
 
-    // MARK: Configuration
-
-    /// Sets the policy of a rule: its handlers become the policy's ``Policy/handlers``.
-    public static func setPolicy(_ policy: Policy, for rule: Profile.RuleName) {
-        configuration.withLock {
-            $0.policies[rule] = policy
-            $0.handlers[rule] = policy.handlers
-        }
-    }
-
-    /// The policy last set for a rule with ``setPolicy(_:for:)`` (`record` unless set).
-    public static func policy(for rule: Profile.RuleName) -> Policy {
-        configuration.withLock { $0.policies[rule] ?? .record }
-    }
-
-    /// Sets the handlers of one rule, in the order they run. Leave a ``RecordingViolationHandler``
-    /// in the list to keep the rule's violations in profiles and for `LiftoffTesting`.
-    public static func setHandlers(_ handlers: [any ThreadViolationHandler], for rule: Profile.RuleName) {
-        configuration.withLock {
-            $0.policies[rule] = nil
-            $0.handlers[rule] = handlers
-        }
-    }
-
-    /// Sets the handlers of every rule that has none of its own (by default a
-    /// ``RecordingViolationHandler``).
-    public static func setDefaultHandlers(_ handlers: [any ThreadViolationHandler]) {
-        configuration.withLock { $0.defaultHandlers = handlers }
-    }
-
-    /// The handlers a violation of `rule` goes to, in order.
-    public static func handlers(for rule: Profile.RuleName) -> [any ThreadViolationHandler] {
-        configuration.withLock { $0.handlers[rule] ?? $0.defaultHandlers }
-    }
-
-    /// Silences violations whose stack has a frame from code with this symbol or module prefix,
-    /// such as `ThirdPartyKit.` or `static ThirdPartyKit.Cache.`.
-    public static func allow(prefix: String) {
-        configuration.withLock { $0.allowed.append(prefix) }
-    }
-
-    /// Forgets policies, handlers and allow-list entries.
-    public static func resetConfiguration() {
-        configuration.withLock { $0 = Configuration() }
-    }
-
     // MARK: The main thread and the launch
 
     /// The kernel thread id treated as the main thread for UI rules: the OS main thread unless a
@@ -374,11 +318,6 @@ public enum ThreadRules {
 
     static func setLaunching(_ value: Bool) {
         launching.store(value, ordering: .relaxed)
-    }
-
-    /// Sets the clock violation times are read from.
-    public static func useClock(_ clock: any LaunchClock) {
-        clockSource.withLock { $0 = clock }
     }
 
     // MARK: Checks
@@ -417,9 +356,10 @@ public enum ThreadRules {
     static func record(rule: Profile.RuleName, operation: String, stack: [UInt], task: String? = nil, warning: Bool = false) {
         // A call site is the innermost frames: Liftoff's own, then the code that called it.
         let frames = Array(stack.prefix(6))
-        let time = clockSource.withLock { $0.nowNs }
+        let context = ThreadRules.context
+        let time = context.clock?.nowNs ?? MonotonicClock.nowNs
         let taskName = task ?? currentTask ?? LaunchTaskName.current
-        let scope = ThreadRules.scope
+        let scope = context.scope
         let test = currentTest
         // Repeats from one call site are counted on the first record.
         let repeated = recorded.withLock { state -> Bool in
@@ -434,8 +374,10 @@ public enum ThreadRules {
             return true
         }
         if repeated { return }
-        let (allowed, handlers) = configuration.withLock { ($0.allowed, $0.handlers[rule] ?? $0.defaultHandlers) }
+        let configuration = context.configuration ?? ThreadRules.configuration
+        let allowed = configuration.allowedPrefixes
         if !allowed.isEmpty, isAllowed(stack, prefixes: allowed) { return }
+        let handlers = configuration.handlers(for: rule)
         let violation = recorded.withLock { state -> ThreadViolation in
             let violation = ThreadViolation(
                 id: state.nextID, rule: rule, operation: operation, task: taskName, threadID: CurrentThread.id,

@@ -3,7 +3,7 @@ import Foundation
 /// Receives thread-rule violations: what happens when a rule is broken.
 ///
 /// ``ThreadRules`` finds violations and hands each call site's first one to the rule's handlers
-/// (``ThreadRules/setHandlers(_:for:)``), as swift-log's `Logger` hands messages to a
+/// (``ThreadRules/Configuration/setHandlers(_:for:)``), as swift-log's `Logger` hands messages to a
 /// `LogHandler`. Liftoff's own handlers record, print and trap; `LiftoffLogging` adds one that
 /// writes through swift-log. Write your own to count violations in metrics, send them to a crash
 /// reporter, or fail a test:
@@ -13,7 +13,9 @@ import Foundation
 ///     let counter: Counter
 ///     func handle(_ violation: ThreadViolation) { counter.increment(rule: violation.rule) }
 /// }
-/// ThreadRules.setDefaultHandlers([RecordingViolationHandler(), CountingHandler(counter: counter)])
+/// var rules = ThreadRules.Configuration()
+/// rules.defaultHandlers = [RecordingViolationHandler(), CountingHandler(counter: counter)]
+/// ThreadRules.bootstrap(rules)
 /// ```
 public protocol ThreadViolationHandler: Sendable {
     /// Handles a violation. Called on the thread that broke the rule, once per call site (its

@@ -8,7 +8,9 @@ import Logging
 /// import LiftoffLogging
 ///
 /// let logger = Logger(label: "com.example.app.thread-rules")
-/// ThreadRules.setDefaultHandlers([RecordingViolationHandler(), LoggingViolationHandler(logger: logger)])
+/// var rules = ThreadRules.Configuration()
+/// rules.defaultHandlers = [RecordingViolationHandler(), LoggingViolationHandler(logger: logger)]
+/// ThreadRules.bootstrap(rules)
 /// ```
 public struct LoggingViolationHandler: ThreadViolationHandler {
     /// The logger messages go to.

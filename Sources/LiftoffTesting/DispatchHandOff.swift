@@ -16,19 +16,16 @@ import Musl
 // The dynamic linker binds libswiftDispatch's calls to these definitions because a test
 // executable's symbols come first in the lookup order; `RTLD_NEXT` finds libdispatch's.
 
-/// The scope and test of the submitting code, carried into blocks given to Dispatch.
+/// The rule context of the submitting code (its collection scope, test, configuration and clock),
+/// carried into blocks given to Dispatch.
 enum DispatchHandOff {
     /// `block`, running in the submitting code's collection scope and test when it has either.
     static func carry(_ block: @escaping @convention(block) () -> Void) -> @convention(block) () -> Void {
         ThreadRuleSnapshot.nameTests()
-        let scope = ThreadRules.scope
-        let test = ThreadRules.currentTest
-        guard scope != nil || test != nil else { return block }
-        return {
-            ThreadRules.$scope.withValue(scope) {
-                ThreadRules.$handingTest.withValue(test) { block() }
-            }
-        }
+        var carried = ThreadRules.context
+        carried.handingTest = ThreadRules.currentTest
+        guard !carried.isEmpty else { return block }
+        return { ThreadRules.within(carried) { block() } }
     }
 
     /// libdispatch's own definition of `name`, typed as `T`.

@@ -20,7 +20,7 @@ import XCTest
 /// ```
 public func collectThreadViolations<T>(_ body: () throws -> T) rethrows -> (result: T, violations: [ThreadViolation]) {
     let before = ThreadRuleSnapshot()
-    let result = try ThreadRules.$scope.withValue(before.scope) { try body() }
+    let result = try ThreadRules.withScope(before.scope) { try body() }
     return (result, before.violationsSince())
 }
 
@@ -107,7 +107,7 @@ public func collectThreadViolations(
     isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> Void
 ) async rethrows -> [ThreadViolation] {
     let before = ThreadRuleSnapshot()
-    try await ThreadRules.$scope.withValue(before.scope) { try await body() }
+    try await ThreadRules.withScope(before.scope) { try await body() }
     return before.violationsSince()
 }
 

@@ -62,10 +62,11 @@ extension SamplerTests {
         let (start, end) = window.withLock { $0 }
         for (tid, function) in [(cell[0], "unregisteredPthreadWork"), (dispatchTID.withLock { $0 }, "unregisteredDispatchWork")] {
             let samples = recording.samples.filter {
-                $0.threadID == tid && $0.state == .running
+                // Running, or runnable when other suites keep both cores busy: sampled either way.
+                $0.threadID == tid && $0.state != .blocked
                     && (function == "unregisteredPthreadWork" || ($0.timeNs > start && $0.timeNs < end))
             }
-            #expect(samples.count >= 100, "\(function): \(samples.count) running samples in 300 ms at 1 kHz")
+            #expect(samples.count >= 100, "\(function): \(samples.count) samples of it on a core or waiting for one in 300 ms at 1 kHz")
             let named = samples.filter { sample in frameNames(sample, symbolizer).contains { $0.contains(function) } }
             #expect(named.count * 10 >= samples.count * 9, "\(function) in \(named.count) of \(samples.count) samples")
             #expect(recording.threadNames[tid] != nil, "the thread has a name")

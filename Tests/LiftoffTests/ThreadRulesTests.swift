@@ -85,15 +85,16 @@ extension RuntimeTests {
         @Test("the allow-list silences code by module prefix")
         func allowList() async {
             ThreadRules.resetUIThread()
-            defer { ThreadRules.resetConfiguration() }
             let view = View(frame: Rect(x: 0, y: 0, width: 1, height: 1))
-            ThreadRules.allow(prefix: "static LiftoffTests.VendorKit.")
-            let silenced = await collectThreadViolations {
-                await Task.detached { VendorKit.touchView(view) }.value
+            var rules = ThreadRules.Configuration()
+            rules.allow(prefix: "static LiftoffTests.VendorKit.")
+            // A child task (off the main thread) runs under the configuration; a detached one would not.
+            let silenced = await ThreadRules.withConfiguration(rules) {
+                await collectThreadViolations { await Task { VendorKit.touchView(view) }.value }
             }
             #expect(silenced.isEmpty)
-            let reported = await collectThreadViolations {
-                await Task.detached { uiWorkFromDetachedTask(view) }.value
+            let reported = await ThreadRules.withConfiguration(rules) {
+                await collectThreadViolations { await Task { uiWorkFromDetachedTask(view) }.value }
             }
             #expect(reported.count == 1, "code outside the allow-list is still reported")
         }
@@ -115,7 +116,9 @@ extension RuntimeTests {
         @Test("the trap policy prints the report with the stack and aborts")
         func trapAborts() async {
             let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-                ThreadRules.setPolicy(.trap, for: ThreadRules.uiOnMain)
+                var rules = ThreadRules.Configuration()
+                rules.setPolicy(.trap, for: ThreadRules.uiOnMain)
+                ThreadRules.bootstrap(rules)
                 let view = View(frame: Rect(x: 0, y: 0, width: 1, height: 1))
                 await Task.detached { uiWorkFromDetachedTask(view) }.value
             }

@@ -8,7 +8,9 @@ import Logging
 // every thread, so the work after each `await` is seen wherever it runs.
 // Violations are kept for the profile and logged as warnings where the tool logs everything else.
 let logger = Logger(label: "async-cli")
-ThreadRules.setDefaultHandlers([RecordingViolationHandler(), LoggingViolationHandler(logger: logger, level: .warning)])
+var rules = ThreadRules.Configuration()
+rules.defaultHandlers = [RecordingViolationHandler(), LoggingViolationHandler(logger: logger, level: .warning)]
+ThreadRules.bootstrap(rules)
 let recorder = try LaunchRecorder.start()
 let checksum = try await startUp(recorder: recorder)
 let (profile, url) = try recorder.finishAndWrite()
