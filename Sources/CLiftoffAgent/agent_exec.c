@@ -19,7 +19,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "agent_internal.h"
+#include "recording.h"
+#include "agent_exec.h"
 #include "lo_sampler.h"
 
 extern char **environ;

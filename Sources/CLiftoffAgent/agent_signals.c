@@ -14,12 +14,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "agent_internal.h"
+#include "recording.h"
+#include "agent_signals.h"
 #include "lo_sampler.h"
 
-static const int exit_signals[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
-#define EXIT_SIGNAL_COUNT (sizeof exit_signals / sizeof exit_signals[0])
-static struct sigaction previous[EXIT_SIGNAL_COUNT];
+static struct sigaction previous[LO_AGENT_EXIT_SIGNAL_COUNT];
 
 typedef int (*lo_sigaction_function)(int, const struct sigaction *, struct sigaction *);
 static _Atomic(lo_sigaction_function) g_real_sigaction;
@@ -35,7 +34,7 @@ static lo_sigaction_function real_sigaction(void) {
 
 int sigaction(int signal_number, const struct sigaction *action, struct sigaction *old) {
     if (signal_number == SIGPROF && lo_agent_owns_sigprof && !lo_sampler_owns_action(action)) {
-        if (action) lo_agent_note_program_sigprof();
+        if (action) lo_agent_set_program_flag(LO_AGENT_PROGRAM_SIGPROF, 1);
         lo_sampler_chain_signal(action, old);
         return 0;
     }
@@ -64,19 +63,12 @@ void _exit(int status) {
     for (;;) syscall(SYS_exit_group, status);
 }
 
-void lo_agent_block_exit_signals(sigset_t *previous_mask) {
-    sigset_t set;
-    sigemptyset(&set);
-    for (size_t i = 0; i < EXIT_SIGNAL_COUNT; i++) sigaddset(&set, exit_signals[i]);
-    pthread_sigmask(SIG_BLOCK, &set, previous_mask);
-}
-
 static void on_signal(int sig, siginfo_t *info, void *context) {
     lo_agent_write_halted(LO_AGENT_ENDED_BY_SIGNAL | (uint32_t)(sig & 0xff) << 8);
     lo_agent_wait_for_writer();
     /* The program's own handling: its handler, or the default action, which ends it. */
-    for (size_t i = 0; i < EXIT_SIGNAL_COUNT; i++) {
-        if (exit_signals[i] != sig) continue;
+    for (size_t i = 0; i < LO_AGENT_EXIT_SIGNAL_COUNT; i++) {
+        if (lo_agent_exit_signals[i] != sig) continue;
         real_sigaction()(sig, &previous[i], NULL);
         if ((previous[i].sa_flags & SA_SIGINFO) && previous[i].sa_sigaction) {
             previous[i].sa_sigaction(sig, info, context);
@@ -100,18 +92,18 @@ static void on_signal(int sig, siginfo_t *info, void *context) {
 }
 
 void lo_agent_install_exit_signals(void) {
-    for (size_t i = 0; i < EXIT_SIGNAL_COUNT; i++) {
+    for (size_t i = 0; i < LO_AGENT_EXIT_SIGNAL_COUNT; i++) {
         struct sigaction action;
         memset(&action, 0, sizeof action);
         action.sa_sigaction = on_signal;
         action.sa_flags = SA_SIGINFO | SA_RESTART;
         // While one of them writes the recording, the others wait.
         sigemptyset(&action.sa_mask);
-        for (size_t j = 0; j < EXIT_SIGNAL_COUNT; j++) sigaddset(&action.sa_mask, exit_signals[j]);
-        real_sigaction()(exit_signals[i], &action, &previous[i]);
+        for (size_t j = 0; j < LO_AGENT_EXIT_SIGNAL_COUNT; j++) sigaddset(&action.sa_mask, lo_agent_exit_signals[j]);
+        real_sigaction()(lo_agent_exit_signals[i], &action, &previous[i]);
     }
 }
 
 void lo_agent_restore_exit_signals(void) {
-    for (size_t i = 0; i < EXIT_SIGNAL_COUNT; i++) real_sigaction()(exit_signals[i], &previous[i], NULL);
+    for (size_t i = 0; i < LO_AGENT_EXIT_SIGNAL_COUNT; i++) real_sigaction()(lo_agent_exit_signals[i], &previous[i], NULL);
 }

@@ -57,12 +57,18 @@ extension RepositoryLayoutTests {
         #expect(fileNames.count >= 10, "the layout names the files a newcomer opens: \(fileNames.count)")
     }
 
-    @Test("the C sampler is one-way: no file calls into a file that calls it, directly or around a circle")
-    func samplerFilesCallOneWay() throws {
-        let folder = repositoryRoot.appendingPathComponent("Sources/CLiftoffSampler")
-        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".c") }.sorted()
+    @Test(
+        "the C sampler and the agent are one-way: no file calls into a file that calls it, directly or around a circle",
+        arguments: [["Sources/CLiftoffSampler"], ["Sources/CLiftoffSampler", "Sources/CLiftoffAgent"]])
+    func cFilesCallOneWay(_ folders: [String]) throws {
         var texts: [String: String] = [:]
-        for file in files { texts[file] = try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8) }
+        for folderPath in folders {
+            let folder = repositoryRoot.appendingPathComponent(folderPath)
+            let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".c") }
+            for file in files {
+                texts[folderPath + "/" + file] = try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
+            }
+        }
         // Where each non-static `lo_` function is defined: a line that starts with its return type.
         let definition = try Regex(#"(?m)^(?!static)[A-Za-z_][\w \*]*?\b(lo_\w+)\s*\([^;{]*\)\s*\{"#)
         var home: [String: String] = [:]
@@ -89,7 +95,7 @@ extension RepositoryLayoutTests {
                 if reaches(callee, file, &seen) { circles.append("\(file) → \(callee)") }
             }
         }
-        #expect(home.count > 50, "the sampler's functions were found: \(home.count)")
+        #expect(home.count > 50, "the functions were found: \(home.count)")
         #expect(circles.isEmpty, "these calls close a circle: \(circles.sorted())")
     }
 

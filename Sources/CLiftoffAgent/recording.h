@@ -1,7 +1,7 @@
-// What the agent's files share: its state and the recording's writer.
+// The agent's state and its recording (recording.c): below every other file of the agent.
 
-#ifndef LO_AGENT_INTERNAL_H
-#define LO_AGENT_INTERNAL_H
+#ifndef LO_AGENT_RECORDING_H
+#define LO_AGENT_RECORDING_H
 
 #include <limits.h>
 #include <signal.h>
@@ -44,6 +44,17 @@ extern uint64_t lo_agent_fork_ns;
 
 // Whether this process records now (it is the one the agent started in, and has not stood down).
 int lo_agent_records(void);
+// Sets lo_agent.path and .temporary for the current image: 0 when the folder's path is too long.
+int lo_agent_set_paths(void);
+// Starts the sampler on every thread at lo_agent.rate_hz: 0 when it cannot start.
+int lo_agent_start_sampling(void);
+// Sets the paths, starts sampling and opens a new recording (a fork child's, the next image's);
+// on failure the process is not recorded (lo_agent.pid = 0): 0.
+int lo_agent_begin(void);
+// Claims the one write of this recording: 0 when it is written, being written, or not recorded.
+int lo_agent_claim_write(void);
+// Sets or clears one of the recording's program flags.
+void lo_agent_set_program_flag(uint32_t flag, int on);
 
 // Writes the recording after stopping the sampler (not in a signal handler): exit, exec.
 void lo_agent_write_stopped(uint32_t flags);
@@ -53,22 +64,14 @@ void lo_agent_write_halted(uint32_t flags);
 void lo_agent_wait_for_writer(void);
 // After an exec that failed: sampling goes on, into the next image's recording.
 void lo_agent_resume(void);
-// Marks that the program installed its own SIGPROF handler.
-void lo_agent_note_program_sigprof(void);
-
-// Looks up the exec functions the agent wraps, before any vfork child needs them.
-void lo_agent_find_exec(void);
-
-// Installs the handlers that write the recording when a signal ends the process.
-void lo_agent_install_exit_signals(void);
+// The signals that end a process, whose handlers write the recording first.
+#define LO_AGENT_EXIT_SIGNAL_COUNT 9
+extern const int lo_agent_exit_signals[LO_AGENT_EXIT_SIGNAL_COUNT];
 // Blocks the exit signals on the calling thread while a recording is written, so that one of
 // them (SIGTERM) cannot end the process halfway through; `previous_mask` gets the mask before.
 void lo_agent_block_exit_signals(sigset_t *previous_mask);
-// Gives the exit signals back to the program's handlers (the agent stood down).
-void lo_agent_restore_exit_signals(void);
 // Whether the agent keeps SIGPROF's handler (set once sampling started, until it stands down).
 extern int lo_agent_owns_sigprof;
-
 // Decimal digits of `value` into `out` (at least 21 bytes), NUL-terminated: the length.
 size_t lo_agent_format_u64(char *out, uint64_t value);
 

@@ -1,0 +1,431 @@
+// The agent's recording: its state, and the writer of DIRECTORY/PID-IMAGE.rec. Below every other
+// file of the agent: it calls only the sampler.
+//
+// The writer uses async-signal-safe calls only (open, read, write, rename, getdents64 and a
+// hand-made decimal formatter): a recording may be written from a crash's signal handler.
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "recording.h"
+#include "lo_agent.h"
+#include "lo_sampler.h"
+
+lo_agent_state lo_agent;
+pid_t lo_agent_forked_pid;
+uint64_t lo_agent_fork_ns;
+int lo_agent_owns_sigprof;
+static atomic_int written;
+static atomic_int write_done; // the recording claimed by `written` is complete
+static atomic_uint program_flags;
+
+int lo_agent_records(void) { return lo_agent.pid != 0 && (pid_t)syscall(SYS_getpid) == lo_agent.pid; }
+
+size_t lo_agent_format_u64(char *out, uint64_t value) {
+    char digits[21];
+    size_t count = 0;
+    do {
+        digits[count++] = (char)('0' + value % 10);
+        value /= 10;
+    } while (value != 0);
+    for (size_t i = 0; i < count; i++) out[i] = digits[count - 1 - i];
+    out[count] = 0;
+    return count;
+}
+
+// Sets lo_agent.path and .temporary for the current image: DIRECTORY/PID-IMAGE.rec(.tmp).
+int lo_agent_set_paths(void) {
+    char name[64];
+    size_t length = lo_agent_format_u64(name, (uint64_t)lo_agent.pid);
+    name[length++] = '-';
+    length += lo_agent_format_u64(name + length, lo_agent.image);
+    memcpy(name + length, ".rec", 5);
+    size_t directory = strlen(lo_agent.directory);
+    if (directory + 1 + strlen(name) + 5 >= sizeof lo_agent.path) return 0;
+    memcpy(lo_agent.path, lo_agent.directory, directory);
+    lo_agent.path[directory] = '/';
+    strcpy(lo_agent.path + directory + 1, name);
+    strcpy(lo_agent.temporary, lo_agent.path);
+    strcat(lo_agent.temporary, ".tmp");
+    return 1;
+}
+
+/* ---- the file ---- */
+
+typedef struct writer {
+    int fd;
+    int failed;
+    size_t used;
+    char buffer[65536];
+} writer;
+
+static void flush(writer *w) {
+    const char *at = w->buffer;
+    size_t length = w->used;
+    while (length > 0 && !w->failed) {
+        ssize_t done = write(w->fd, at, length);
+        if (done < 0 && errno == EINTR) continue;
+        if (done <= 0) {
+            w->failed = 1;
+            break;
+        }
+        at += done;
+        length -= (size_t)done;
+    }
+    w->used = 0;
+}
+
+/* Buffered: the recording is a few hundred small fields, one system call each would cost more
+   than the rest of the agent. */
+static void put(writer *w, const void *bytes, size_t length) {
+    const char *at = bytes;
+    while (length > 0 && !w->failed) {
+        if (w->used == sizeof w->buffer) flush(w);
+        size_t room = sizeof w->buffer - w->used;
+        size_t part = length < room ? length : room;
+        memcpy(w->buffer + w->used, at, part);
+        w->used += part;
+        at += part;
+        length -= part;
+    }
+}
+
+static void put_word(writer *w, uint64_t word) { put(w, &word, sizeof word); }
+
+static void put_string(writer *w, const char *bytes, size_t length) {
+    static const char zeros[8];
+    put_word(w, length);
+    put(w, bytes, length);
+    if (length % 8) put(w, zeros, 8 - length % 8);
+}
+
+// Reads a small /proc file whole into `buffer`: the bytes read.
+static size_t read_file(const char *path, char *buffer, size_t capacity) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    size_t length = 0;
+    ssize_t got;
+    while (length < capacity && ((got = read(fd, buffer + length, capacity - length)) > 0 || (got < 0 && errno == EINTR))) {
+        if (got > 0) length += (size_t)got;
+    }
+    close(fd);
+    return length;
+}
+
+/* ---- loaded objects, from /proc/self/maps ---- */
+
+// dl_iterate_phdr takes the loader's lock, which a crash may have left held: the objects come
+// from /proc/self/maps instead, each file's load bias read from its ELF header in memory.
+
+#define LO_MAX_MAPPED 1024
+#define LO_MAX_MAPPED_SEGMENTS 64
+
+typedef struct mapped_object {
+    uint32_t name_at, name_length;
+    uint64_t base;
+    int has_base;
+    uint32_t segment_count;
+    uint64_t segments[LO_MAX_MAPPED_SEGMENTS][2];
+} mapped_object;
+
+static mapped_object mapped[LO_MAX_MAPPED];
+static char mapped_names[1 << 18];
+static char maps_text[1 << 20];
+
+static uint64_t parse_hex(const char **at, const char *end) {
+    uint64_t value = 0;
+    while (*at < end) {
+        char c = **at;
+        int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+        if (digit < 0) break;
+        value = value << 4 | (uint64_t)digit;
+        (*at)++;
+    }
+    return value;
+}
+
+// The load bias of the ELF object whose first page is mapped at `start` (readable, `length` bytes).
+static int elf_base(uint64_t start, uint64_t length, uint64_t *base) {
+    if (length < sizeof(Elf64_Ehdr)) return 0;
+    const Elf64_Ehdr *header = (const Elf64_Ehdr *)(uintptr_t)start;
+    if (memcmp(header->e_ident, ELFMAG, SELFMAG) != 0 || header->e_ident[EI_CLASS] != ELFCLASS64) return 0;
+    if (header->e_type == ET_EXEC) {
+        *base = 0;
+        return 1;
+    }
+    if (header->e_type != ET_DYN || header->e_phentsize != sizeof(Elf64_Phdr)) return 0;
+    if (header->e_phoff > length || header->e_phnum > (length - header->e_phoff) / sizeof(Elf64_Phdr)) return 0;
+    const Elf64_Phdr *program = (const Elf64_Phdr *)(uintptr_t)(start + header->e_phoff);
+    for (int i = 0; i < header->e_phnum; i++) {
+        if (program[i].p_type != PT_LOAD) continue;
+        *base = start - (program[i].p_vaddr & ~(uint64_t)4095);
+        return 1;
+    }
+    return 0;
+}
+
+static size_t read_mapped_objects(void) {
+    size_t length = read_file("/proc/self/maps", maps_text, sizeof maps_text);
+    size_t count = 0, names_used = 0;
+    const char *at = maps_text, *end = maps_text + length;
+    while (at < end) {
+        const char *line_end = memchr(at, '\n', (size_t)(end - at));
+        if (line_end == NULL) line_end = end;
+        const char *p = at;
+        uint64_t low = parse_hex(&p, line_end);
+        if (p < line_end) p++;
+        uint64_t high = parse_hex(&p, line_end);
+        int readable = p + 1 < line_end && p[1] == 'r';
+        int executable = p + 3 < line_end && p[3] == 'x';
+        p += p + 6 <= line_end ? 6 : 0;
+        uint64_t offset = parse_hex(&p, line_end);
+        // Device and inode, then the path.
+        for (int field = 0; field < 2 && p < line_end; field++) {
+            while (p < line_end && *p == ' ') p++;
+            while (p < line_end && *p != ' ') p++;
+        }
+        while (p < line_end && *p == ' ') p++;
+        const char *name = p;
+        size_t name_length = (size_t)(line_end - p);
+        at = line_end + 1;
+        int vdso = name_length == 6 && memcmp(name, "[vdso]", 6) == 0;
+        if (name_length == 0 || (name[0] != '/' && !vdso) || low >= high) continue;
+        if (vdso) name = "linux-vdso.so.1", name_length = 15;
+        mapped_object *object = count > 0 ? &mapped[count - 1] : NULL;
+        if (object == NULL || object->name_length != name_length ||
+            memcmp(mapped_names + object->name_at, name, name_length) != 0) {
+            if (count == LO_MAX_MAPPED || names_used + name_length > sizeof mapped_names) continue;
+            object = &mapped[count++];
+            memset(object, 0, sizeof *object);
+            memcpy(mapped_names + names_used, name, name_length);
+            object->name_at = (uint32_t)names_used;
+            object->name_length = (uint32_t)name_length;
+            names_used += name_length;
+        }
+        if (offset == 0 && readable && !object->has_base) object->has_base = elf_base(low, high - low, &object->base);
+        if (executable && object->segment_count < LO_MAX_MAPPED_SEGMENTS) {
+            object->segments[object->segment_count][0] = low;
+            object->segments[object->segment_count][1] = high;
+            object->segment_count++;
+        }
+    }
+    return count;
+}
+
+static void put_objects(writer *w) {
+    size_t count = read_mapped_objects();
+    uint64_t kept = 0;
+    for (size_t i = 0; i < count; i++) kept += mapped[i].has_base && mapped[i].segment_count > 0;
+    put_word(w, kept);
+    for (size_t i = 0; i < count; i++) {
+        const mapped_object *object = &mapped[i];
+        if (!object->has_base || object->segment_count == 0) continue;
+        put_word(w, object->base);
+        put_word(w, object->segment_count);
+        put(w, object->segments, object->segment_count * 2 * sizeof(uint64_t));
+        put_string(w, mapped_names + object->name_at, object->name_length);
+    }
+}
+
+/* ---- thread names ---- */
+
+static void put_thread_names_stopped(writer *w) {
+    uint64_t count = 0;
+    pid_t tid;
+    char name[64];
+    while (lo_sampler_thread_name(count, &tid, name, sizeof name)) count++;
+    put_word(w, count);
+    for (size_t i = 0; i < count; i++) {
+        name[0] = 0;
+        lo_sampler_thread_name(i, &tid, name, sizeof name);
+        put_word(w, (uint64_t)(uint32_t)tid);
+        put_string(w, name, strnlen(name, sizeof name));
+    }
+}
+
+// The names of the threads alive now, from /proc/self/task (the sampler's list takes a lock).
+static void put_thread_names_now(writer *w) {
+    static pid_t tids[4096];
+    size_t count = 0;
+    int directory = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (directory >= 0) {
+        static char entries[32768];
+        long got;
+        while ((got = syscall(SYS_getdents64, directory, entries, sizeof entries)) > 0) {
+            for (long offset = 0; offset < got;) {
+                const struct dirent64 *entry = (const struct dirent64 *)(entries + offset);
+                long tid = 0;
+                const char *digit = entry->d_name;
+                while (*digit >= '0' && *digit <= '9' && tid < (1L << 30)) tid = tid * 10 + (*digit++ - '0');
+                if (*digit == 0 && tid > 0 && count < sizeof tids / sizeof tids[0]) tids[count++] = (pid_t)tid;
+                offset += entry->d_reclen;
+            }
+        }
+        close(directory);
+    }
+    put_word(w, count);
+    for (size_t i = 0; i < count; i++) {
+        char path[64] = "/proc/self/task/";
+        size_t length = strlen(path);
+        length += lo_agent_format_u64(path + length, (uint64_t)tids[i]);
+        memcpy(path + length, "/comm", 6);
+        char name[64];
+        size_t name_length = read_file(path, name, sizeof name);
+        while (name_length > 0 && name[name_length - 1] == '\n') name_length--;
+        put_word(w, (uint64_t)(uint32_t)tids[i]);
+        put_string(w, name, name_length);
+    }
+}
+
+/* ---- the recording ---- */
+
+static void write_recording(int stopped, uint32_t flags, uint64_t end) {
+    static writer w;
+    w.fd = open(lo_agent.temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    w.failed = 0;
+    w.used = 0;
+    if (w.fd < 0) return;
+
+    lo_counts counts = lo_sampler_counts();
+    uint64_t header[] = {
+        LO_AGENT_MAGIC, LO_AGENT_FORMAT, (uint64_t)lo_agent.pid, (uint64_t)lo_agent.parent, lo_agent.image,
+        flags | atomic_load(&program_flags), lo_agent.process_start_ns, lo_agent.premain_ns, lo_agent.main_entry_ns, end,
+        lo_agent.rate_hz, counts.signals_sent, counts.captured, counts.dropped, counts.failed, counts.skipped,
+        counts.truncated, counts.waiting, counts.unanswered, counts.threads_seen, lo_sampler_chained_signals(),
+    };
+    put(&w, header, sizeof header);
+
+    /* The command line, NUL-separated, as /proc keeps it. */
+    static char command[8192];
+    put_string(&w, command, read_file("/proc/self/cmdline", command, sizeof command));
+
+    if (stopped) put_thread_names_stopped(&w);
+    else put_thread_names_now(&w);
+    put_objects(&w);
+
+    /* The samples. */
+    size_t words = 0;
+    const uint64_t *store = lo_sampler_store(&words);
+    put_word(&w, store ? words : 0);
+    if (store && words) put(&w, store, words * sizeof(uint64_t));
+
+    /* The Swift tasks' events, five words each: kind, how it was created and thread; task;
+       creator; time; end. */
+    size_t events = lo_task_events(NULL, 0);
+    put_word(&w, events);
+    static lo_task_event batch[256];
+    size_t start = 0;
+    while (start < events) {
+        size_t copied = lo_task_events_from(start, batch, sizeof batch / sizeof batch[0]);
+        if (copied > events - start) copied = events - start;
+        if (copied == 0) break;
+        for (size_t i = 0; i < copied; i++) {
+            uint64_t event[5] = {
+                (uint64_t)batch[i].kind | (uint64_t)batch[i].task_kind << 8 | (uint64_t)batch[i].thread << 32,
+                batch[i].task, batch[i].creator, batch[i].time_ns, batch[i].end_ns,
+            };
+            put(&w, event, sizeof event);
+        }
+        start += copied;
+    }
+    /* Fewer events than counted (a thread was writing one): zero events fill the count. */
+    static const uint64_t empty[5];
+    for (; start < events; start++) put(&w, empty, sizeof empty);
+
+    /* No fsync: `liftoff` reads the file right away, and the rename keeps it whole. */
+    flush(&w);
+    int failed = w.failed;
+    if (close(w.fd) != 0) failed = 1;
+    if (failed || rename(lo_agent.temporary, lo_agent.path) != 0) unlink(lo_agent.temporary);
+}
+
+int lo_agent_claim_write(void) {
+    if (!lo_agent_records()) return 0;
+    int expected = 0;
+    if (!atomic_compare_exchange_strong(&written, &expected, 1)) return 0;
+    atomic_store(&write_done, 0);
+    return 1;
+}
+
+void lo_agent_wait_for_writer(void) {
+    if (!lo_agent_records() || !atomic_load(&written)) return;
+    // Another thread writes the recording (an exit on the main thread while a SIGTERM arrives on
+    // another): wait for it, a few seconds at most, before the signal ends the process.
+    for (int i = 0; i < 4000 && !atomic_load(&write_done); i++) {
+        struct timespec pause = {0, 1000000};
+        nanosleep(&pause, NULL);
+    }
+}
+
+void lo_agent_write_stopped(uint32_t flags) {
+    if (!lo_agent_claim_write()) return;
+    uint64_t end = lo_monotonic_ns();
+    sigset_t mask;
+    lo_agent_block_exit_signals(&mask);
+    lo_sampler_stop();
+    write_recording(1, flags, end);
+    atomic_store(&write_done, 1);
+    pthread_sigmask(SIG_SETMASK, &mask, NULL);
+}
+
+void lo_agent_write_halted(uint32_t flags) {
+    if (!lo_agent_claim_write()) return;
+    uint64_t end = lo_monotonic_ns();
+    lo_sampler_halt();
+    write_recording(0, flags, end);
+    atomic_store(&write_done, 1);
+}
+
+void lo_agent_write(void) { lo_agent_write_stopped(0); }
+
+int lo_agent_start_sampling(void) {
+    lo_config config = {lo_agent.rate_hz, 256, LO_SAMPLE_ALL_THREADS};
+    if (lo_sampler_start(&config) != LO_OK) return 0;
+    lo_sampler_register_current_thread();
+    return 1;
+}
+
+int lo_agent_begin(void) {
+    if (!lo_agent_set_paths() || !lo_agent_start_sampling()) {
+        lo_agent.pid = 0;
+        return 0;
+    }
+    atomic_store(&written, 0);
+    return 1;
+}
+
+void lo_agent_resume(void) {
+    if (!lo_agent_records() || atomic_load(&written) == 0) return;
+    lo_agent.image++;
+    lo_agent.premain_ns = lo_agent.main_entry_ns = lo_monotonic_ns();
+    lo_agent_begin();
+}
+
+void lo_agent_set_program_flag(uint32_t flag, int on) {
+    if (on) {
+        atomic_fetch_or(&program_flags, flag);
+    } else {
+        atomic_fetch_and(&program_flags, ~flag);
+    }
+}
+
+const int lo_agent_exit_signals[LO_AGENT_EXIT_SIGNAL_COUNT] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+
+void lo_agent_block_exit_signals(sigset_t *previous_mask) {
+    sigset_t set;
+    sigemptyset(&set);
+    for (size_t i = 0; i < LO_AGENT_EXIT_SIGNAL_COUNT; i++) sigaddset(&set, lo_agent_exit_signals[i]);
+    pthread_sigmask(SIG_BLOCK, &set, previous_mask);
+}
