@@ -1,5 +1,4 @@
 import Foundation
-import LiftoffAnalysis
 import LiftoffProfile
 
 /// Head's recorded launches compared with base's, metric by metric, with the verdict of the

@@ -1,5 +1,4 @@
 import Foundation
-import LiftoffAnalysis
 import LiftoffProfile
 
 /// Statistics for comparing two sets of launch measurements.

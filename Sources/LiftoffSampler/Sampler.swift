@@ -470,8 +470,7 @@ public enum Sampler {
                 samples.append(previous)
                 continue
             }
-            let state: Profile.SampleState =
-                flags & LO_SAMPLE_IN_SYSCALL != 0 ? .blocked : flags & LO_SAMPLE_RUNNABLE != 0 ? .runnable : .running
+            let state = Profile.SampleState(sampleFlags: flags)
             let sample = RawSample(
                 threadID: tid, timeNs: time, truncated: flags & LO_SAMPLE_TRUNCATED != 0,
                 addresses: (start..<start + depth).map { UInt(words[$0]) }, state: state, task: UInt(task), cpuNs: cpu,
