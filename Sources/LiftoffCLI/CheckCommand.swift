@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LiftoffAnalysis
 import LiftoffComparison
 import LiftoffProfile
 import LiftoffReports
@@ -18,6 +19,7 @@ struct CheckCommand: ParsableCommand {
               liftoff check profile.json --max-ttff 400ms --max-violations 0 --max-hangs 0
               liftoff check runs/head --max-ttff 250ms --max-phase pre-main=20ms
               liftoff check runs/head --max-phase 'build router=10ms' --max-phase 'read settings=30ms'
+              liftoff check out/profile.json --insight main-thread-sleep=0ms --insight library-loading=30ms
             """
     )
 
@@ -38,6 +40,12 @@ struct CheckCommand: ParsableCommand {
         help: "A limit as NAME=DURATION for a span, callback or launch task by its name, or pre-main and main → first frame; repeatable.")
     var maxPhase: [String] = []
 
+    @Option(
+        name: .long,
+        help: "A limit on an insight's cost as ID=DURATION (main-thread-sleep=20ms; see liftoff explain --help); repeatable.",
+        transform: InsightThreshold.parse)
+    var insight: [InsightThreshold] = []
+
     func validate() throws {
         if let maxTtff { _ = try CheckCommand.milliseconds(maxTtff) }
         for limit in maxPhase { _ = try CheckCommand.phaseLimit(limit) }
@@ -45,8 +53,8 @@ struct CheckCommand: ParsableCommand {
             throw ValidationError("--max-violations must be 0 or more, not \(maxViolations).")
         }
         if let maxHangs, maxHangs < 0 { throw ValidationError("--max-hangs must be 0 or more, not \(maxHangs).") }
-        if maxTtff == nil && maxViolations == nil && maxHangs == nil && maxPhase.isEmpty {
-            throw ValidationError("Give at least one budget: --max-ttff, --max-violations, --max-hangs or --max-phase.")
+        if maxTtff == nil && maxViolations == nil && maxHangs == nil && maxPhase.isEmpty && insight.isEmpty {
+            throw ValidationError("Give at least one budget: --max-ttff, --max-violations, --max-hangs, --max-phase or --insight.")
         }
     }
 
@@ -108,6 +116,22 @@ struct CheckCommand: ParsableCommand {
             }
         }
         if let maxHangs { checkCount("hang", { $0.hangs.count }, limit: maxHangs) }
+        for limit in insight {
+            // Every run's cost of the insight, found whatever its default threshold (0 when absent).
+            var settings = InsightSettings()
+            settings.thresholdsNs[limit.id] = 0
+            let found = runs.profiles.map { Insights.of($0, settings: settings).first { $0.id == limit.id } }
+            let costs = found.map { Double($0?.costNs ?? 0) / 1e6 }
+            let value = Statistics.median(costs)
+            let label = many ? "The median cost of \(limit.id) over \(costs.count) runs" : "The cost of \(limit.id)"
+            let budget = fmt(Double(limit.ns) / 1e6)
+            if value > Double(limit.ns) / 1e6 {
+                breaches.append("\(label) is \(fmt(value)) ms, over its budget of \(budget) ms.")
+                if let worst = found.compactMap({ $0 }).max(by: { $0.costNs < $1.costNs }) { details.append("  \(worst.finding)") }
+            } else {
+                passes.append("\(label) is \(fmt(value)) ms, within its budget of \(budget) ms.")
+            }
+        }
         for line in passes { try StandardOutput.print("ok: \(line)") }
         for line in breaches { try StandardOutput.print("over budget: \(line)") }
         for line in details { try StandardOutput.print(line) }

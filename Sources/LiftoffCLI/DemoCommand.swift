@@ -208,6 +208,8 @@ struct DemoCommand: ParsableCommand {
         } else if let ready = profile.marks.first(where: { $0.name == .ready }) {
             lines.append("Ready at \(ms(ready.timeNs)) (its first output line matching --ready).")
         }
+        // Why, before the numbers: the costliest reasons the launch was slow.
+        lines += InsightReport(profile).text(limit: 3, details: false).split(separator: "\n").map(String.init)
         lines.append("Launch phases:")
         lines.append("  process start → main entry: \(ms(profile.phases.mainEntryNs - profile.phases.processStartNs))")
         for span in profile.spans where span.parent == nil {

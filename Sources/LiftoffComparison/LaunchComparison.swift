@@ -1,4 +1,5 @@
 import Foundation
+import LiftoffAnalysis
 import LiftoffProfile
 
 /// Head's recorded launches compared with base's, metric by metric, with the verdict of the
@@ -14,6 +15,8 @@ public struct LaunchComparison: Sendable {
     public var metrics: [MetricComparison]
     /// Names of the metrics whose verdicts decide ``verdict``.
     public var gated: [String]
+    /// Insights that appeared or grew in head (they inform; they do not decide the verdict).
+    public var insights: [InsightChange] = []
 
     /// Compares head with base.
     /// - Parameters:
@@ -69,6 +72,7 @@ public struct LaunchComparison: Sendable {
             guard let baseValues = baseMetrics[name] else { continue }
             comparisons.append(MetricComparison(metric: name, base: baseValues, head: values, settings: settings))
         }
+        insights = InsightChange.between(base: base.profiles, head: head.profiles)
         metrics = comparisons.sorted { left, right in
             let leftGated = gated.firstIndex(of: left.metric) ?? Int.max
             let rightGated = gated.firstIndex(of: right.metric) ?? Int.max

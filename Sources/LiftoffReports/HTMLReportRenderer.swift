@@ -123,6 +123,8 @@ public struct HTMLReportRenderer: Sendable {
         json.raw(bytes: flame.bytes)
         json.nextKey("threads")
         json.raw(bytes: threads.bytes)
+        json.nextKey("insights")
+        InsightReport(profile).writeInsights(&json)
         writeTasks(&json, profile)
         writeSpanRows(&json, profile)
         writeViolations(&json, profile)
@@ -482,18 +484,5 @@ public struct HTMLReportRenderer: Sendable {
             json.raw("null")
         }
         json.raw("}")
-    }
-}
-
-/// Strings written once and referred to by index.
-struct NameTable {
-    private(set) var names: [String] = []
-    private var indices: [String: Int] = [:]
-
-    mutating func index(of name: String) -> Int {
-        if let known = indices[name] { return known }
-        names.append(name)
-        indices[name] = names.count - 1
-        return names.count - 1
     }
 }

@@ -44,6 +44,11 @@ extension LaunchComparison {
                 }.joined(separator: "  ").trimmingCharacters(in: .whitespaces))
         }
         lines.append("")
+        if !insights.isEmpty {
+            lines.append("Insights that appeared or grew in head (liftoff explain shows them whole):")
+            for change in insights { lines.append("  \(change.id): \(LaunchComparison.insightChange(change)). \(change.finding)") }
+            lines.append("")
+        }
         lines.append(
             "* decides the verdict. Base: \(base.runs) runs in \(base.folder)" + (base.failed > 0 ? " (\(base.failed) failed)" : "")
                 + "; head: \(head.runs) runs in \(head.folder)" + (head.failed > 0 ? " (\(head.failed) failed)" : "") + ".")
@@ -74,6 +79,17 @@ extension LaunchComparison {
                     + "\(LaunchComparison.percent(metric.upper)) | \(LaunchComparison.pValue(metric.pValue)) | \(verdictText) |")
         }
         lines.append("")
+        if !insights.isEmpty {
+            lines += ["### Insights that appeared or grew", "", "| Insight | Base median | Head median | Runs | Finding (head's costliest run) |", "|---|---:|---:|---|---|"]
+            for change in insights {
+                lines.append(
+                    "| \(MarkdownRenderer.cell(change.title)) (`\(change.id)`) | \(LaunchComparison.ms(change.baseMedianMs)) | "
+                        + "\(LaunchComparison.ms(change.headMedianMs)) | \(change.appeared ? "appeared: " : "")"
+                        + "\(change.headRuns.fired) of \(change.headRuns.of) head runs, \(change.baseRuns.fired) of \(change.baseRuns.of) base | "
+                        + "\(MarkdownRenderer.cell(change.finding)) |")
+            }
+            lines.append("")
+        }
         if let diffFlameGraph {
             let changes = diffFlameGraph.biggestChanges(limit: 10)
             if !changes.isEmpty {
@@ -134,6 +150,23 @@ extension LaunchComparison {
             json.field("verdict", metric.verdict.rawValue)
             json.raw("}")
         }
+        json.raw("]")
+        json.nextKey("insights")
+        json.raw("[")
+        for (index, change) in insights.enumerated() {
+            if index > 0 { json.raw(",") }
+            json.raw("{")
+            json.key("id")
+            json.string(change.id)
+            json.field("title", change.title)
+            json.field("baseMedianMs", change.baseMedianMs, digits: 6)
+            json.field("headMedianMs", change.headMedianMs, digits: 6)
+            json.field("baseFired", change.baseRuns.fired)
+            json.field("headFired", change.headRuns.fired)
+            json.field("appeared", change.appeared)
+            json.field("finding", change.finding)
+            json.raw("}")
+        }
         json.raw("]}\n")
         return json.text
     }
@@ -141,6 +174,12 @@ extension LaunchComparison {
     static func ms(_ value: Double) -> String {
         guard value.isFinite else { return "–" }
         return fmt(value, digits: value < 1 ? 3 : 1, fixed: true) + " ms"
+    }
+
+    /// `0.0 ms → 200.0 ms, appeared in 5 of 5 head runs` or `… grew, in 5 of 5 head runs`.
+    static func insightChange(_ change: InsightChange) -> String {
+        "\(ms(change.baseMedianMs)) → \(ms(change.headMedianMs)) median, "
+            + "\(change.appeared ? "appeared" : "grew"), in \(change.headRuns.fired) of \(change.headRuns.of) head runs"
     }
 
     static func ratio(_ value: Double) -> String { value.isFinite ? fmt(value, digits: 3, fixed: true) + "×" : "–" }

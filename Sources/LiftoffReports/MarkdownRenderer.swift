@@ -42,6 +42,8 @@ public struct MarkdownRenderer: Sendable {
             lines.append("**No first frame was committed.**")
         }
         lines.append("")
+        // The summary is written beside the HTML report (summary.md, index.html).
+        lines += InsightReport(profile).markdown(heading: "### Insights", report: HTMLFormat().fileName)
         if profile.processes.count > 1 {
             lines.append("### Processes")
             lines.append("")

@@ -177,6 +177,29 @@ def timeline(driver):
               "dragging the axis to the left pans later in time, keeping the width: %s → %s" % (before, panned))
 
 
+def insights(driver):
+    """The first insight's link shows its moment on the timeline, in wall-clock time."""
+    links = driver.find_elements(By.CSS_SELECTOR, "#insights .insight-link")
+    if not links:
+        check("No insight fired" in driver.find_element(By.ID, "insights").text, "the Insights card says none fired")
+        return
+    href = links[0].get_attribute("href")
+    match = re.search(r"#t=([0-9.]+)-([0-9.]+)$", href or "")
+    check(bool(match), "an insight links to its moment: %s" % href)
+    if not match:
+        return
+    start, end = float(match.group(1)), float(match.group(2))
+    links[0].click()
+    # The readout rounds to 0.1 ms; the window adds a margin of 15 % on each side.
+    shown = wait_for(lambda: window_ms(driver) if window_ms(driver)[0] <= start + 0.1 and window_ms(driver)[1] >= end - 0.1
+                     and (window_ms(driver)[1] - window_ms(driver)[0]) <= (end - start) * 1.6 + 1 else None)
+    check(bool(shown), "the timeline shows %.1f–%.1f ms after the click: %s" % (start, end, shown or window_ms(driver)))
+    check(driver.find_element(By.ID, "samples-wall").get_attribute("aria-pressed") == "true",
+          "the link switches to wall-clock time, where waits show")
+    driver.find_element(By.CSS_SELECTOR, "#timeline .controls button:last-child").click()
+    driver.find_element(By.ID, "samples-cpu").click()
+
+
 def duration_ms(text):
     text = text.strip().replace(",", "")
     return float(text) if re.fullmatch(r"-?\d+(\.\d+)?", text) else None
@@ -224,7 +247,8 @@ def main():
             text = driver.execute_script("return document.body.innerText")
             for expected in sys.argv[3:]:
                 check(expected in text, "the page says '%s'" % expected)
-            for step in (lambda: flame_graph(driver, sys.argv[2]), lambda: timeline(driver), lambda: task_table(driver)):
+            for step in (lambda: insights(driver), lambda: flame_graph(driver, sys.argv[2]), lambda: timeline(driver),
+                         lambda: task_table(driver)):
                 try:
                     step()
                 except Exception as error:  # one broken step must not hide the others' results

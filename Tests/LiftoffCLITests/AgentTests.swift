@@ -86,7 +86,8 @@ enum AgentPrograms {
     }
 }
 
-@Suite("The injected agent", .serialized, .timeLimit(.minutes(5)))
+/// Holds the process state: its tests count samples, which other suites loading the cores would thin.
+@Suite("The injected agent", .serialized, .processState, .timeLimit(.minutes(5)))
 struct AgentTests {
     /// The program's output when run without the agent.
     func bareOutput(_ command: [String]) throws -> String {

@@ -87,7 +87,7 @@ struct ErrorPathTests {
             "Error: Cannot create the folder {dir}/file: {dir}/file is a file, not a folder."),
         ErrorPath(
             ["check", "{dir}/exits"], 64,
-            "Error: Give at least one budget: --max-ttff, --max-violations, --max-hangs or --max-phase."),
+            "Error: Give at least one budget: --max-ttff, --max-violations, --max-hangs, --max-phase or --insight."),
         ErrorPath(["check", "{dir}/exits", "--max-ttff", "fast"], 64, "Error: 'fast' is not a duration such as 400ms or 1.5s."),
         ErrorPath(["check", "{dir}/exits", "--max-ttff", "inf"], 64, "Error: 'inf' is not a duration such as 400ms or 1.5s."),
         ErrorPath(["check", "{dir}/exits", "--max-violations", "-1"], 64, "Error: --max-violations must be 0 or more, not -1."),

@@ -141,6 +141,13 @@ struct MarkdownRendererTests {
 
             **Time to first frame: 4.5 ms**, within the 400 ms target.
 
+            ### Insights
+
+            1. **Thread rules were broken** (`thread-rule-violation`): 1 violation of thread rules during the launch: prefetch blocked the main thread (at Parse.swift:12 in parse).
+               threshold: any, at 3.1–3.1 ms ([timeline](index.html#t=3.100-3.100)).
+               Look at `parse — Parse.swift:12`.
+               *UI work off the main thread is a data race with the main thread; blocking work on the main thread during the launch delays the first frame. Each violation names the call site to change.*
+
             Recorded 6 samples (6 running, 0 blocked, 0 runnable) at 1000 Hz on box (2 CPUs), debug build, 2026-11-21T10:00:00.000Z.
 
             ### Phases

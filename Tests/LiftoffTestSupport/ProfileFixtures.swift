@@ -98,3 +98,64 @@ public func launchProfile() -> Profile {
     ]
     return profile
 }
+
+/// Profiles built tick by tick at 1 kHz: each thread's samples are (state, stack) per millisecond.
+public struct LaunchBuilder {
+    /// An empty launch: the main thread (tid 1) only, 2 cores, 1 s long.
+    public init() {}
+
+    public var frames: [Profile.Frame] = []
+    public var parent: [Int] = []
+    public var frameOf: [Int] = []
+    public var samples = Profile.SampleTable()
+    public var cpuCount = 2
+    public var firstFrameMs: UInt64? = nil
+    public var endMs: UInt64 = 1000
+    public var threads: [Profile.ThreadInfo] = [Profile.ThreadInfo(id: 1, name: "main", isMain: true)]
+
+    /// The stack of `names`, outermost first; a name `lib|function` is in that object, else in `app`.
+    public mutating func stack(_ names: [String]) -> Int {
+        var at = -1
+        for name in names {
+            let parts = name.split(separator: "|", maxSplits: 1).map(String.init)
+            let (object, function) = parts.count == 2 ? (parts[0], parts[1]) : ("app", name)
+            let frame = frames.firstIndex { $0.name == function && $0.object == object } ?? {
+                frames.append(Profile.Frame(name: function, object: object))
+                return frames.count - 1
+            }()
+            if let existing = parent.indices.first(where: { parent[$0] == at && frameOf[$0] == frame }) {
+                at = existing
+            } else {
+                parent.append(at)
+                frameOf.append(frame)
+                at = parent.count - 1
+            }
+        }
+        return at
+    }
+
+    /// One sample a millisecond on `thread` from `fromMs` to `toMs`.
+    public mutating func add(thread: Int, _ state: Profile.SampleState, _ names: [String], fromMs: UInt64, toMs: UInt64) {
+        let stack = stack(names)
+        for ms in fromMs..<toMs {
+            samples.thread.append(thread)
+            samples.timeNs.append(ms * 1_000_000)
+            samples.stack.append(stack)
+            samples.state.append(state)
+            samples.task.append(0)
+            samples.cpuNs.append(0)
+            samples.weight.append(1)
+        }
+    }
+
+    public func profile() -> Profile {
+        var meta = metadata(["/usr/bin/app"])
+        meta.host.cpuCount = cpuCount
+        return Profile(
+            metadata: meta, timeOriginNs: 0,
+            phases: Profile.Phases(
+                processStartNs: 0, preMainNs: 0, mainEntryNs: 1_000_000, endNs: endMs * 1_000_000,
+                firstFrameNs: firstFrameMs.map { $0 * 1_000_000 }),
+            threads: threads, frames: frames, stacks: Profile.StackTable(parent: parent, frame: frameOf), samples: samples)
+    }
+}

@@ -469,6 +469,19 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
 .process-group { margin: 14px 0 4px; padding: 4px 8px; border-left: 3px solid #5b6b8c; background: #f3f5f9; }
 .process-group .process-name { font-weight: 600; margin-right: 10px; }
 
+/* Insights */
+.insights { margin: 0; padding-left: 22px; }
+.insight { margin: 0 0 14px; }
+.insight-head { display: flex; flex-wrap: wrap; gap: 8px; align-items: baseline; }
+.insight-id { font-size: 12px; color: var(--muted); }
+.insight-cost { font-weight: 650; font-variant-numeric: tabular-nums; }
+.insight-finding { margin: 4px 0; }
+.insight-code { margin: 4px 0; font-size: 13px; }
+.insight-link { font-size: 13px; }
+.insight-details { margin-top: 4px; font-size: 13px; }
+.insight-stack { margin: 6px 0; }
+.insight-notes { margin: 6px 0; padding-left: 18px; }
+
 """#
 
     /// `Assets/report.js`.
@@ -706,6 +719,7 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
       locations: d.locations.map(function (place) { return place === null ? null : oneLine(place); }),
       flame: d.flame,
       threads: d.threads,
+      insights: d.insights,
       tasks: d.tasks,
       spanRows: d.spanRows,
       violations: d.violations,
@@ -904,6 +918,71 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
     return h('td', { class: numeric ? 'num' : null }, content);
   }
 
+  // ------------------------------------------------------------------ Insights
+
+  /**
+   * Why the launch was slow, the costliest reason first: each insight's finding, its cost, the
+   * code to look at, its stacks and notes, and a link that shows its moment on the timeline
+   * (`#t=FROM-TO`, also for sharing).
+   */
+  function drawInsights(app, data) {
+    var view = card('insights', 'Insights',
+      'Reasons the launch was slow, each with what it cost, the threshold it crossed and the code to look at. ' +
+      'liftoff explain prints the same; liftoff check --insight ID=THRESHOLD gates on one.');
+    app.appendChild(view.section);
+    if (!data.insights.length) {
+      view.section.appendChild(emptyNote(
+        'No insight fired: no wait, load, runtime or scheduling cost of the launch reached its threshold.'));
+      return;
+    }
+    var items = data.insights.map(function (insight) {
+      var cost = insight.costMs > 0
+        ? fmtMs(insight.costMs) + ' · ' + fmtPct(insight.share, 1) + ' of the launch'
+        : 'any occurrence';
+      var threshold = insight.thresholdMs > 0 ? 'threshold ' + fmtMs(insight.thresholdMs) : null;
+      var code = null;
+      insight.stacks.forEach(function (stack) { if (!code && stack.programFrame) code = stack.programFrame; });
+      var link = h('a', {
+        class: 'insight-link', href: '#t=' + insight.startMs.toFixed(3) + '-' + insight.endMs.toFixed(3)
+      }, 'Show on the timeline (' + fmtMs(insight.startMs) + '–' + fmtMs(insight.endMs) +
+        (insight.thread ? ', ' + oneLine(insight.thread) : '') + ')');
+      var details = h('details', { class: 'insight-details' }, [
+        h('summary', null, 'Evidence'),
+        insight.stacks.length ? h('div', null, insight.stacks.map(function (stack) {
+          return h('div', { class: 'insight-stack' }, [
+            h('span', { class: 'hint' }, stack.ms > 0 ? fmtMs(stack.ms) : ''),
+            stackList(stack.frames)
+          ]);
+        })) : null,
+        insight.notes.length ? h('ul', { class: 'insight-notes' }, insight.notes.map(function (note) {
+          return h('li', null, oneLine(note));
+        })) : null,
+        h('p', { class: 'hint' }, oneLine(insight.why))
+      ]);
+      return h('li', { class: 'insight', 'data-id': insight.id }, [
+        h('div', { class: 'insight-head' }, [
+          h('strong', null, oneLine(insight.title)),
+          h('code', { class: 'insight-id' }, insight.id),
+          h('span', { class: 'insight-cost' }, cost),
+          threshold ? h('span', { class: 'hint' }, threshold) : null
+        ]),
+        h('p', { class: 'insight-finding' }, oneLine(insight.finding)),
+        code ? h('p', { class: 'insight-code' }, ['Look at ', h('code', null, oneLine(code))]) : null,
+        link,
+        details
+      ]);
+    });
+    view.section.appendChild(h('ol', { class: 'insights' }, items));
+  }
+
+  /** `#t=FROM-TO` in the address: the window of the timeline to show, in milliseconds. */
+  function timeFromHash(hash) {
+    var match = /^#t=([0-9.]+)-([0-9.]+)$/.exec(hash || '');
+    if (!match) return null;
+    var from = parseFloat(match[1]);
+    var to = parseFloat(match[2]);
+    return isNum(from) && isNum(to) && to >= from ? { from: from, to: to } : null;
+  }
   // ------------------------------------------------------------------ 1. Header
 
   function drawHeader(app, data) {
@@ -911,7 +990,7 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
       h('h1', null, oneLine(data.title)),
       data.subtitle ? h('p', { class: 'subtitle' }, oneLine(data.subtitle)) : null,
       h('nav', { class: 'nav', 'aria-label': 'Sections' }, [
-        ['#flame', 'Flame graph'], ['#timeline', 'Timeline'], ['#spans', 'Spans'], ['#tasks', 'Launch tasks'],
+        ['#insights', 'Insights'], ['#flame', 'Flame graph'], ['#timeline', 'Timeline'], ['#spans', 'Spans'], ['#tasks', 'Launch tasks'],
         ['#issues', 'Violations & hangs'], ['#budgets', 'Budgets'], ['#sampling', 'Sampling']
       ].map(function (link) { return h('a', { href: link[0] }, link[1]); }))
     ]);
@@ -1350,7 +1429,7 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
     });
     if (!threads.length) {
       view.section.appendChild(emptyNote('No threads were sampled.'));
-      return { render: function () {} };
+      return { render: function () {}, show: function () {} };
     }
 
     var zoomOut = h('button', { type: 'button', title: 'Zoom out', 'aria-label': 'Zoom out' }, '−');
@@ -1380,7 +1459,15 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
     reset.addEventListener('click', function () { setWindow(tl, 0, tl.full); });
     shared.onMatches(function () { scheduleTimeline(tl); });
     renderTimeline(tl);
-    return { render: function () { renderTimeline(tl); } };
+    return {
+      render: function () { renderTimeline(tl); },
+      // Shows FROM–TO (ms) with a margin on each side, and scrolls the timeline into view.
+      show: function (from, to) {
+        var margin = Math.max((to - from) * 0.15, tl.minSpan);
+        setWindow(tl, from - margin, to - from + 2 * margin);
+        view.section.scrollIntoView({ block: 'start' });
+      }
+    };
   }
 
   /** A collapsible section per thread; threads without bars or spans say so instead of drawing. */
@@ -2095,8 +2182,19 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
     // `#wall` in the address opens the page on wall-clock samples.
     shared.wall = window.location.hash === '#wall';
     drawHeader(app, data);
+    drawInsights(app, data);
     var flame = drawFlameGraph(app, data, shared);
     var timeline = drawTimeline(app, data, shared);
+    // An insight's link (`#t=FROM-TO`) shows its moment on the timeline, on load and on click,
+    // in wall-clock time: most insights are waits, which CPU time leaves out.
+    function showHashTime() {
+      var time = timeFromHash(window.location.hash);
+      if (!time) return;
+      shared.setWall(true);
+      timeline.show(time.from, time.to);
+    }
+    window.addEventListener('hashchange', showHashTime);
+    showHashTime();
     drawSpanTable(app, data);
     drawTasks(app, data);
     drawIssues(app, data);

@@ -95,6 +95,7 @@
       locations: d.locations.map(function (place) { return place === null ? null : oneLine(place); }),
       flame: d.flame,
       threads: d.threads,
+      insights: d.insights,
       tasks: d.tasks,
       spanRows: d.spanRows,
       violations: d.violations,

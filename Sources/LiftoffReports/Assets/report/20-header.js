@@ -5,7 +5,7 @@
       h('h1', null, oneLine(data.title)),
       data.subtitle ? h('p', { class: 'subtitle' }, oneLine(data.subtitle)) : null,
       h('nav', { class: 'nav', 'aria-label': 'Sections' }, [
-        ['#flame', 'Flame graph'], ['#timeline', 'Timeline'], ['#spans', 'Spans'], ['#tasks', 'Launch tasks'],
+        ['#insights', 'Insights'], ['#flame', 'Flame graph'], ['#timeline', 'Timeline'], ['#spans', 'Spans'], ['#tasks', 'Launch tasks'],
         ['#issues', 'Violations & hangs'], ['#budgets', 'Budgets'], ['#sampling', 'Sampling']
       ].map(function (link) { return h('a', { href: link[0] }, link[1]); }))
     ]);

@@ -152,7 +152,7 @@
     });
     if (!threads.length) {
       view.section.appendChild(emptyNote('No threads were sampled.'));
-      return { render: function () {} };
+      return { render: function () {}, show: function () {} };
     }
 
     var zoomOut = h('button', { type: 'button', title: 'Zoom out', 'aria-label': 'Zoom out' }, '−');
@@ -182,7 +182,15 @@
     reset.addEventListener('click', function () { setWindow(tl, 0, tl.full); });
     shared.onMatches(function () { scheduleTimeline(tl); });
     renderTimeline(tl);
-    return { render: function () { renderTimeline(tl); } };
+    return {
+      render: function () { renderTimeline(tl); },
+      // Shows FROM–TO (ms) with a margin on each side, and scrolls the timeline into view.
+      show: function (from, to) {
+        var margin = Math.max((to - from) * 0.15, tl.minSpan);
+        setWindow(tl, from - margin, to - from + 2 * margin);
+        view.section.scrollIntoView({ block: 'start' });
+      }
+    };
   }
 
   /** A collapsible section per thread; threads without bars or spans say so instead of drawing. */

@@ -36,8 +36,19 @@
     // `#wall` in the address opens the page on wall-clock samples.
     shared.wall = window.location.hash === '#wall';
     drawHeader(app, data);
+    drawInsights(app, data);
     var flame = drawFlameGraph(app, data, shared);
     var timeline = drawTimeline(app, data, shared);
+    // An insight's link (`#t=FROM-TO`) shows its moment on the timeline, on load and on click,
+    // in wall-clock time: most insights are waits, which CPU time leaves out.
+    function showHashTime() {
+      var time = timeFromHash(window.location.hash);
+      if (!time) return;
+      shared.setWall(true);
+      timeline.show(time.from, time.to);
+    }
+    window.addEventListener('hashchange', showHashTime);
+    showHashTime();
     drawSpanTable(app, data);
     drawTasks(app, data);
     drawIssues(app, data);

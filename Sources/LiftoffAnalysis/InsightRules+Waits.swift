@@ -1,0 +1,122 @@
+import LiftoffProfile
+
+/// What a waiting sample of the main thread was waiting for, read from its innermost frames: each
+/// waiting sample counts for one kind only, the first that matches in this order.
+enum MainThreadWait: CaseIterable {
+    case sleep, lock, task, io
+
+    /// Whether a frame's function is one this kind of wait goes through.
+    func matches(_ frame: Profile.Frame) -> Bool {
+        let name = frame.name
+        switch self {
+        case .sleep:
+            return name.contains("nanosleep") || name.contains("usleep") || name == "sleep" || name == "__sleep"
+                || name.contains("Thread.sleep(")
+        case .lock:
+            return ["pthread_mutex_lock", "pthread_mutex_timedlock", "__lll_lock_wait", "pthread_rwlock_rdlock",
+                "pthread_rwlock_wrlock", "pthread_spin_lock", "NSLock.lock", "NSRecursiveLock.lock", "_MutexHandle",
+                "os_unfair_lock", "flock",
+            ].contains { name.contains($0) }
+        case .task:
+            return ["dispatch_semaphore_wait", "_dispatch_sema4_wait", "dispatch_group_wait", "_dispatch_group_wait",
+                "DispatchSemaphore.wait", "DispatchGroup.wait", "_dispatch_sync_f_slow", "__DISPATCH_WAIT_FOR_QUEUE__",
+                "_dispatch_thread_event_wait", "pthread_join", "pthread_cond_wait", "pthread_cond_timedwait",
+                "pthread_cond_clockwait", "sem_wait", "sem_timedwait", "waitUntilFinished", "NSCondition.wait",
+            ].contains { name.contains($0) }
+        case .io:
+            let exact: Set<String> = [
+                "read", "__read", "__libc_read", "pread", "pread64", "__libc_pread64", "readv", "write", "__write",
+                "__libc_write", "pwrite64", "open", "open64", "__open", "__open64", "openat", "__openat64", "__libc_open64",
+                "fsync", "fdatasync", "stat", "stat64", "fstat", "fstat64", "lstat", "statx", "fstatat64", "__fstatat64",
+                "recv", "recvfrom", "recvmsg", "send", "sendto", "sendmsg", "connect", "__connect", "accept", "accept4",
+                "poll", "__poll", "ppoll", "select", "epoll_wait", "getaddrinfo", "close", "__close",
+            ]
+            let plain = name.split(separator: "@").first.map(String.init) ?? name
+            return exact.contains(plain) || exact.contains(plain.replacingOccurrences(of: "__GI___", with: "").replacingOccurrences(of: "__GI_", with: ""))
+                || name.hasPrefix("__libc_") && (name.contains("read") || name.contains("write") || name.contains("open"))
+                || name.contains("getaddrinfo")
+        }
+    }
+}
+
+/// The main thread's waiting samples in the launch, by the kind of wait (samples that match none
+/// are left out).
+struct MainThreadWaits {
+    var samples: [MainThreadWait: [Int]] = [:]
+
+    init() {}
+
+    init(_ launch: LaunchWindow) {
+        var caches: [MainThreadWait: [Int: Int]] = [:]
+        for sample in launch.mainSamples where launch.profile.samples.state[sample] == .blocked {
+            let stack = launch.profile.samples.stack[sample]
+            for kind in MainThreadWait.allCases {
+                var cache = caches[kind] ?? [:]
+                let found = launch.matchingFrame(ofStack: stack, depth: 16, cache: &cache, kind.matches)
+                caches[kind] = cache
+                if found >= 0 {
+                    samples[kind, default: []].append(sample)
+                    break
+                }
+            }
+        }
+    }
+}
+
+extension LaunchWindow {
+    /// The outermost function of `kind` below the program's own code on the heaviest stack of
+    /// `samples`: the call the program made (`usleep`, `pthread_mutex_lock`), not the system call
+    /// it ended in.
+    func waitingFunction(_ samples: [Int], _ kind: MainThreadWait) -> String? {
+        var byStack: [Int: UInt64] = [:]
+        for sample in samples { byStack[profile.samples.stack[sample], default: 0] &+= ns(of: sample) }
+        guard let heaviest = byStack.max(by: { ($0.value, $1.key) < ($1.value, $0.key) })?.key else { return nil }
+        var found: Profile.Frame?
+        var current = heaviest
+        var steps = 0
+        while current >= 0, steps < 16 {
+            let frame = profile.frames[profile.stacks.frame[current]]
+            if isProgram(frame) { break }
+            if kind.matches(frame) { found = frame }
+            current = profile.stacks.parent[current]
+            steps += 1
+        }
+        return found.map(LaunchWindow.name)
+    }
+}
+
+/// A rule about one kind of wait of the main thread during the launch.
+struct MainThreadWaitRule: InsightRule {
+    let kind: MainThreadWait
+    let id: String
+    let title: String
+    let why: String
+    let verb: String
+    var defaultThresholdNs: UInt64 = 10_000_000
+
+    func evaluate(_ launch: LaunchWindow, thresholdNs: UInt64) -> Insight? {
+        guard let samples = launch.mainThreadWaits.samples[kind], !samples.isEmpty else { return nil }
+        let cost = launch.ns(of: samples)
+        guard cost >= thresholdNs, cost > 0 else { return nil }
+        var evidence = launch.evidence(of: samples, thread: launch.mainThreadID)
+        let function = launch.waitingFunction(samples, kind) ?? "a wait"
+        let place = evidence.stacks.first?.programFrame.map { ", called from \($0)" } ?? ""
+        if kind == .lock || kind == .task,
+            let (other, running) = launch.busiestOtherThread(during: samples, excluding: launch.mainThreadID)
+        {
+            let busy = launch.evidence(of: running, thread: other, limit: 2)
+            let label = busy.thread ?? "thread \(other)"
+            for stack in busy.stacks {
+                let what = stack.programFrame ?? stack.frames.first ?? "?"
+                evidence.notes.append("Meanwhile \(label) ran \(what) for \(LaunchWindow.ms(stack.ns)).")
+            }
+        }
+        if kind == .task {
+            for task in launch.profile.tasks where task.waitNs > 0 {
+                evidence.notes.append("The main thread waited \(LaunchWindow.ms(task.waitNs)) for the launch task \(task.name).")
+            }
+        }
+        let finding = "The main thread \(verb) \(LaunchWindow.ms(cost)) in \(function)\(place)."
+        return insight(launch, finding: finding, costNs: cost, thresholdNs: thresholdNs, evidence: evidence)
+    }
+}

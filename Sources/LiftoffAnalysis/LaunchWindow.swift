@@ -1,0 +1,217 @@
+import LiftoffProfile
+
+/// A profile's launch as the insight rules read it: the window from the process start to the
+/// first frame (or ready line, or the end of the profile), its main thread, its samples by
+/// thread, and the helpers that turn samples into evidence.
+public struct LaunchWindow: Sendable {
+    /// The profile.
+    public let profile: Profile
+    /// The launch's start: the process start, in nanoseconds.
+    public let startNs: UInt64
+    /// Its end: the first frame or ready line, else the end of the profile.
+    public let endNs: UInt64
+    /// One tick of the sampler.
+    public let intervalNs: UInt64
+    /// The main thread of the program (the first process's, when there are several), if sampled.
+    public let mainThreadID: Int?
+    /// Sample indices per thread id, in time order, of samples inside the window.
+    public let samplesByThread: [Int: [Int]]
+    /// The program's own objects: the executables of its processes.
+    let programObjects: Set<String>
+    /// The main thread's waits by kind.
+    private(set) var mainThreadWaits = MainThreadWaits()
+
+    /// The window of `profile`.
+    public init(_ profile: Profile) {
+        self.profile = profile
+        startNs = profile.phases.processStartNs
+        endNs = max(profile.phases.firstFrameNs ?? profile.phases.endNs, startNs)
+        intervalNs = max(profile.samplingIntervalNs, 1)
+        let firstProcess = profile.processes.first?.id
+        mainThreadID = (profile.threads.first { $0.isMain && ($0.processID == nil || $0.processID == firstProcess) }
+            ?? profile.threads.first { $0.isMain })?.id
+        var byThread: [Int: [Int]] = [:]
+        let times = profile.samples.timeNs
+        for sample in 0..<profile.samples.count where times[sample] < endNs && Self.end(of: sample, profile, intervalNs) > startNs {
+            byThread[profile.samples.thread[sample], default: []].append(sample)
+        }
+        for key in byThread.keys { byThread[key]?.sort { times[$0] < times[$1] } }
+        samplesByThread = byThread
+        var objects = Set<String>()
+        for command in [profile.metadata.commandLine.first] + profile.processes.flatMap({ $0.programs.map(\.commandLine.first) }) {
+            if let command, let name = command.split(separator: "/").last { objects.insert(String(name)) }
+        }
+        programObjects = objects
+        mainThreadWaits = MainThreadWaits(self)
+    }
+
+    /// The launch's length.
+    public var lengthNs: UInt64 { endNs - startNs }
+
+    /// `ns` as a share of the launch, 0 ... 1.
+    public func share(_ ns: UInt64) -> Double {
+        lengthNs == 0 ? 0 : min(1, Double(ns) / Double(lengthNs))
+    }
+
+    /// The main thread's label, `main (1234)`.
+    public var mainThreadLabel: String? {
+        mainThreadID.flatMap { profile.thread(withID: $0) }.map(FlameTree.threadLabel)
+    }
+
+    /// The samples of the main thread in the window.
+    public var mainSamples: [Int] { mainThreadID.flatMap { samplesByThread[$0] } ?? [] }
+
+    static func end(of sample: Int, _ profile: Profile, _ intervalNs: UInt64) -> UInt64 {
+        let length = UInt64(profile.samples.weight[sample]).multipliedReportingOverflow(by: intervalNs)
+        return NanosecondDuration(nanoseconds: length.overflow ? .max : length.partialValue).after(profile.samples.timeNs[sample])
+    }
+
+    /// When a sample's time ends: each row stands for its ticks from its time on.
+    public func endNs(of sample: Int) -> UInt64 { Self.end(of: sample, profile, intervalNs) }
+
+    /// The part of a sample's time inside the window.
+    public func ns(of sample: Int) -> UInt64 {
+        let from = max(profile.samples.timeNs[sample], startNs)
+        let to = min(endNs(of: sample), endNs)
+        return to > from ? to - from : 0
+    }
+
+    /// The time of `samples` inside the window.
+    public func ns(of samples: [Int]) -> UInt64 {
+        samples.reduce(0) { $0 &+ ns(of: $1) }
+    }
+
+    /// Whether the frame is the program's own code: in one of its executables, or, when the
+    /// profile does not say which, outside the system's and Liftoff's libraries.
+    public func isProgram(_ frame: Profile.Frame) -> Bool {
+        if frame.isLiftoff { return false }
+        if programObjects.contains(frame.object) { return true }
+        return programObjects.isEmpty && !Self.isSystemObject(frame.object)
+    }
+
+    /// Whether an object is the C library, the loader, the Swift runtime or another system library.
+    static func isSystemObject(_ object: String) -> Bool {
+        let name = object.split(separator: "/").last.map(String.init) ?? object
+        let prefixes = [
+            "libc.", "libc-", "ld-linux", "libm.", "libpthread", "libdl", "libstdc++", "libgcc", "libswift", "libdispatch",
+            "libFoundation", "lib_Foundation", "libBlocksRuntime", "libicu", "linux-vdso", "[",
+        ]
+        return prefixes.contains { name.hasPrefix($0) }
+    }
+
+    /// The innermost frame of the program's own code on a stack, described with its file and
+    /// line when known (`load_config — config.c:12`).
+    public func programFrame(ofStack stack: Int) -> String? {
+        guard stack >= 0, stack < profile.stacks.count else { return nil }
+        var current = stack
+        while current >= 0 {
+            let frame = profile.frames[profile.stacks.frame[current]]
+            if isProgram(frame) { return Self.describe(frame) }
+            current = profile.stacks.parent[current]
+        }
+        return nil
+    }
+
+    /// `name — File.swift:42`, or the name alone.
+    static func describe(_ frame: Profile.Frame) -> String {
+        frame.location.map { "\(name(frame)) — \($0)" } ?? name(frame)
+    }
+
+    /// A frame's name as insights show it: a C++ function without its parameter types and
+    /// qualifiers (`swift::_getGenericMetadata`), a C function without its symbol version or
+    /// glibc's internal prefix.
+    static func name(_ frame: Profile.Frame) -> String {
+        var name = frame.displayName
+        // glibc's internal aliases: `__GI___lll_lock_wait` is `__lll_lock_wait`.
+        if name.hasPrefix("__GI_") { name.removeFirst(5) }
+        if let at = name.firstIndex(of: "@"), !name[..<at].contains("(") { name = String(name[..<at]) }
+        if let open = name.firstIndex(of: "("), name[open...].contains("::") || name[open...].contains(" const") {
+            name = String(name[..<open])
+        }
+        return name
+    }
+
+    /// The innermost frame among the first `depth` frames of a stack that `matches`, memoized per
+    /// stack by the caller's `cache` (-1: none).
+    func matchingFrame(
+        ofStack stack: Int, depth: Int = 24, cache: inout [Int: Int], _ matches: (Profile.Frame) -> Bool
+    ) -> Int {
+        if let known = cache[stack] { return known }
+        var current = stack
+        var steps = 0
+        var found = -1
+        while current >= 0, steps < depth {
+            let frameIndex = profile.stacks.frame[current]
+            if matches(profile.frames[frameIndex]) {
+                found = frameIndex
+                break
+            }
+            current = profile.stacks.parent[current]
+            steps += 1
+        }
+        cache[stack] = found
+        return found
+    }
+
+    /// The evidence of a set of samples on one thread (or several): their time range and their
+    /// heaviest stacks, each cut after the program's own frame.
+    public func evidence(of samples: [Int], thread: Int?, limit: Int = 3) -> Insight.Evidence {
+        let times = profile.samples.timeNs
+        let start = samples.map { max(times[$0], startNs) }.min() ?? startNs
+        let end = samples.map { min(endNs(of: $0), endNs) }.max() ?? startNs
+        var byStack: [Int: UInt64] = [:]
+        for sample in samples { byStack[profile.samples.stack[sample], default: 0] &+= ns(of: sample) }
+        let heaviest = byStack.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(limit)
+        let stacks = heaviest.map { stack, ns in
+            Insight.StackEvidence(frames: frames(ofStack: stack), ns: ns, programFrame: programFrame(ofStack: stack))
+        }
+        let info = thread.flatMap { profile.thread(withID: $0) }
+        return Insight.Evidence(
+            thread: info.map(FlameTree.threadLabel) ?? thread.map { "thread \($0)" }, threadID: thread, startNs: start,
+            endNs: max(end, start), stacks: stacks)
+    }
+
+    /// A stack's frame names, innermost first, up to and including the program's own frame (at
+    /// most 12), Liftoff's own frames left out.
+    func frames(ofStack stack: Int) -> [String] {
+        var names: [String] = []
+        var current = stack
+        while current >= 0, current < profile.stacks.count, names.count < 12 {
+            let frame = profile.frames[profile.stacks.frame[current]]
+            if !frame.isLiftoff { names.append(Self.name(frame)) }
+            if isProgram(frame) { break }
+            current = profile.stacks.parent[current]
+        }
+        return names
+    }
+
+    /// The thread that ran most during the intervals of `samples` (other than `excluding`), with
+    /// its running samples there: what another thread did while these waited.
+    func busiestOtherThread(during samples: [Int], excluding thread: Int?) -> (thread: Int, samples: [Int])? {
+        let intervals = samples.map { (profile.samples.timeNs[$0], endNs(of: $0)) }.sorted { $0.0 < $1.0 }
+        guard !intervals.isEmpty else { return nil }
+        func inside(_ time: UInt64) -> Bool {
+            var low = 0
+            var high = intervals.count
+            while low < high {
+                let middle = (low + high) / 2
+                if intervals[middle].0 <= time { low = middle + 1 } else { high = middle }
+            }
+            return low > 0 && time < intervals[low - 1].1
+        }
+        var best: (thread: Int, samples: [Int], ns: UInt64)?
+        for (other, rows) in samplesByThread where other != thread {
+            let running = rows.filter { profile.samples.state[$0] == .running && inside(profile.samples.timeNs[$0]) }
+            let total = ns(of: running)
+            if total > 0, total > best?.ns ?? 0 { best = (other, running, total) }
+        }
+        return best.map { ($0.thread, $0.samples) }
+    }
+
+    /// `12.3 ms`, `10 ms`, `250 ms`: whole milliseconds from 100 ms on, else one decimal when it has one.
+    public static func ms(_ ns: UInt64) -> String {
+        let tenths = (Double(ns) / 1e5).rounded()
+        if tenths >= 1000 || tenths.truncatingRemainder(dividingBy: 10) == 0 { return "\(Int((tenths / 10).rounded())) ms" }
+        return "\(Int(tenths) / 10).\(Int(tenths) % 10) ms"
+    }
+}

@@ -1,0 +1,140 @@
+import LiftoffAnalysis
+import LiftoffProfile
+
+/// A launch's insights as text for a terminal, Markdown and JSON (`liftoff explain`, the
+/// summaries and the reports).
+public struct InsightReport: Sendable {
+    /// The insights, the costliest first.
+    public var insights: [Insight]
+    /// The launch's length, in nanoseconds.
+    public var launchNs: UInt64
+
+    /// The insights of `profile`'s launch.
+    public init(_ profile: Profile, settings: InsightSettings = InsightSettings()) {
+        insights = Insights.of(profile, settings: settings)
+        launchNs = LaunchWindow(profile).lengthNs
+    }
+
+    /// Insights already found.
+    public init(insights: [Insight], launchNs: UInt64) {
+        self.insights = insights
+        self.launchNs = launchNs
+    }
+
+    static func ms(_ ns: UInt64) -> String { LaunchWindow.ms(ns) }
+
+    static func percent(_ share: Double) -> String { "\(Int((share * 100).rounded())) %" }
+
+    /// `45 ms, 30 % of the launch; threshold 10 ms`.
+    static func cost(_ insight: Insight) -> String {
+        let threshold = insight.thresholdNs > 0 ? "; threshold \(ms(insight.thresholdNs))" : ""
+        guard insight.costNs > 0 else { return "threshold: any" }
+        return "\(ms(insight.costNs)), \(percent(insight.share)) of the launch\(threshold)"
+    }
+
+    /// `at 10.2–210.5 ms on main (1234)`.
+    static func place(_ insight: Insight) -> String {
+        let evidence = insight.evidence
+        let range = "at \(fmt(Double(evidence.startNs) / 1e6))–\(fmt(Double(evidence.endNs) / 1e6)) ms"
+        return evidence.thread.map { "\(range) on \($0)" } ?? range
+    }
+
+    /// One line per stack: `pthread_mutex_lock ← load_config — app.c:12`.
+    static func stackLine(_ stack: Insight.StackEvidence) -> String {
+        let frames = stack.frames.count > 6 ? Array(stack.frames.prefix(3)) + ["…"] + stack.frames.suffix(2) : stack.frames
+        let time = stack.ns > 0 ? " (\(ms(stack.ns)))" : ""
+        return frames.joined(separator: " ← ") + time
+    }
+
+    /// Text for a terminal: the insights numbered, each with its cost, place, stacks and notes.
+    public func text(limit: Int = .max, details: Bool = true) -> String {
+        guard !insights.isEmpty else {
+            return "No insight fired: no wait, load, runtime or scheduling cost of the launch reached its threshold.\n"
+        }
+        var lines = ["Why the launch took \(Self.ms(launchNs)), the costliest first:"]
+        for (index, insight) in insights.prefix(limit).enumerated() {
+            lines.append("\(index + 1). [\(insight.id)] \(insight.finding)")
+            lines.append("   \(Self.cost(insight)), \(Self.place(insight)).")
+            guard details else { continue }
+            for stack in insight.evidence.stacks { lines.append("   stack: \(Self.stackLine(stack))") }
+            for note in insight.evidence.notes { lines.append("   \(note)") }
+        }
+        if insights.count > limit { lines.append("… and \(insights.count - limit) more: liftoff explain PROFILE.") }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// Markdown: a numbered list, each insight with its cost, place, the code to look at and why it
+    /// matters; with `report`, the HTML report's file beside it, a link to each insight's moment on
+    /// its timeline.
+    public func markdown(heading: String = "## Insights", report: String? = nil) -> [String] {
+        var lines = [heading, ""]
+        guard !insights.isEmpty else {
+            return lines + ["No insight fired: no wait, load, runtime or scheduling cost of the launch reached its threshold.", ""]
+        }
+        for (index, insight) in insights.enumerated() {
+            lines.append("\(index + 1). **\(MarkdownRenderer.inline(insight.title))** (`\(insight.id)`): \(MarkdownRenderer.inline(insight.finding))")
+            let evidence = insight.evidence
+            let link = report.map {
+                " ([timeline](\($0)#t=\(fmt(Double(evidence.startNs) / 1e6, digits: 3, fixed: true))-\(fmt(Double(evidence.endNs) / 1e6, digits: 3, fixed: true))))"
+            } ?? ""
+            lines.append("   \(MarkdownRenderer.inline(Self.cost(insight))), \(MarkdownRenderer.inline(Self.place(insight)))\(link).")
+            if let code = insight.evidence.stacks.first(where: { $0.programFrame != nil })?.programFrame {
+                lines.append("   Look at `\(MarkdownRenderer.code(code))`.")
+            }
+            for note in insight.evidence.notes.prefix(3) { lines.append("   \(MarkdownRenderer.inline(note))") }
+            lines.append("   *\(MarkdownRenderer.inline(insight.why))*")
+        }
+        lines.append("")
+        return lines
+    }
+
+    /// JSON for other tools (`liftoff.insights/1`): times in milliseconds from the process start.
+    public func json() -> String {
+        var json = JSONWriter(capacity: 4096)
+        json.raw("{")
+        json.key("schema")
+        json.string("liftoff.insights/1")
+        json.field("launchMs", Double(launchNs) / 1e6, digits: 3)
+        json.nextKey("insights")
+        writeInsights(&json)
+        json.raw("}\n")
+        return json.text
+    }
+
+    /// The insights as a JSON array: the HTML report's `insights` and `liftoff explain --format json`'s.
+    func writeInsights(_ json: inout JSONWriter) {
+        json.raw("[")
+        for (index, insight) in insights.enumerated() {
+            if index > 0 { json.raw(",") }
+            let evidence = insight.evidence
+            json.raw("{")
+            json.key("id")
+            json.string(insight.id)
+            json.field("title", insight.title)
+            json.field("finding", insight.finding)
+            json.field("costMs", Double(insight.costNs) / 1e6, digits: 3)
+            json.field("share", insight.share, digits: 4)
+            json.field("thresholdMs", Double(insight.thresholdNs) / 1e6, digits: 3)
+            json.field("why", insight.why)
+            json.field("thread", evidence.thread)
+            json.field("startMs", Double(evidence.startNs) / 1e6, digits: 3)
+            json.field("endMs", Double(evidence.endNs) / 1e6, digits: 3)
+            json.nextKey("stacks")
+            json.raw("[")
+            for (position, stack) in evidence.stacks.enumerated() {
+                if position > 0 { json.raw(",") }
+                json.raw("{")
+                json.key("frames")
+                json.stringArray(stack.frames)
+                json.field("ms", Double(stack.ns) / 1e6, digits: 3)
+                json.field("programFrame", stack.programFrame)
+                json.raw("}")
+            }
+            json.raw("]")
+            json.nextKey("notes")
+            json.stringArray(evidence.notes)
+            json.raw("}")
+        }
+        json.raw("]")
+    }
+}

@@ -1,0 +1,138 @@
+import Foundation
+import LiftoffProfile
+import LiftoffTestSupport
+import Testing
+
+@testable import LiftoffAnalysis
+
+@Suite("Insights", .timeLimit(.minutes(1)))
+struct InsightTests {
+    static let sleepStack = ["main", "load_config", "libc.so.6|usleep", "libc.so.6|clock_nanosleep"]
+
+    @Test("a main thread asleep for 50 ms in the launch: main-thread-sleep, 50 ms, the program's function named")
+    func sleep() throws {
+        var launch = LaunchBuilder()
+        launch.endMs = 100
+        launch.add(thread: 1, .running, ["main", "parse"], fromMs: 0, toMs: 30)
+        launch.add(thread: 1, .blocked, Self.sleepStack, fromMs: 30, toMs: 80)
+        launch.add(thread: 1, .running, ["main", "parse"], fromMs: 80, toMs: 100)
+        let insights = Insights.of(launch.profile())
+        let found = try #require(insights.first)
+        #expect(insights.map(\.id) == ["main-thread-sleep"])
+        #expect(found.costNs == 50_000_000)
+        #expect(found.evidence.startNs == 30_000_000 && found.evidence.endNs == 80_000_000)
+        #expect(found.evidence.thread == "main (1)")
+        #expect(found.finding == "The main thread slept 50 ms in usleep, called from load_config.")
+        #expect(found.evidence.stacks.first?.frames == ["clock_nanosleep", "usleep", "load_config"])
+        #expect(abs(found.share - 0.5) < 1e-9, "50 of the launch's 100 ms")
+    }
+
+    @Test("thresholds: under the default nothing fires, a lower one set by id fires")
+    func thresholds() throws {
+        var launch = LaunchBuilder()
+        launch.add(thread: 1, .blocked, Self.sleepStack, fromMs: 0, toMs: 5)
+        launch.add(thread: 1, .running, ["main", "parse"], fromMs: 5, toMs: 100)
+        #expect(Insights.of(launch.profile()).isEmpty, "5 ms is under the 10 ms default")
+        var settings = InsightSettings()
+        settings.thresholdsNs["main-thread-sleep"] = 2_000_000
+        let found = try #require(Insights.of(launch.profile(), settings: settings).first)
+        #expect(found.id == "main-thread-sleep" && found.thresholdNs == 2_000_000)
+    }
+
+    @Test("only the launch counts: a sleep after the first frame is no insight")
+    func window() {
+        var launch = LaunchBuilder()
+        launch.firstFrameMs = 40
+        launch.add(thread: 1, .running, ["main", "parse"], fromMs: 0, toMs: 40)
+        launch.add(thread: 1, .blocked, Self.sleepStack, fromMs: 40, toMs: 200)
+        #expect(Insights.of(launch.profile()).isEmpty)
+    }
+
+    @Test("a lock wait names what the busiest other thread ran meanwhile; each waiting sample counts for one kind")
+    func lockWait() throws {
+        var launch = LaunchBuilder()
+        launch.threads.append(Profile.ThreadInfo(id: 2, name: "worker", isMain: false))
+        launch.add(thread: 1, .blocked, ["main", "read_table", "libc.so.6|pthread_mutex_lock", "libc.so.6|__lll_lock_wait"], fromMs: 0, toMs: 60)
+        launch.add(thread: 2, .running, ["start", "compute_table"], fromMs: 0, toMs: 60)
+        launch.add(thread: 1, .running, ["main", "draw"], fromMs: 60, toMs: 70)
+        let insights = Insights.of(launch.profile())
+        #expect(insights.map(\.id) == ["main-thread-lock-wait"])
+        let found = try #require(insights.first)
+        #expect(found.finding.contains("in pthread_mutex_lock, called from read_table"))
+        #expect(found.evidence.notes == ["Meanwhile worker (2) ran compute_table for 60 ms."])
+    }
+
+    @Test("I/O and waits for other work are told apart by the functions on the stack")
+    func waitKinds() {
+        var launch = LaunchBuilder()
+        launch.add(thread: 1, .blocked, ["main", "load", "libc.so.6|read"], fromMs: 0, toMs: 30)
+        launch.add(thread: 1, .blocked, ["main", "prepare", "libdispatch.so|dispatch_group_wait", "libc.so.6|futex_wait"], fromMs: 30, toMs: 50)
+        let ids = Insights.of(launch.profile()).map(\.id)
+        #expect(ids == ["main-thread-io", "main-thread-blocked-by-task"], "the costliest first")
+    }
+
+    @Test("more threads wanting a core than the machine has: oversubscribed; as many as the cores: nothing")
+    func oversubscribed() {
+        var launch = LaunchBuilder()
+        for thread in 2...3 { launch.threads.append(Profile.ThreadInfo(id: thread, name: "w\(thread)", isMain: false)) }
+        launch.add(thread: 1, .running, ["main", "work"], fromMs: 0, toMs: 50)
+        launch.add(thread: 2, .running, ["start", "crunch"], fromMs: 0, toMs: 50)
+        launch.add(thread: 3, .runnable, ["start", "crunch"], fromMs: 0, toMs: 50)
+        #expect(Insights.of(launch.profile()).map(\.id) == ["oversubscribed"])
+        launch.cpuCount = 3
+        #expect(Insights.of(launch.profile()).isEmpty)
+    }
+
+    @Test("loader frames on the main thread: library-loading, with the part before main")
+    func libraryLoading() throws {
+        var launch = LaunchBuilder()
+        launch.add(thread: 1, .running, ["ld.so|_dl_start", "ld.so|_dl_relocate_object"], fromMs: 0, toMs: 1)
+        launch.add(thread: 1, .running, ["main", "load_plugins", "libc.so.6|dlopen", "ld.so|_dl_open", "ld.so|do_lookup_x"], fromMs: 1, toMs: 25)
+        let found = try #require(Insights.of(launch.profile()).first)
+        #expect(found.id == "library-loading" && found.costNs == 25_000_000)
+        #expect(found.finding.contains("load_plugins") && found.finding.contains("1 ms of it before main"))
+    }
+
+    @Test("Swift runtime work on any thread: swift-runtime, with the runtime functions and the program's callers")
+    func swiftRuntime() throws {
+        var launch = LaunchBuilder()
+        let stack = ["main", "Item.init(from:)", "libswiftCore.so|swift_conformsToProtocolMaybeInstantiateSuperclasses"]
+        launch.add(thread: 1, .running, stack, fromMs: 0, toMs: 20)
+        launch.add(thread: 1, .running, ["main", "draw"], fromMs: 20, toMs: 40)
+        let found = try #require(Insights.of(launch.profile()).first)
+        #expect(found.id == "swift-runtime" && found.costNs == 20_000_000)
+        #expect(found.evidence.notes.contains("From: Item.init(from:) 20 ms."))
+    }
+
+    @Test("what the runtime knows becomes insights too: deferrable tasks and violations")
+    func launchRecords() {
+        var settings = InsightSettings()
+        settings.thresholdsNs["deferrable-tasks"] = 500_000
+        let ids = Insights.of(launchProfile(), settings: settings).map(\.id)
+        #expect(ids == ["deferrable-tasks", "thread-rule-violation"], "the costliest first, a violation costs no time")
+    }
+
+    @Test("the README's table of rules lists every rule with its default threshold")
+    func readmeTable() throws {
+        let readme = try String(contentsOf: repositoryRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        var listed: [String: String] = [:]
+        for line in readme.split(separator: "\n") where line.hasPrefix("| `") {
+            let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard cells.count >= 3, let id = cells.first?.trimmingCharacters(in: CharacterSet(charactersIn: "`")),
+                Insights.rule(id: id) != nil
+            else { continue }
+            listed[id] = cells.last
+        }
+        for rule in Insights.rules {
+            let threshold = rule.defaultThresholdNs == 0 ? "any" : LaunchWindow.ms(rule.defaultThresholdNs)
+            #expect(listed[rule.id] == threshold, "\(rule.id): the README says \(listed[rule.id] ?? "nothing"), the code \(threshold)")
+        }
+    }
+
+    @Test("every rule has a distinct id, a title and a reason")
+    func rules() {
+        let ids = Insights.rules.map(\.id)
+        #expect(Set(ids).count == ids.count)
+        for rule in Insights.rules { #expect(!rule.title.isEmpty && rule.why.count > 40, "\(rule.id)") }
+    }
+}

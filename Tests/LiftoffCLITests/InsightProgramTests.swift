@@ -1,0 +1,207 @@
+import Foundation
+import LiftoffProfile
+import LiftoffTestSupport
+import Testing
+
+/// Programs whose launches are slow for one known reason, and one that is only busy.
+enum InsightPrograms {
+    static let sleep = """
+        #include <stdio.h>
+        #include <unistd.h>
+        __attribute__((noinline)) void load_config(void) { usleep(200000); }
+        int main(void) { load_config(); puts("ready"); return 0; }
+        """
+
+    /// The main thread takes a lock a worker holds while it computes.
+    static let lock = """
+        #include <pthread.h>
+        #include <stdio.h>
+        #include <unistd.h>
+        static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
+        static volatile double sink;
+        __attribute__((noinline)) void compute_table(void) { for (long i = 0; i < 60000000; i++) sink += i * 0.5; }
+        static void *worker(void *arg) { pthread_mutex_lock(&table_lock); compute_table(); pthread_mutex_unlock(&table_lock); return arg; }
+        __attribute__((noinline)) void read_table(void) { pthread_mutex_lock(&table_lock); sink += 1; pthread_mutex_unlock(&table_lock); }
+        int main(void) {
+            pthread_t thread; pthread_create(&thread, 0, worker, 0); usleep(5000);
+            read_table(); puts("ready"); pthread_join(thread, 0); return 0;
+        }
+        """
+
+    /// Twice as many busy threads as the machine has cores.
+    static let busy = """
+        #include <pthread.h>
+        #include <stdio.h>
+        #include <stdlib.h>
+        #include <unistd.h>
+        static volatile double sink[64];
+        __attribute__((noinline)) void crunch(long k) { for (long i = 0; i < 40000000; i++) sink[k] += i * 0.5; }
+        static void *worker(void *arg) { crunch((long)arg); return 0; }
+        int main(void) {
+            long count = 2 * sysconf(_SC_NPROCESSORS_ONLN); if (count > 64) count = 64;
+            pthread_t threads[64];
+            for (long i = 0; i < count; i++) pthread_create(&threads[i], 0, worker, (void *)i);
+            for (long i = 0; i < count; i++) pthread_join(threads[i], 0);
+            puts("ready"); return 0;
+        }
+        """
+
+    /// Loads the Swift toolchain's Foundation libraries (its argument: their folder) with dlopen.
+    static let plugins = """
+        #include <dlfcn.h>
+        #include <stdio.h>
+        #include <stdlib.h>
+        __attribute__((noinline)) void load_plugins(const char *folder) {
+            const char *names[] = {"libFoundation.so", "libFoundationNetworking.so", "libFoundationXML.so", "libswift_RegexParser.so",
+                "libswiftDistributed.so", "libswiftObservation.so"};
+            for (int i = 0; i < 6; i++) {
+                char path[4096]; snprintf(path, sizeof path, "%s/%s", folder, names[i]);
+                if (!dlopen(path, RTLD_NOW | RTLD_GLOBAL)) { fprintf(stderr, "%s\\n", dlerror()); exit(1); }
+            }
+        }
+        int main(int argc, char **argv) { load_plugins(argv[1]); puts("ready"); return 0; }
+        """
+
+    /// Only computes: no wait, no load, one thread.
+    static let busyOneThread = """
+        #include <stdio.h>
+        static volatile double sink;
+        __attribute__((noinline)) void parse_all(void) { for (long i = 0; i < 60000000; i++) sink += i * 0.5; }
+        int main(void) { parse_all(); puts("ready"); return 0; }
+        """
+
+    /// A Swift program whose launch decodes a catalog with Codable.
+    static let codable = """
+        import Foundation
+        struct Price: Codable { var amount: Double; var currency: String }
+        struct Tag: Codable { var name: String; var weight: Int }
+        struct Item: Codable { var id: Int; var title: String; var price: Price; var tags: [Tag]; var attributes: [String: String]; var related: [Int]? }
+        struct Catalog: Codable { var items: [Item]; var version: Int }
+        @inline(never) func loadCatalog() -> Int {
+            let items = (0..<4000).map { i in
+                Item(id: i, title: "Item \\(i)", price: Price(amount: Double(i) * 1.5, currency: "EUR"),
+                     tags: (0..<4).map { Tag(name: "t\\($0)", weight: $0) }, attributes: ["a": "\\(i)"], related: [i])
+            }
+            let data = try! JSONEncoder().encode(Catalog(items: items, version: 1))
+            var total = 0
+            for _ in 0..<4 { total += try! JSONDecoder().decode(Catalog.self, from: data).items.count }
+            return total
+        }
+        print("loaded \\(loadCatalog())")
+        """
+
+    /// The `swiftc` on the PATH.
+    static func swiftc() throws -> String {
+        let found = try runToEnd("/bin/sh", ["-c", "command -v swiftc"]).output.trimmingCharacters(in: .whitespacesAndNewlines)
+        try #require(!found.isEmpty, "no swiftc on the PATH")
+        return found
+    }
+
+    /// The folder of the toolchain's Swift libraries: `lib/swift/linux` beside `swiftc`'s `bin`.
+    static func swiftLibraries() throws -> String {
+        let resolved = URL(fileURLWithPath: try swiftc()).resolvingSymlinksInPath()
+        return resolved.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("lib/swift/linux").path
+    }
+}
+
+@Suite("Insights of real programs", .serialized, .processState, .timeLimit(.minutes(5)))
+struct InsightProgramTests {
+    /// `liftoff profile` of `command`, then `liftoff explain --format json` of its profile: the
+    /// insights' ids and the JSON.
+    func explain(_ command: [String], extra: [String] = []) throws -> (ids: [String], insights: [[String: Any]], folder: URL) {
+        let out = temporaryFolder()
+        let profiled = try BuiltTool.find().run(["profile", "--out", out.path, "--"] + command)
+        try #require(profiled.status == 0, "liftoff profile failed: \(profiled.stderr)")
+        let explained = try BuiltTool.find().run(["explain", out.path, "--format", "json"] + extra)
+        try #require(explained.status == 0, "liftoff explain failed: \(explained.stderr)")
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(explained.stdout.utf8)) as? [String: Any])
+        #expect(document["schema"] as? String == "liftoff.insights/1")
+        let insights = try #require(document["insights"] as? [[String: Any]])
+        return (insights.compactMap { $0["id"] as? String }, insights, out)
+    }
+
+    func insight(_ id: String, in insights: [[String: Any]]) throws -> [String: Any] {
+        try #require(insights.first { $0["id"] as? String == id }, "no \(id) among \(insights.compactMap { $0["id"] })")
+    }
+
+    @Test("a sleep on the main thread: main-thread-sleep, its cost, and the program's function that slept")
+    func sleep() throws {
+        let program = try AnyPrograms.build("insight-sleep", InsightPrograms.sleep, ["-O1", "-g"])
+        let (ids, insights, folder) = try explain([program])
+        #expect(ids.first == "main-thread-sleep", "\(ids)")
+        let found = try insight("main-thread-sleep", in: insights)
+        let cost = try #require(found["costMs"] as? Double)
+        #expect(cost >= 150 && cost <= 260, "the 200 ms sleep costs \(cost) ms")
+        let stacks = try #require(found["stacks"] as? [[String: Any]])
+        #expect((stacks.first?["programFrame"] as? String)?.hasPrefix("load_config") == true)
+        #expect((found["finding"] as? String)?.contains("load_config") == true)
+        // The HTML report carries it, with a link into the timeline.
+        let html = try String(contentsOf: folder.appendingPathComponent("index.html"), encoding: .utf8)
+        #expect(html.contains("\"id\":\"main-thread-sleep\""))
+        // The terminal summary says it first.
+        let summary = try String(contentsOf: folder.appendingPathComponent("summary.md"), encoding: .utf8)
+        #expect(summary.contains("main-thread-sleep") && summary.contains("(index.html#t="))
+    }
+
+    @Test("a lock a computing worker holds: main-thread-lock-wait names the waiting function and what the holder ran")
+    func lockWait() throws {
+        let program = try AnyPrograms.build("insight-lock", InsightPrograms.lock, ["-O1", "-g", "-lpthread"])
+        let (ids, insights, _) = try explain([program])
+        #expect(ids.first == "main-thread-lock-wait", "\(ids)")
+        let found = try insight("main-thread-lock-wait", in: insights)
+        #expect((found["finding"] as? String)?.contains("read_table") == true, "\(found["finding"] ?? "")")
+        let notes = try #require(found["notes"] as? [String])
+        #expect(notes.contains { $0.contains("compute_table") }, "the holder's work is named: \(notes)")
+    }
+
+    @Test("twice as many busy threads as cores: oversubscribed")
+    func oversubscribed() throws {
+        let program = try AnyPrograms.build("insight-busy", InsightPrograms.busy, ["-O1", "-g", "-lpthread"])
+        let (ids, insights, _) = try explain([program])
+        #expect(ids.contains("oversubscribed"), "\(ids)")
+        let found = try insight("oversubscribed", in: insights)
+        #expect((found["finding"] as? String)?.contains("wanted a core") == true)
+    }
+
+    @Test("a large dlopen in the launch: library-loading, from the program's function that loaded")
+    func libraryLoading() throws {
+        let program = try AnyPrograms.build("insight-plugins", InsightPrograms.plugins, ["-O1", "-g", "-ldl"])
+        let (ids, insights, _) = try explain([program, try InsightPrograms.swiftLibraries()])
+        #expect(ids.contains("library-loading"), "\(ids)")
+        let found = try insight("library-loading", in: insights)
+        #expect((found["finding"] as? String)?.contains("load_plugins") == true, "\(found["finding"] ?? "")")
+    }
+
+    @Test("a Swift launch that decodes JSON with Codable: swift-runtime, called from the decoded types")
+    func swiftRuntime() throws {
+        let program = try AgentPrograms.build(
+            "insight-codable", source: InsightPrograms.codable, ext: "swift", compiler: try InsightPrograms.swiftc(), ["-O", "-g"])
+        let (ids, insights, _) = try explain([program])
+        #expect(ids.contains("swift-runtime"), "\(ids)")
+        let found = try insight("swift-runtime", in: insights)
+        let notes = try #require(found["notes"] as? [String])
+        #expect(notes.contains { $0.hasPrefix("From: ") && $0.contains("init(from:)") }, "\(notes)")
+    }
+
+    @Test("a launch that only computes on one thread: no insight fires, and check passes every insight budget")
+    func noFalseAlarm() throws {
+        let program = try AnyPrograms.build("insight-cpu", InsightPrograms.busyOneThread, ["-O1", "-g"])
+        let (ids, _, folder) = try explain([program])
+        #expect(ids.isEmpty, "a CPU-bound launch has no insight: \(ids)")
+        let check = try BuiltTool.find().run(
+            ["check", folder.path, "--insight", "main-thread-sleep=0ms", "--insight", "oversubscribed=0ms"])
+        #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
+    }
+
+    @Test("check --insight fails a launch whose insight costs more than its budget, naming the function")
+    func checkGates() throws {
+        let program = try AnyPrograms.build("insight-sleep", InsightPrograms.sleep, ["-O1", "-g"])
+        let (_, _, folder) = try explain([program])
+        let check = try BuiltTool.find().run(["check", folder.path, "--insight", "main-thread-sleep=50ms"])
+        #expect(check.status == 2)
+        #expect(check.stdout.contains("over its budget of 50 ms"))
+        #expect(check.stdout.contains("load_config"))
+        let bad = try BuiltTool.find().run(["check", folder.path, "--insight", "main-thread-nap=5ms"])
+        #expect(bad.status != 0 && bad.stderr.contains("'main-thread-nap' is not an insight"))
+    }
+}
