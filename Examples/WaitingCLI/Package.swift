@@ -14,7 +14,10 @@ let package = Package(
             name: "WaitingCLI", dependencies: ["WaitingCLICore", .product(name: "Liftoff", package: "Liftoff")]),
         .testTarget(
             name: "WaitingCLITests",
-            dependencies: ["WaitingCLICore", .product(name: "Liftoff", package: "Liftoff")]),
+            dependencies: [
+                "WaitingCLICore", .product(name: "Liftoff", package: "Liftoff"),
+                .product(name: "LiftoffAnalysis", package: "Liftoff"),
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -102,21 +102,30 @@ struct MainThreadWaitRule: InsightRule {
         let function = launch.waitingFunction(samples, kind) ?? "a wait"
         let place = evidence.stacks.first?.programFrame.map { ", called from \($0)" } ?? ""
         if kind == .lock || kind == .task,
-            let (other, running) = launch.busiestOtherThread(during: samples, excluding: launch.mainThreadID)
+            let (other, stacks, ran) = launch.busiestOtherThread(during: samples, excluding: launch.mainThreadID)
         {
-            let busy = launch.evidence(of: running, thread: other, limit: 2)
-            let label = busy.thread ?? "thread \(other)"
-            for stack in busy.stacks {
-                let what = stack.programFrame ?? stack.frames.first ?? "?"
-                evidence.notes.append("Meanwhile \(label) ran \(what) for \(LaunchWindow.ms(stack.ns)).")
+            let label = launch.profile.thread(withID: other).map(FlameTree.threadLabel) ?? "thread \(other)"
+            // By the program's function each stack is in, heaviest first.
+            var byPlace: [(place: String, leaf: String, ns: UInt64)] = []
+            for (stack, ns) in stacks {
+                let place = launch.programFrame(ofStack: stack) ?? launch.frames(ofStack: stack).first ?? "?"
+                if let at = byPlace.firstIndex(where: { $0.place == place }) {
+                    byPlace[at].ns &+= ns
+                } else {
+                    byPlace.append((place, launch.frames(ofStack: stack).first ?? "?", ns))
+                }
+            }
+            for entry in byPlace.sorted(by: { $0.ns > $1.ns }).prefix(2) {
+                let how = ran ? "ran" : "waited in \(entry.leaf) from"
+                evidence.notes.append("Meanwhile \(label) \(how) \(entry.place) for \(LaunchWindow.ms(entry.ns)).")
             }
         }
         if kind == .task {
             for task in launch.profile.tasks where task.waitNs > 0 {
-                evidence.notes.append("The main thread waited \(LaunchWindow.ms(task.waitNs)) for the launch task \(task.name).")
+                evidence.notes.append("\(launch.launchThread) waited \(LaunchWindow.ms(task.waitNs)) for the launch task \(task.name).")
             }
         }
-        let finding = "The main thread \(verb) \(LaunchWindow.ms(cost)) in \(function)\(place)."
+        let finding = "\(launch.launchThread) \(verb) \(LaunchWindow.ms(cost)) in \(function)\(place)."
         return insight(launch, finding: finding, costNs: cost, thresholdNs: thresholdNs, evidence: evidence)
     }
 }

@@ -76,7 +76,7 @@ struct LibraryLoadingRule: InsightRule {
         let beforeMain = launch.ns(of: samples.filter { launch.profile.samples.timeNs[$0] < mainEntry })
         let evidence = launch.evidence(of: samples, thread: launch.mainThreadID)
         let place = evidence.stacks.first?.programFrame.map { ", from \($0)" } ?? ""
-        var finding = "Loading and initializing libraries took \(LaunchWindow.ms(cost)) of the main thread\(place)"
+        var finding = "Loading and initializing libraries took \(LaunchWindow.ms(cost)) of \(launch.launchesOnMainThread ? "the main thread" : "the launch's thread")\(place)"
         finding += beforeMain > 0 ? "; \(LaunchWindow.ms(beforeMain)) of it before main." : "."
         return insight(launch, finding: finding, costNs: cost, thresholdNs: thresholdNs, evidence: evidence)
     }

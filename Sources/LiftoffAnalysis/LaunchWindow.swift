@@ -12,8 +12,12 @@ public struct LaunchWindow: Sendable {
     public let endNs: UInt64
     /// One tick of the sampler.
     public let intervalNs: UInt64
-    /// The main thread of the program (the first process's, when there are several), if sampled.
+    /// The thread that ran the launch: the one its first span began on (a `LaunchRecorder`'s
+    /// spans, or an app's life-cycle callbacks), else the program's main thread (the first
+    /// process's, when there are several). The `main-thread-*` rules watch it.
     public let mainThreadID: Int?
+    /// Whether that thread is the program's main thread (an async CLI's launch runs on a pool thread).
+    public let launchesOnMainThread: Bool
     /// Sample indices per thread id, in time order, of samples inside the window.
     public let samplesByThread: [Int: [Int]]
     /// The program's own objects: the executables of its processes.
@@ -28,8 +32,11 @@ public struct LaunchWindow: Sendable {
         endNs = max(profile.phases.firstFrameNs ?? profile.phases.endNs, startNs)
         intervalNs = max(profile.samplingIntervalNs, 1)
         let firstProcess = profile.processes.first?.id
-        mainThreadID = (profile.threads.first { $0.isMain && ($0.processID == nil || $0.processID == firstProcess) }
+        let main = (profile.threads.first { $0.isMain && ($0.processID == nil || $0.processID == firstProcess) }
             ?? profile.threads.first { $0.isMain })?.id
+        let firstSpan = profile.spans.filter { $0.parent == nil }.min { ($0.startNs, $0.threadID) < ($1.startNs, $1.threadID) }
+        mainThreadID = firstSpan?.threadID ?? main
+        launchesOnMainThread = mainThreadID == main
         var byThread: [Int: [Int]] = [:]
         let times = profile.samples.timeNs
         for sample in 0..<profile.samples.count where times[sample] < endNs && Self.end(of: sample, profile, intervalNs) > startNs {
@@ -53,7 +60,13 @@ public struct LaunchWindow: Sendable {
         lengthNs == 0 ? 0 : min(1, Double(ns) / Double(lengthNs))
     }
 
-    /// The main thread's label, `main (1234)`.
+    /// How findings name the launch's thread: `The main thread`, or `The launch's thread (worker 7)`.
+    public var launchThread: String {
+        if launchesOnMainThread { return "The main thread" }
+        return "The launch's thread" + (mainThreadLabel.map { " (\($0))" } ?? "")
+    }
+
+    /// The launch thread's label, `main (1234)`.
     public var mainThreadLabel: String? {
         mainThreadID.flatMap { profile.thread(withID: $0) }.map(FlameTree.threadLabel)
     }
@@ -84,7 +97,8 @@ public struct LaunchWindow: Sendable {
     /// Whether the frame is the program's own code: in one of its executables, or, when the
     /// profile does not say which, outside the system's and Liftoff's libraries.
     public func isProgram(_ frame: Profile.Frame) -> Bool {
-        if frame.isLiftoff { return false }
+        // The C runtime's entry is in every executable, and never the code to look at.
+        if frame.isLiftoff || frame.name == "_start" { return false }
         if programObjects.contains(frame.object) { return true }
         return programObjects.isEmpty && !Self.isSystemObject(frame.object)
     }
@@ -185,27 +199,61 @@ public struct LaunchWindow: Sendable {
         return names
     }
 
-    /// The thread that ran most during the intervals of `samples` (other than `excluding`), with
-    /// its running samples there: what another thread did while these waited.
-    func busiestOtherThread(during samples: [Int], excluding thread: Int?) -> (thread: Int, samples: [Int])? {
-        let intervals = samples.map { (profile.samples.timeNs[$0], endNs(of: $0)) }.sorted { $0.0 < $1.0 }
-        guard !intervals.isEmpty else { return nil }
-        func inside(_ time: UInt64) -> Bool {
+    /// What another thread did while `samples` waited: the thread that ran most meanwhile; when
+    /// none ran, the thread that spent most of that time in the program's own code (waiting too:
+    /// a lock's holder asleep). Its stacks with the time each overlapped the wait, heaviest
+    /// first, and whether it ran.
+    func busiestOtherThread(
+        during samples: [Int], excluding thread: Int?
+    ) -> (thread: Int, stacks: [(stack: Int, ns: UInt64)], ran: Bool)? {
+        // The wait as sorted, merged intervals.
+        var merged: [(start: UInt64, end: UInt64)] = []
+        for (start, end) in samples.map({ (profile.samples.timeNs[$0], endNs(of: $0)) }).sorted(by: { $0.0 < $1.0 }) {
+            if let last = merged.last, start <= last.end {
+                merged[merged.count - 1].end = max(last.end, end)
+            } else {
+                merged.append((start, end))
+            }
+        }
+        guard !merged.isEmpty else { return nil }
+        func overlap(_ sample: Int) -> UInt64 {
+            let (start, end) = (profile.samples.timeNs[sample], endNs(of: sample))
             var low = 0
-            var high = intervals.count
+            var high = merged.count
             while low < high {
                 let middle = (low + high) / 2
-                if intervals[middle].0 <= time { low = middle + 1 } else { high = middle }
+                if merged[middle].end <= start { low = middle + 1 } else { high = middle }
             }
-            return low > 0 && time < intervals[low - 1].1
+            var total: UInt64 = 0
+            while low < merged.count, merged[low].start < end {
+                total &+= min(end, merged[low].end) - max(start, merged[low].start)
+                low += 1
+            }
+            return total
         }
-        var best: (thread: Int, samples: [Int], ns: UInt64)?
+        var best: (thread: Int, stacks: [Int: UInt64], ns: UInt64, ran: Bool)?
         for (other, rows) in samplesByThread where other != thread {
-            let running = rows.filter { profile.samples.state[$0] == .running && inside(profile.samples.timeNs[$0]) }
-            let total = ns(of: running)
-            if total > 0, total > best?.ns ?? 0 { best = (other, running, total) }
+            var ran: [Int: UInt64] = [:]
+            var own: [Int: UInt64] = [:]
+            for sample in rows {
+                let time = overlap(sample)
+                guard time > 0 else { continue }
+                let stack = profile.samples.stack[sample]
+                if profile.samples.state[sample] == .running { ran[stack, default: 0] &+= time }
+                if programFrame(ofStack: stack) != nil { own[stack, default: 0] &+= time }
+            }
+            let ranNs = ran.values.reduce(0, &+)
+            let ownNs = own.values.reduce(0, &+)
+            // Running beats waiting; then the most time.
+            if ranNs > 0, !(best?.ran ?? false) || ranNs > best?.ns ?? 0 {
+                best = (other, ran, ranNs, true)
+            } else if ranNs == 0, ownNs > 0, !(best?.ran ?? false), ownNs > best?.ns ?? 0 {
+                best = (other, own, ownNs, false)
+            }
         }
-        return best.map { ($0.thread, $0.samples) }
+        guard let best else { return nil }
+        let stacks = best.stacks.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map { (stack: $0.key, ns: $0.value) }
+        return (best.thread, stacks, best.ran)
     }
 
     /// `12.3 ms`, `10 ms`, `250 ms`: whole milliseconds from 100 ms on, else one decimal when it has one.

@@ -3,7 +3,8 @@ import Liftoff
 import WaitingCLICore
 
 // Every wait of the launch is named where it happened, for as long as it lasted: the spans'
-// waiting time below, and "Where threads waited" in `liftoff report PROFILE --format markdown`.
+// waiting time below, "Where threads waited" in `liftoff report PROFILE --format markdown`, and
+// why the launch was slow, wait by wait, in `liftoff explain PROFILE`.
 let recorder = try LaunchRecorder.start()
 let result = startUp(recorder: recorder)
 let (profile, url) = try recorder.finishAndWrite()

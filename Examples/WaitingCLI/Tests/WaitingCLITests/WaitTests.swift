@@ -1,5 +1,6 @@
 import Foundation
 import Liftoff
+import LiftoffAnalysis
 import LiftoffProfile
 import Testing
 import WaitingCLICore
@@ -33,5 +34,16 @@ struct WaitTests {
         #expect(waitingMs(in: "readSettings") >= 90)
         #expect(waitingMs(in: "openCache") >= 200)
         #expect(waitingMs(in: "fetchRemoteConfig") >= 135)
+
+        // The launch explains itself: each wait is an insight naming the function that waited.
+        let insights = Insights.of(profile)
+        let findings = Dictionary(insights.map { ($0.id, $0.finding) }, uniquingKeysWith: { first, _ in first })
+        #expect(findings["main-thread-lock-wait"]?.contains("openCache") == true, "\(findings)")
+        #expect(findings["main-thread-blocked-by-task"]?.contains("fetchRemoteConfig") == true, "\(findings)")
+        #expect(findings["main-thread-sleep"]?.contains("readSettings") == true, "\(findings)")
+        #expect(insights.first?.id == "main-thread-lock-wait", "the longest wait first: \(insights.map(\.id))")
+        // The lock's holder slept while it held it: the note says where.
+        let lock = try #require(insights.first { $0.id == "main-thread-lock-wait" })
+        #expect(lock.evidence.notes.contains { $0.contains("Cache.warmUp") }, "\(lock.evidence.notes)")
     }
 }
