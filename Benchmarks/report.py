@@ -392,6 +392,12 @@ def reports_report(results):
         median = statistics.median(values)
         lines.append(f"| {name} | {median / 1e6:.0f} ms | {quartiles(values)[2] / 1e6:.0f} ms | "
                      f"{1e6 / (median / 1e9) / 1e6:.2f} M | {median / base:.2f} |")
+    explain = [(benchmark, metric) for benchmark, metric in results if benchmark.startswith("explain ")]
+    if explain:
+        values = get(explain[0][0])
+        median = statistics.median(values)
+        lines.append(f"| explain (every insight rule) | {median / 1e6:.0f} ms | {quartiles(values)[2] / 1e6:.0f} ms | "
+                     f"{1e6 / (median / 1e9) / 1e6:.2f} M | {median / base:.2f} |")
     lines.append("")
     html = statistics.median(get("output bytes", "htmlBytes"))
     speedscope = statistics.median(get("output bytes", "speedscopeBytes"))

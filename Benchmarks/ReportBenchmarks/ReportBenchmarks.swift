@@ -32,6 +32,11 @@ let benchmarks: @Sendable () -> Void = {
             for _ in benchmark.scaledIterations { blackHole(try format.render(big, options: ReportOptions())) }
         }
     }
+    // Why the launch was slow: every insight rule over the same profile (`liftoff explain`, and
+    // part of the HTML and Markdown renders above).
+    Benchmark("explain (every insight rule)") { benchmark in
+        for _ in benchmark.scaledIterations { blackHole(Insights.of(big)) }
+    }
     // Output sizes, recorded once as a count metric (bytes) so the report can state them.
     Benchmark(
         "output bytes",
