@@ -47,18 +47,17 @@ struct MainThreadWaits {
     init() {}
 
     init(_ launch: LaunchWindow) {
-        var caches: [MainThreadWait: [Int: Int]] = [:]
+        // Each waiting sample counts for the kind whose function is innermost on its stack (the
+        // first kind in order among equals).
+        let found = MainThreadWait.allCases.map { launch.innermost(launch.frameFlags($0.matches)).distance }
         for sample in launch.mainSamples where launch.profile.samples.state[sample] == .blocked {
             let stack = launch.profile.samples.stack[sample]
-            for kind in MainThreadWait.allCases {
-                var cache = caches[kind] ?? [:]
-                let found = launch.matchingFrame(ofStack: stack, depth: 16, cache: &cache, kind.matches)
-                caches[kind] = cache
-                if found >= 0 {
-                    samples[kind, default: []].append(sample)
-                    break
-                }
+            guard stack >= 0, stack < launch.profile.stacks.count else { continue }
+            var best: (kind: MainThreadWait, distance: Int32)?
+            for (kind, distances) in zip(MainThreadWait.allCases, found) where distances[stack] < (best?.distance ?? .max) {
+                best = (kind, distances[stack])
             }
+            if let best { samples[best.kind, default: []].append(sample) }
         }
     }
 }

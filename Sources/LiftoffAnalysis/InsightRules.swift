@@ -39,7 +39,11 @@ public enum Insights {
 
     /// The insights of a profile's launch, the costliest first.
     public static func of(_ profile: Profile, settings: InsightSettings = InsightSettings()) -> [Insight] {
-        let launch = LaunchWindow(profile)
+        of(LaunchWindow(profile), settings: settings)
+    }
+
+    /// The insights of a launch, the costliest first.
+    public static func of(_ launch: LaunchWindow, settings: InsightSettings = InsightSettings()) -> [Insight] {
         var found: [(Insight, Int)] = []
         for (order, rule) in rules.enumerated() {
             if let insight = rule.evaluate(launch, thresholdNs: settings.thresholdNs(for: rule)) { found.append((insight, order)) }
@@ -66,9 +70,10 @@ struct LibraryLoadingRule: InsightRule {
     }
 
     func evaluate(_ launch: LaunchWindow, thresholdNs: UInt64) -> Insight? {
-        var cache: [Int: Int] = [:]
+        let loader = launch.innermost(launch.frameFlags(Self.isLoader)).frame
         let samples = launch.mainSamples.filter {
-            launch.matchingFrame(ofStack: launch.profile.samples.stack[$0], depth: 64, cache: &cache, Self.isLoader) >= 0
+            let stack = launch.profile.samples.stack[$0]
+            return stack >= 0 && stack < loader.count && loader[stack] >= 0
         }
         let cost = launch.ns(of: samples)
         guard cost >= thresholdNs, cost > 0 else { return nil }
@@ -156,15 +161,17 @@ struct SwiftRuntimeRule: InsightRule {
     }
 
     func evaluate(_ launch: LaunchWindow, thresholdNs: UInt64) -> Insight? {
-        var cache: [Int: Int] = [:]
+        let runtime = launch.innermost(launch.frameFlags(Self.isRuntime)).frame
+        func runtimeFrame(_ sample: Int) -> Int {
+            let stack = launch.profile.samples.stack[sample]
+            return stack >= 0 && stack < runtime.count ? Int(runtime[stack]) : -1
+        }
         var samples: [Int] = []
         var byThread: [Int: UInt64] = [:]
         for (thread, rows) in launch.samplesByThread {
-            for sample in rows where launch.profile.samples.state[sample] == .running {
-                if launch.matchingFrame(ofStack: launch.profile.samples.stack[sample], depth: 48, cache: &cache, Self.isRuntime) >= 0 {
-                    samples.append(sample)
-                    byThread[thread, default: 0] &+= launch.ns(of: sample)
-                }
+            for sample in rows where launch.profile.samples.state[sample] == .running && runtimeFrame(sample) >= 0 {
+                samples.append(sample)
+                byThread[thread, default: 0] &+= launch.ns(of: sample)
             }
         }
         let cost = launch.ns(of: samples)
@@ -173,14 +180,19 @@ struct SwiftRuntimeRule: InsightRule {
         var evidence = launch.evidence(of: samples, thread: byThread.count == 1 ? busiest : nil)
         // The runtime functions, and the program's functions they were called from, by time:
         // the stacks themselves rarely repeat.
-        var functions: [String: UInt64] = [:]
-        var callers: [String: UInt64] = [:]
+        var byFrame: [Int: UInt64] = [:]
+        var byCaller: [Int32: UInt64] = [:]
         for sample in samples {
             let stack = launch.profile.samples.stack[sample]
-            let frame = launch.matchingFrame(ofStack: stack, depth: 48, cache: &cache, Self.isRuntime)
-            if frame >= 0 { functions[LaunchWindow.name(launch.profile.frames[frame]), default: 0] &+= launch.ns(of: sample) }
-            if let caller = launch.programFrame(ofStack: stack) { callers[caller, default: 0] &+= launch.ns(of: sample) }
+            byFrame[runtimeFrame(sample), default: 0] &+= launch.ns(of: sample)
+            let caller = launch.programFrameOfStack[stack]
+            if caller >= 0 { byCaller[caller, default: 0] &+= launch.ns(of: sample) }
         }
+        // Named once per frame, not per sample.
+        var functions: [String: UInt64] = [:]
+        for (frame, ns) in byFrame where frame >= 0 { functions[LaunchWindow.name(launch.profile.frames[frame]), default: 0] &+= ns }
+        var callers: [String: UInt64] = [:]
+        for (frame, ns) in byCaller { callers[LaunchWindow.describe(launch.profile.frames[Int(frame)]), default: 0] &+= ns }
         func ranked(_ times: [String: UInt64]) -> [(String, UInt64)] {
             times.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(3).map { ($0.key, $0.value) }
         }

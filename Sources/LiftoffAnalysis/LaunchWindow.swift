@@ -22,6 +22,8 @@ public struct LaunchWindow: Sendable {
     public let samplesByThread: [Int: [Int]]
     /// The program's own objects: the executables of its processes.
     let programObjects: Set<String>
+    /// Per stack, the innermost frame of the program's own code (an index into `profile.frames`), or -1.
+    package private(set) var programFrameOfStack: [Int32] = []
     /// The main thread's waits by kind.
     private(set) var mainThreadWaits = MainThreadWaits()
 
@@ -42,13 +44,18 @@ public struct LaunchWindow: Sendable {
         for sample in 0..<profile.samples.count where times[sample] < endNs && Self.end(of: sample, profile, intervalNs) > startNs {
             byThread[profile.samples.thread[sample], default: []].append(sample)
         }
-        for key in byThread.keys { byThread[key]?.sort { times[$0] < times[$1] } }
+        for key in byThread.keys {
+            // Samples are usually in time order per thread already.
+            guard let rows = byThread[key], zip(rows, rows.dropFirst()).contains(where: { times[$0] > times[$1] }) else { continue }
+            byThread[key]?.sort { times[$0] < times[$1] }
+        }
         samplesByThread = byThread
         var objects = Set<String>()
         for command in [profile.metadata.commandLine.first] + profile.processes.flatMap({ $0.programs.map(\.commandLine.first) }) {
             if let command, let name = command.split(separator: "/").last { objects.insert(String(name)) }
         }
         programObjects = objects
+        programFrameOfStack = innermost(frameFlags(isProgram)).frame
         mainThreadWaits = MainThreadWaits(self)
     }
 
@@ -116,14 +123,8 @@ public struct LaunchWindow: Sendable {
     /// The innermost frame of the program's own code on a stack, described with its file and
     /// line when known (`load_config — config.c:12`).
     public func programFrame(ofStack stack: Int) -> String? {
-        guard stack >= 0, stack < profile.stacks.count else { return nil }
-        var current = stack
-        while current >= 0 {
-            let frame = profile.frames[profile.stacks.frame[current]]
-            if isProgram(frame) { return Self.describe(frame) }
-            current = profile.stacks.parent[current]
-        }
-        return nil
+        guard stack >= 0, stack < programFrameOfStack.count, programFrameOfStack[stack] >= 0 else { return nil }
+        return Self.describe(profile.frames[Int(programFrameOfStack[stack])])
     }
 
     /// `name — File.swift:42`, or the name alone.
@@ -145,26 +146,33 @@ public struct LaunchWindow: Sendable {
         return name
     }
 
-    /// The innermost frame among the first `depth` frames of a stack that `matches`, memoized per
-    /// stack by the caller's `cache` (-1: none).
-    func matchingFrame(
-        ofStack stack: Int, depth: Int = 24, cache: inout [Int: Int], _ matches: (Profile.Frame) -> Bool
-    ) -> Int {
-        if let known = cache[stack] { return known }
-        var current = stack
-        var steps = 0
-        var found = -1
-        while current >= 0, steps < depth {
-            let frameIndex = profile.stacks.frame[current]
-            if matches(profile.frames[frameIndex]) {
-                found = frameIndex
-                break
+    /// `matches` of every frame of the profile, evaluated once per frame (names are compared as
+    /// strings, which is slow; stacks then look the answers up).
+    func frameFlags(_ matches: (Profile.Frame) -> Bool) -> [Bool] {
+        profile.frames.map(matches)
+    }
+
+    /// Per stack, the innermost frame whose flag is set (an index into `profile.frames`, -1 when
+    /// none) and how many frames it is from the leaf: one pass, as every stack's parent comes
+    /// before it.
+    func innermost(_ flags: [Bool]) -> (frame: [Int32], distance: [Int32]) {
+        let count = profile.stacks.count
+        var frame = [Int32](repeating: -1, count: count)
+        var distance = [Int32](repeating: .max, count: count)
+        for stack in 0..<count {
+            let own = profile.stacks.frame[stack]
+            if own >= 0, own < flags.count, flags[own] {
+                frame[stack] = Int32(own)
+                distance[stack] = 0
+            } else {
+                let parent = profile.stacks.parent[stack]
+                if parent >= 0, parent < stack, distance[parent] != .max {
+                    frame[stack] = frame[parent]
+                    distance[stack] = distance[parent] + 1
+                }
             }
-            current = profile.stacks.parent[current]
-            steps += 1
         }
-        cache[stack] = found
-        return found
+        return (frame, distance)
     }
 
     /// The evidence of a set of samples on one thread (or several): their time range and their
@@ -240,7 +248,7 @@ public struct LaunchWindow: Sendable {
                 guard time > 0 else { continue }
                 let stack = profile.samples.stack[sample]
                 if profile.samples.state[sample] == .running { ran[stack, default: 0] &+= time }
-                if programFrame(ofStack: stack) != nil { own[stack, default: 0] &+= time }
+                if stack >= 0, stack < programFrameOfStack.count, programFrameOfStack[stack] >= 0 { own[stack, default: 0] &+= time }
             }
             let ranNs = ran.values.reduce(0, &+)
             let ownNs = own.values.reduce(0, &+)

@@ -53,6 +53,11 @@ struct CompareCommand: ParsableCommand {
     @Option(name: .long, parsing: .unconditional, help: "Significance level for the Mann–Whitney test.")
     var alpha: Double = 0.01
 
+    @Option(
+        name: .long,
+        help: "The false-discovery rate of the per-function comparison: the expected share of wrongly named functions.")
+    var falseDiscoveryRate: Double = 0.05
+
     @Option(name: .long, help: "What an inconclusive verdict does to the exit status: fail (3) or pass (0).")
     var inconclusive: InconclusivePolicy = .fail
 
@@ -65,7 +70,7 @@ struct CompareCommand: ParsableCommand {
     @Option(name: .long, help: "Folder for the differential flame graph (diff-flame.svg and diff-flame.html).")
     var diffOut: String?
 
-    @Option(name: .long, help: "Draw the differential flame graph of this span's samples only (its name).")
+    @Option(name: .long, help: "Compare functions, and draw the differential flame graph, within this span's samples only (its name).")
     var diffSpan: String?
 
     enum InconclusivePolicy: String, ExpressibleByArgument, CaseIterable {
@@ -81,6 +86,9 @@ struct CompareCommand: ParsableCommand {
         let value = try CompareCommand.fraction(threshold)
         guard value > 0 && value < 1 else { throw ValidationError("--threshold must be between 0% and 100%, not \(threshold).") }
         guard alpha > 0 && alpha < 1 else { throw ValidationError("--alpha must be between 0 and 1, not \(alpha).") }
+        guard falseDiscoveryRate > 0 && falseDiscoveryRate < 1 else {
+            throw ValidationError("--false-discovery-rate must be between 0 and 1, not \(falseDiscoveryRate).")
+        }
     }
 
     func run() throws {
@@ -92,20 +100,22 @@ struct CompareCommand: ParsableCommand {
         } catch let error as RunSetError {
             throw CLIError(error.description)
         }
+        if let diffSpan, !(baseRuns.profiles + headRuns.profiles).contains(where: { $0.spans.contains { $0.name == diffSpan } }) {
+            throw CLIError("No run has a span named '\(diffSpan)', so --diff-span has nothing to compare.")
+        }
         let gated = gate.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         let comparison: LaunchComparison
         do {
             comparison = try LaunchComparison(
                 base: baseRuns, head: headRuns, groups: try groups(), gated: gated,
-                settings: ComparisonSettings(threshold: try CompareCommand.fraction(threshold), alpha: alpha))
+                settings: ComparisonSettings(
+                    threshold: try CompareCommand.fraction(threshold), alpha: alpha, falseDiscoveryRate: falseDiscoveryRate),
+                functionSpan: diffSpan)
         } catch let error as RunSetError {
             throw CLIError(error.description)
         }
-        if let diffSpan, !(baseRuns.profiles + headRuns.profiles).contains(where: { $0.spans.contains { $0.name == diffSpan } }) {
-            throw CLIError("No run has a span named '\(diffSpan)', so --diff-span has nothing to draw.")
-        }
-        let diff = DiffFlameGraph(base: baseRuns.profiles, head: headRuns.profiles, span: diffSpan)
         if let diffOut {
+            let diff = DiffFlameGraph(base: baseRuns.profiles, head: headRuns.profiles, span: diffSpan)
             let folder = URL(fileURLWithPath: diffOut, isDirectory: true)
             let title = "Launch flame graph: head against base" + (diffSpan.map { ", span '\($0)'" } ?? "")
             do {
@@ -118,7 +128,7 @@ struct CompareCommand: ParsableCommand {
         let text: String
         switch format {
         case .text: text = comparison.text()
-        case .markdown: text = comparison.markdown(diffFlameGraph: diff)
+        case .markdown: text = comparison.markdown(diffFlameGraph: diffOut.map { _ in "diff-flame.html" })
         case .json: text = comparison.json()
         }
         if let output {

@@ -21,6 +21,8 @@ public struct ComparisonSettings: Sendable, Equatable {
     public var confidence: Double = 0.95
     /// Bootstrap rounds; 0 skips the bootstrap (the interval is then the point ratio alone).
     public var resamples: Int = 2000
+    /// The false-discovery rate of the per-function comparison.
+    public var falseDiscoveryRate: Double = 0.05
 
     /// Creates settings; the defaults suit launch times.
     /// - Parameters:
@@ -28,7 +30,12 @@ public struct ComparisonSettings: Sendable, Equatable {
     ///   - alpha: Significance level for the Mann–Whitney test.
     ///   - confidence: Level of the bootstrap interval, in `0...1`.
     ///   - resamples: Bootstrap rounds; 0 skips the bootstrap.
-    public init(threshold: Double = 0.05, alpha: Double = 0.01, confidence: Double = 0.95, resamples: Int = 2000) {
+    ///   - falseDiscoveryRate: The false-discovery rate of the per-function comparison.
+    public init(
+        threshold: Double = 0.05, alpha: Double = 0.01, confidence: Double = 0.95, resamples: Int = 2000,
+        falseDiscoveryRate: Double = 0.05
+    ) {
+        self.falseDiscoveryRate = falseDiscoveryRate
         self.threshold = threshold
         self.alpha = alpha
         self.confidence = confidence

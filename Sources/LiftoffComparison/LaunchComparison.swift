@@ -17,17 +17,20 @@ public struct LaunchComparison: Sendable {
     public var gated: [String]
     /// Insights that appeared or grew in head (they inform; they do not decide the verdict).
     public var insights: [InsightChange] = []
+    /// Every function compared (they name what changed; they do not decide the verdict).
+    public var functions: FunctionComparison
 
     /// Compares head with base.
     /// - Parameters:
     ///   - groups: Metrics to report besides time to first frame (the groups of gated metrics
     ///     are added).
     ///   - gated: Metrics that decide the verdict (time to first frame by default).
+    ///   - functionSpan: Compare functions within the spans of this name only.
     /// - Throws: `RunSetError` when the sides were measured differently, a side has fewer than
     ///   two successful runs, or a gated metric is missing.
     public init(
         base: RunSet, head: RunSet, groups: Set<MetricGroup> = [], gated: [String] = [RunSet.timeToFirstFrame],
-        settings: ComparisonSettings = ComparisonSettings()
+        settings: ComparisonSettings = ComparisonSettings(), functionSpan: String? = nil
     ) throws {
         for (name, set) in [("base", base), ("head", head)] where set.profiles.isEmpty {
             throw RunSetError(
@@ -73,6 +76,9 @@ public struct LaunchComparison: Sendable {
             comparisons.append(MetricComparison(metric: name, base: baseValues, head: values, settings: settings))
         }
         insights = InsightChange.between(base: base.profiles, head: head.profiles)
+        functions = FunctionComparison(
+            base: base.profiles, head: head.profiles, span: functionSpan, falseDiscoveryRate: settings.falseDiscoveryRate,
+            threshold: settings.threshold)
         metrics = comparisons.sorted { left, right in
             let leftGated = gated.firstIndex(of: left.metric) ?? Int.max
             let rightGated = gated.firstIndex(of: right.metric) ?? Int.max

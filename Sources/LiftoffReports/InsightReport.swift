@@ -11,8 +11,9 @@ public struct InsightReport: Sendable {
 
     /// The insights of `profile`'s launch.
     public init(_ profile: Profile, settings: InsightSettings = InsightSettings()) {
-        insights = Insights.of(profile, settings: settings)
-        launchNs = LaunchWindow(profile).lengthNs
+        let launch = LaunchWindow(profile)
+        insights = Insights.of(launch, settings: settings)
+        launchNs = launch.lengthNs
     }
 
     /// Insights already found.

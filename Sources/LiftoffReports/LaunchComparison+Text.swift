@@ -12,9 +12,12 @@ extension LaunchComparison {
         let change = LaunchComparison.percent(focus.ratio)
         let numbers = "\(focus.metric) \(LaunchComparison.ms(focus.baseMedian)) → \(LaunchComparison.ms(focus.headMedian)) "
             + "(\(change), p = \(LaunchComparison.pValue(focus.pValue)), \(base.runs) base and \(head.runs) head runs)"
+        // What changed most, when the launch did: the function, by how much, how sure.
+        let culprit = functions.changes.first { verdict == .regressed ? $0.changeMs > 0 : $0.changeMs < 0 }
+        let named = culprit.map { " Most of it: \(FunctionComparison.sentence($0))." } ?? ""
         switch verdict {
-        case .regressed: return "Launch time regressed: \(numbers)."
-        case .improved: return "Launch time improved: \(numbers)."
+        case .regressed: return "Launch time regressed: \(numbers).\(named)"
+        case .improved: return "Launch time improved: \(numbers).\(named)"
         case .unchanged: return "Launch time unchanged: \(numbers); the threshold is ±\(fmt(settings.threshold * 100))%."
         case .inconclusive:
             return "Inconclusive: \(numbers). The runs cannot tell a change of \(fmt(settings.threshold * 100))% from noise; record more runs."
@@ -44,6 +47,8 @@ extension LaunchComparison {
                 }.joined(separator: "  ").trimmingCharacters(in: .whitespaces))
         }
         lines.append("")
+        lines += functions.textLines()
+        lines.append("")
         if !insights.isEmpty {
             lines.append("Insights that appeared or grew in head (liftoff explain shows them whole):")
             for change in insights { lines.append("  \(change.id): \(LaunchComparison.insightChange(change)). \(change.finding)") }
@@ -58,8 +63,9 @@ extension LaunchComparison {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    /// Markdown for a pull-request comment, under `limit` characters.
-    public func markdown(limit: Int = 65_000, diffFlameGraph: DiffFlameGraph? = nil) -> String {
+    /// Markdown for a pull-request comment, under `limit` characters; `diffFlameGraph` is where
+    /// the differential flame graph's page is, to link to.
+    public func markdown(limit: Int = 65_000, diffFlameGraph: String? = nil) -> String {
         let icon: String
         switch verdict {
         case .regressed: icon = "🔴"
@@ -90,19 +96,7 @@ extension LaunchComparison {
             }
             lines.append("")
         }
-        if let diffFlameGraph {
-            let changes = diffFlameGraph.biggestChanges(limit: 10)
-            if !changes.isEmpty {
-                lines += ["### Largest changes in self time (ms per launch)", "", "| Function | Base | Head | Change |", "|---|---:|---:|---:|"]
-                for change in changes {
-                    let delta = change.head - change.base
-                    lines.append(
-                        "| \(MarkdownRenderer.cell(change.name)) | \(fmt(change.base, digits: 2)) | "
-                            + "\(fmt(change.head, digits: 2)) | \(delta >= 0 ? "+" : "")\(fmt(delta, digits: 2)) |")
-                }
-                lines.append("")
-            }
-        }
+        lines += functions.markdownLines(diffFlameGraph: diffFlameGraph)
         lines.append(
             "\(base.runs) base and \(head.runs) head runs" + (base.failed + head.failed > 0 ? " (\(base.failed + head.failed) failed runs left out)" : "")
                 + ". Threshold ±\(fmt(settings.threshold * 100))%, two-sided Mann–Whitney U at α = \(fmt(settings.alpha, digits: 3)).")
@@ -151,6 +145,10 @@ extension LaunchComparison {
             json.raw("}")
         }
         json.raw("]")
+        json.field("falseDiscoveryRate", settings.falseDiscoveryRate, digits: 6)
+        if let span = functions.span { json.field("functionSpan", span) }
+        json.nextKey("functions")
+        functions.writeJSON(&json)
         json.nextKey("insights")
         json.raw("[")
         for (index, change) in insights.enumerated() {

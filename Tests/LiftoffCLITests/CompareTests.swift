@@ -140,12 +140,12 @@ struct CompareCommandTests {
         let head = try runFolder(noisy(120, seed: 9), extra: 20)
         let comparison = try LaunchComparison(
             base: RunSet.load(base.path), head: RunSet.load(head.path), groups: [.phases, .tasks, .cpu])
-        let diff = DiffFlameGraph(base: try RunSet.load(base.path).profiles, head: try RunSet.load(head.path).profiles)
-        let markdown = comparison.markdown(diffFlameGraph: diff)
+        let markdown = comparison.markdown(diffFlameGraph: "diff-flame.html")
         #expect(markdown.count < 65_536)
         #expect(markdown.hasPrefix("## 🔴 Liftoff launch comparison: regressed"))
         #expect(markdown.contains("| time to first frame (gated) |"))
-        #expect(markdown.contains("| extra | 0 | 20 | +20 |"), "the function that appeared leads the changes")
+        #expect(markdown.contains("| extra | CPU | 0.0 ms | 20.0 ms | +20.0 ms |"), "the function that appeared is named: \(markdown)")
+        #expect(markdown.contains("**added**") && markdown.contains("[differential flame graph](diff-flame.html)"))
         #expect(comparison.text().contains("time to first frame *"))
         let json = try JSONSerialization.jsonObject(with: Data(comparison.json().utf8)) as? [String: Any]
         #expect(json?["verdict"] as? String == "regressed")

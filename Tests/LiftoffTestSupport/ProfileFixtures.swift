@@ -159,3 +159,15 @@ public struct LaunchBuilder {
             threads: threads, frames: frames, stacks: Profile.StackTable(parent: parent, frame: frameOf), samples: samples)
     }
 }
+
+/// A 200 ms launch whose main thread computes for 50 ms, then sleeps `sleepMs` in `load_config`.
+public func launchWithSleep(ms sleepMs: UInt64) -> Profile {
+    var launch = LaunchBuilder()
+    launch.endMs = 200
+    launch.firstFrameMs = 200
+    launch.add(thread: 1, .running, ["main", "parse"], fromMs: 0, toMs: 50)
+    if sleepMs > 0 {
+        launch.add(thread: 1, .blocked, ["main", "load_config", "libc.so.6|nanosleep"], fromMs: 50, toMs: 50 + sleepMs)
+    }
+    return launch.profile()
+}

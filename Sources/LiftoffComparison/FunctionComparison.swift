@@ -1,0 +1,197 @@
+import LiftoffAnalysis
+import LiftoffProfile
+
+/// Head's launches against base's, function by function: which function made a launch slower,
+/// by how much, and how sure.
+///
+/// Per run, each function's CPU time is its self time (running samples whose innermost frame
+/// it is) and its waiting time the waiting samples whose innermost frame of the program's own
+/// code it is (where the program waited, not the system call it waited in); its total CPU time
+/// (running samples with it anywhere on the stack) is reported alongside. Base's and head's runs
+/// are compared with a permutation test of the difference in means (sound for counts with many
+/// ties), every function's CPU and waiting tested together under the Benjamini–Hochberg
+/// false-discovery rate; the change is the Hodges–Lehmann shift with its Moses interval.
+public struct FunctionComparison: Sendable {
+    /// What the comparison concluded about one function.
+    public enum Verdict: String, Sendable, Codable, CaseIterable {
+        /// Head spends more time there, and it is a discovery at the false-discovery rate.
+        case regressed
+        /// Head spends less.
+        case improved
+        /// No discovery, or one smaller than a sampling interval and the threshold.
+        case unchanged
+        /// Too few samples to tell.
+        case unresolved
+        /// Only head has it, and it is a discovery.
+        case added
+        /// Only base has it, and it is a discovery.
+        case removed
+    }
+
+    /// CPU (self, running samples) or waiting (off a CPU, in the program's own function).
+    public enum Kind: String, Sendable, Codable, CaseIterable {
+        case cpu, waiting
+    }
+
+    /// One function's time of one kind, compared.
+    public struct Row: Sendable, Equatable {
+        /// The function.
+        public var name: String
+        /// Its object (executable or library).
+        public var object: String
+        /// CPU or waiting.
+        public var kind: Kind
+        /// Base's and head's median time per run, in milliseconds.
+        public var baseMedianMs: Double
+        public var headMedianMs: Double
+        /// Base's and head's median total CPU time per run (the function anywhere on the stack), for CPU rows.
+        public var baseTotalMs: Double?
+        public var headTotalMs: Double?
+        /// The shift head − base in milliseconds per run (Hodges–Lehmann), and its interval.
+        public var changeMs: Double
+        public var lowerMs: Double
+        public var upperMs: Double
+        /// The permutation test's p-value, and the Benjamini–Hochberg q-value over every row.
+        public var pValue: Double
+        public var qValue: Double
+        /// The verdict.
+        public var verdict: Verdict
+    }
+
+    /// Every function with samples on either side, the strongest evidence of a change first.
+    public var rows: [Row]
+    /// The false-discovery rate the verdicts keep.
+    public var falseDiscoveryRate: Double
+    /// The span whose samples alone were compared, if one.
+    public var span: String?
+
+    /// The rows that changed (regressed, improved, added, removed), largest change first.
+    public var changes: [Row] {
+        rows.filter { $0.verdict != .unchanged && $0.verdict != .unresolved }
+            .sorted { (abs($0.changeMs), $1.name) > (abs($1.changeMs), $0.name) }
+    }
+
+    /// Compares every function of base's and head's runs.
+    /// - Parameters:
+    ///   - span: Compare only the samples of the spans with this name.
+    ///   - falseDiscoveryRate: The expected share of false discoveries among the functions called changed.
+    ///   - threshold: A change smaller than this share of base's median (and than one sampling
+    ///     interval) is unchanged.
+    ///   - minimumSamples: Fewer samples than this over every run of both sides is unresolved.
+    public init(
+        base: [Profile], head: [Profile], span: String? = nil, falseDiscoveryRate: Double = 0.05, threshold: Double = 0.05,
+        minimumSamples: Int = 10
+    ) {
+        self.falseDiscoveryRate = falseDiscoveryRate
+        self.span = span
+        let baseRuns = base.map { FunctionTimes($0, span: span) }
+        let headRuns = head.map { FunctionTimes($0, span: span) }
+        let intervalMs = (baseRuns + headRuns).map(\.intervalMs).max() ?? 1
+        var keys = Set<FunctionTimes.Key>()
+        for run in baseRuns + headRuns {
+            keys.formUnion(run.cpu.keys)
+            keys.formUnion(run.waiting.keys)
+        }
+        var rows: [Row] = []
+        var tested: [Int] = []  // row indices with a p-value
+        var pValues: [Double] = []
+        for (position, key) in keys.sorted(by: { ($0.name, $0.object, $0.kind.rawValue) < ($1.name, $1.object, $1.kind.rawValue) }).enumerated() {
+            let x = baseRuns.map { $0.value(key) }
+            let y = headRuns.map { $0.value(key) }
+            let samples = Int(((x + y).reduce(0, +) / intervalMs).rounded())
+            let shift = Statistics.shift(base: x, head: y)
+            var row = Row(
+                name: key.name, object: key.object, kind: key.kind, baseMedianMs: Statistics.median(x),
+                headMedianMs: Statistics.median(y), baseTotalMs: nil, headTotalMs: nil, changeMs: shift.estimate,
+                lowerMs: shift.lower, upperMs: shift.upper, pValue: 1, qValue: 1, verdict: .unchanged)
+            if key.kind == .cpu {
+                row.baseTotalMs = Statistics.median(baseRuns.map { $0.total(key) })
+                row.headTotalMs = Statistics.median(headRuns.map { $0.total(key) })
+            }
+            if samples < minimumSamples || x.count < 2 || y.count < 2 {
+                row.verdict = .unresolved
+            } else {
+                // A seed per function, so one function's draws do not depend on the others'.
+                var seed: UInt64 = 0xcbf2_9ce4_8422_2325 ^ UInt64(position)
+                for byte in (key.name + key.kind.rawValue).utf8 { seed = (seed ^ UInt64(byte)) &* 0x100_0000_01b3 }
+                row.pValue = Statistics.permutationTest(x, y, seed: seed)
+                tested.append(rows.count)
+                pValues.append(row.pValue)
+            }
+            rows.append(row)
+        }
+        for (index, q) in zip(tested, Statistics.benjaminiHochberg(pValues)) {
+            rows[index].qValue = q
+            let row = rows[index]
+            let minimum = max(intervalMs, threshold * abs(row.baseMedianMs))
+            let discovered = q <= falseDiscoveryRate
+            let onlyHead = baseRuns.allSatisfy { $0.value(FunctionTimes.Key(row)) == 0 }
+            let onlyBase = headRuns.allSatisfy { $0.value(FunctionTimes.Key(row)) == 0 }
+            if onlyHead || onlyBase {
+                rows[index].verdict = discovered ? (onlyHead ? .added : .removed) : .unresolved
+            } else if discovered, abs(row.headMedianMs - row.baseMedianMs) >= minimum || abs(row.changeMs) >= minimum {
+                rows[index].verdict = row.changeMs > 0 ? .regressed : .improved
+            }
+        }
+        self.rows = rows.sorted { ($0.qValue, -abs($0.changeMs), $0.name) < ($1.qValue, -abs($1.changeMs), $1.name) }
+    }
+}
+
+/// One run's time per function, in milliseconds.
+struct FunctionTimes {
+    struct Key: Hashable {
+        var name: String
+        var object: String
+        var kind: FunctionComparison.Kind
+
+        init(name: String, object: String, kind: FunctionComparison.Kind) {
+            self.name = name
+            self.object = object
+            self.kind = kind
+        }
+
+        init(_ row: FunctionComparison.Row) { self.init(name: row.name, object: row.object, kind: row.kind) }
+    }
+
+    var cpu: [Key: Double] = [:]
+    var totals: [Key: Double] = [:]
+    var waiting: [Key: Double] = [:]
+    var intervalMs: Double
+
+    init(_ profile: Profile, span: String?) {
+        intervalMs = Double(max(profile.samplingIntervalNs, 1)) / 1e6
+        let launch = LaunchWindow(profile)
+        let chosen = span.map { profile.sampleIndices(inSpansNamed: $0) } ?? Array(0..<profile.samples.count)
+        // Per stack, computed once: its leaf, the functions on it, its innermost program frame.
+        var leafOf: [Int: Key] = [:]
+        var onStack: [Int: Set<Key>] = [:]
+        var waitedIn: [Int: Key] = [:]
+        func key(_ frame: Profile.Frame, _ kind: FunctionComparison.Kind) -> Key {
+            Key(name: frame.displayName, object: frame.object, kind: kind)
+        }
+        for sample in chosen {
+            let stack = profile.samples.stack[sample]
+            guard stack >= 0, stack < profile.stacks.count else { continue }
+            let ms = Double(profile.samples.ticks(sample)) * intervalMs
+            if profile.samples.state[sample] == .running {
+                let leaf = leafOf[stack] ?? key(profile.frames[profile.stacks.frame[stack]], .cpu)
+                leafOf[stack] = leaf
+                cpu[leaf, default: 0] += ms
+                let all = onStack[stack] ?? Set(profile.frameIndices(ofStack: stack).map { key(profile.frames[$0], .cpu) })
+                onStack[stack] = all
+                for function in all { totals[function, default: 0] += ms }
+            } else {
+                let place = waitedIn[stack] ?? {
+                    let own = launch.programFrameOfStack[stack]
+                    return key(profile.frames[own >= 0 ? Int(own) : profile.stacks.frame[stack]], .waiting)
+                }()
+                waitedIn[stack] = place
+                waiting[place, default: 0] += ms
+            }
+        }
+    }
+
+    func value(_ key: Key) -> Double { key.kind == .cpu ? cpu[key] ?? 0 : waiting[key] ?? 0 }
+
+    func total(_ key: Key) -> Double { totals[key] ?? 0 }
+}
