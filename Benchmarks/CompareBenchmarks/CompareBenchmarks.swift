@@ -60,6 +60,18 @@ let liftoffBinary: String? = {
     return candidates.compactMap { $0 }.first { FileManager.default.isExecutableFile(atPath: $0) }
 }()
 
+/// 2 × 30 launches of the demo recorded interleaved, head 10 % slower: its base and head folders.
+let demoRuns: (base: String, head: String)? = {
+    guard let binary = liftoffBinary else { return nil }
+    let out = FileManager.default.temporaryDirectory.appendingPathComponent("liftoff-function-bench-\(getpid())").path
+    let demo = "\(binary) demo --quiet --linger 0 --out \(out)-demo"
+    let status = spawnAndWait(
+        [binary, "record", "--runs", "30", "--quiet", "--out", out, "--baseline", demo, "--"]
+            + demo.split(separator: " ").map(String.init) + ["--slowdown", "10%"], silencingOutput: true)
+    guard status == 0 else { return nil }
+    return (out + "/base", out + "/head")
+}()
+
 /// One launch of `liftoff demo` sampling at `rate`, under `perf record -g` at `perfRate` when set:
 /// its main entry to first frame, in nanoseconds, from its profile.
 func demoMainToFirstFrame(rate: Int, perfRate: Int? = nil, binary: String) -> UInt64? {
@@ -146,7 +158,27 @@ let benchmarks: @Sendable () -> Void = {
             let head = try RunSet.load(folders.head)
             let comparison = try LaunchComparison(base: base, head: head, groups: [.phases, .tasks, .cpu])
             let diff = DiffFlameGraph(base: base.profiles, head: head.profiles)
-            blackHole(comparison.markdown(diffFlameGraph: diff).count + diff.svg(title: "diff").count)
+            blackHole(comparison.markdown(diffFlameGraph: "diff-flame.html").count + diff.svg(title: "diff").count)
+        }
+    }
+    // Naming the function: every function of 2 × 30 recorded demo launches (head 10 % slower)
+    // compared, against decoding those 60 profiles.
+    if let runs = demoRuns {
+        Benchmark(
+            "decode 2 x 30 demo profiles (baseline)",
+            configuration: .init(metrics: [.wallClock], timeUnits: .milliseconds, maxDuration: .seconds(20), maxIterations: 10)
+        ) { benchmark in
+            for _ in benchmark.scaledIterations {
+                blackHole(try RunSet.load(runs.base).profiles.count + RunSet.load(runs.head).profiles.count)
+            }
+        }
+        let base = (try? RunSet.load(runs.base).profiles) ?? []
+        let head = (try? RunSet.load(runs.head).profiles) ?? []
+        Benchmark(
+            "functions of 2 x 30 demo runs",
+            configuration: .init(metrics: [.wallClock], timeUnits: .milliseconds, maxDuration: .seconds(20), maxIterations: 10)
+        ) { benchmark in
+            for _ in benchmark.scaledIterations { blackHole(FunctionComparison(base: base, head: head).rows.count) }
         }
     }
     // Ten bare launches against ten recorded ones, in pairs that alternate which goes first.
