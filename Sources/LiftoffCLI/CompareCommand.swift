@@ -17,6 +17,12 @@ struct CompareCommand: ParsableCommand {
             at most 1 − threshold; inconclusive when the ratio is beyond the threshold but p is \
             not below alpha (record more runs); otherwise unchanged.
 
+            Then it names the functions that changed: each function's CPU self time and waiting \
+            time per run, a permutation test per function, Benjamini–Hochberg at \
+            --false-discovery-rate, the Hodges–Lehmann shift with its interval. Verdicts: \
+            regressed, improved, added, removed, unchanged, unresolved (too few samples). With \
+            --diff-span, within that span's samples. It lists insights that appeared or grew.
+
             Only the gated metrics (--gate, default time to first frame) decide the exit status:
               0  unchanged or improved
               2  regressed
