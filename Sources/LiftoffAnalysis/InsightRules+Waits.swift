@@ -10,33 +10,39 @@ enum MainThreadWait: CaseIterable {
         let name = frame.name
         switch self {
         case .sleep:
-            return name.contains("nanosleep") || name.contains("usleep") || name == "sleep" || name == "__sleep"
-                || name.contains("Thread.sleep(")
+            return Self.sleeps.matches(name) || name == "sleep" || name == "__sleep"
         case .lock:
-            return ["pthread_mutex_lock", "pthread_mutex_timedlock", "__lll_lock_wait", "pthread_rwlock_rdlock",
-                "pthread_rwlock_wrlock", "pthread_spin_lock", "NSLock.lock", "NSRecursiveLock.lock", "_MutexHandle",
-                "os_unfair_lock", "flock",
-            ].contains { name.contains($0) }
+            return Self.locks.matches(name)
         case .task:
-            return ["dispatch_semaphore_wait", "_dispatch_sema4_wait", "dispatch_group_wait", "_dispatch_group_wait",
-                "DispatchSemaphore.wait", "DispatchGroup.wait", "_dispatch_sync_f_slow", "__DISPATCH_WAIT_FOR_QUEUE__",
-                "_dispatch_thread_event_wait", "pthread_join", "pthread_cond_wait", "pthread_cond_timedwait",
-                "pthread_cond_clockwait", "sem_wait", "sem_timedwait", "waitUntilFinished", "NSCondition.wait",
-            ].contains { name.contains($0) }
+            return Self.tasks.matches(name)
         case .io:
-            let exact: Set<String> = [
-                "read", "__read", "__libc_read", "pread", "pread64", "__libc_pread64", "readv", "write", "__write",
-                "__libc_write", "pwrite64", "open", "open64", "__open", "__open64", "openat", "__openat64", "__libc_open64",
-                "fsync", "fdatasync", "stat", "stat64", "fstat", "fstat64", "lstat", "statx", "fstatat64", "__fstatat64",
-                "recv", "recvfrom", "recvmsg", "send", "sendto", "sendmsg", "connect", "__connect", "accept", "accept4",
-                "poll", "__poll", "ppoll", "select", "epoll_wait", "getaddrinfo", "close", "__close",
-            ]
-            let plain = name.split(separator: "@").first.map(String.init) ?? name
-            return exact.contains(plain) || exact.contains(plain.replacingOccurrences(of: "__GI___", with: "").replacingOccurrences(of: "__GI_", with: ""))
-                || name.hasPrefix("__libc_") && (name.contains("read") || name.contains("write") || name.contains("open"))
-                || name.contains("getaddrinfo")
+            var plain = name.split(separator: "@").first.map(String.init) ?? name
+            for prefix in ["__GI___", "__GI_"] where plain.hasPrefix(prefix) { plain.removeFirst(prefix.count) }
+            return Self.ioCalls.contains(plain) || (name.hasPrefix("__libc_") && Self.libcIO.matches(name))
+                || Self.resolver.matches(name)
         }
     }
+
+    private static let sleeps = NameMatch(["nanosleep", "usleep", "Thread.sleep("])
+    private static let locks = NameMatch([
+        "pthread_mutex_lock", "pthread_mutex_timedlock", "__lll_lock_wait", "pthread_rwlock_rdlock", "pthread_rwlock_wrlock",
+        "pthread_spin_lock", "NSLock.lock", "NSRecursiveLock.lock", "_MutexHandle", "os_unfair_lock", "flock",
+    ])
+    private static let tasks = NameMatch([
+        "dispatch_semaphore_wait", "_dispatch_sema4_wait", "dispatch_group_wait", "_dispatch_group_wait",
+        "DispatchSemaphore.wait", "DispatchGroup.wait", "_dispatch_sync_f_slow", "__DISPATCH_WAIT_FOR_QUEUE__",
+        "_dispatch_thread_event_wait", "pthread_join", "pthread_cond_wait", "pthread_cond_timedwait", "pthread_cond_clockwait",
+        "sem_wait", "sem_timedwait", "waitUntilFinished", "NSCondition.wait",
+    ])
+    private static let ioCalls: Set<String> = [
+        "read", "__read", "__libc_read", "pread", "pread64", "__libc_pread64", "readv", "write", "__write", "__libc_write",
+        "pwrite64", "open", "open64", "__open", "__open64", "openat", "__openat64", "__libc_open64", "fsync", "fdatasync",
+        "stat", "stat64", "fstat", "fstat64", "lstat", "statx", "fstatat64", "__fstatat64", "recv", "recvfrom", "recvmsg",
+        "send", "sendto", "sendmsg", "connect", "__connect", "accept", "accept4", "poll", "__poll", "ppoll", "select",
+        "epoll_wait", "getaddrinfo", "close", "__close",
+    ]
+    private static let libcIO = NameMatch(["read", "write", "open"])
+    private static let resolver = NameMatch(["getaddrinfo"])
 }
 
 /// The main thread's waiting samples in the launch, by the kind of wait (samples that match none

@@ -63,9 +63,11 @@ struct LibraryLoadingRule: InsightRule {
         + "remove static initializers."
     let defaultThresholdNs: UInt64 = 10_000_000
 
+    private static let dlopen = NameMatch(["dlopen"])
+
     static func isLoader(_ frame: Profile.Frame) -> Bool {
         let name = frame.name
-        return name.hasPrefix("_dl_") || name.hasPrefix("dl_") || name.contains("dlopen") || name == "do_lookup_x"
+        return name.hasPrefix("_dl_") || name.hasPrefix("dl_") || dlopen.matches(name) || name == "do_lookup_x"
             || name == "call_init" || name.hasPrefix("_GLOBAL__sub_I") || name == "__libc_csu_init"
     }
 
@@ -149,16 +151,15 @@ struct SwiftRuntimeRule: InsightRule {
         + "Codable models, cut them."
     let defaultThresholdNs: UInt64 = 15_000_000
 
-    static func isRuntime(_ frame: Profile.Frame) -> Bool {
-        let name = frame.name
-        return [
-            "swift_getGenericMetadata", "swift_allocateGenericValueMetadata", "swift_allocateGenericClassMetadata",
-            "swift_instantiateConcreteTypeFromMangledName", "swift_getCanonicalSpecializedMetadata", "swift_checkMetadataState",
-            "swift_conformsToProtocol", "swift::_conformsToProtocol", "swift_getWitnessTable", "swift_getAssociatedTypeWitness",
-            "swift_getAssociatedConformanceWitness", "swift_getTypeByMangledName", "swift::Demangle::", "swift_demangle",
-            "swift::TypeDecoder",
-        ].contains { name.contains($0) }
-    }
+    private static let runtime = NameMatch([
+        "swift_getGenericMetadata", "swift_allocateGenericValueMetadata", "swift_allocateGenericClassMetadata",
+        "swift_instantiateConcreteTypeFromMangledName", "swift_getCanonicalSpecializedMetadata", "swift_checkMetadataState",
+        "swift_conformsToProtocol", "swift::_conformsToProtocol", "swift_getWitnessTable", "swift_getAssociatedTypeWitness",
+        "swift_getAssociatedConformanceWitness", "swift_getTypeByMangledName", "swift::Demangle::", "swift_demangle",
+        "swift::TypeDecoder",
+    ])
+
+    static func isRuntime(_ frame: Profile.Frame) -> Bool { runtime.matches(frame.name) }
 
     func evaluate(_ launch: LaunchWindow, thresholdNs: UInt64) -> Insight? {
         let runtime = launch.innermost(launch.frameFlags(Self.isRuntime)).frame

@@ -50,13 +50,25 @@ public struct LaunchWindow: Sendable {
             byThread[key]?.sort { times[$0] < times[$1] }
         }
         samplesByThread = byThread
+        programObjects = Self.programObjects(of: profile)
+        programFrameOfStack = innermost(frameFlags(isProgram)).frame
+        mainThreadWaits = MainThreadWaits(self)
+    }
+
+    /// The executables of a profile's processes, by file name.
+    static func programObjects(of profile: Profile) -> Set<String> {
         var objects = Set<String>()
         for command in [profile.metadata.commandLine.first] + profile.processes.flatMap({ $0.programs.map(\.commandLine.first) }) {
             if let command, let name = command.split(separator: "/").last { objects.insert(String(name)) }
         }
-        programObjects = objects
-        programFrameOfStack = innermost(frameFlags(isProgram)).frame
-        mainThreadWaits = MainThreadWaits(self)
+        return objects
+    }
+
+    /// Per stack of `profile`, the innermost frame of the program's own code (an index into its
+    /// frames, or -1): what ``programFrameOfStack`` holds, without the rest of a window.
+    package static func programFrames(of profile: Profile) -> [Int32] {
+        let objects = programObjects(of: profile)
+        return innermost(profile.frames.map { isProgram($0, objects: objects) }, in: profile).frame
     }
 
     /// The launch's length.
@@ -103,11 +115,13 @@ public struct LaunchWindow: Sendable {
 
     /// Whether the frame is the program's own code: in one of its executables, or, when the
     /// profile does not say which, outside the system's and Liftoff's libraries.
-    public func isProgram(_ frame: Profile.Frame) -> Bool {
+    public func isProgram(_ frame: Profile.Frame) -> Bool { Self.isProgram(frame, objects: programObjects) }
+
+    static func isProgram(_ frame: Profile.Frame, objects: Set<String>) -> Bool {
         // The C runtime's entry is in every executable, and never the code to look at.
         if frame.isLiftoff || frame.name == "_start" { return false }
-        if programObjects.contains(frame.object) { return true }
-        return programObjects.isEmpty && !Self.isSystemObject(frame.object)
+        if objects.contains(frame.object) { return true }
+        return objects.isEmpty && !isSystemObject(frame.object)
     }
 
     /// Whether an object is the C library, the loader, the Swift runtime or another system library.
@@ -155,7 +169,9 @@ public struct LaunchWindow: Sendable {
     /// Per stack, the innermost frame whose flag is set (an index into `profile.frames`, -1 when
     /// none) and how many frames it is from the leaf: one pass, as every stack's parent comes
     /// before it.
-    func innermost(_ flags: [Bool]) -> (frame: [Int32], distance: [Int32]) {
+    func innermost(_ flags: [Bool]) -> (frame: [Int32], distance: [Int32]) { Self.innermost(flags, in: profile) }
+
+    static func innermost(_ flags: [Bool], in profile: Profile) -> (frame: [Int32], distance: [Int32]) {
         let count = profile.stacks.count
         var frame = [Int32](repeating: -1, count: count)
         var distance = [Int32](repeating: .max, count: count)

@@ -30,7 +30,10 @@ public struct FunctionComparison: Sendable {
 
     /// CPU (self, running samples) or waiting (off a CPU, in the program's own function).
     public enum Kind: String, Sendable, Codable, CaseIterable {
-        case cpu, waiting
+        /// Self time on a CPU: running samples whose innermost frame is the function.
+        case cpu
+        /// Time off a CPU: waiting samples whose innermost frame of the program's own code is the function.
+        case waiting
     }
 
     /// One function's time of one kind, compared.
@@ -41,18 +44,23 @@ public struct FunctionComparison: Sendable {
         public var object: String
         /// CPU or waiting.
         public var kind: Kind
-        /// Base's and head's median time per run, in milliseconds.
+        /// Base's median time per run, in milliseconds.
         public var baseMedianMs: Double
+        /// Head's median time per run, in milliseconds.
         public var headMedianMs: Double
-        /// Base's and head's median total CPU time per run (the function anywhere on the stack), for CPU rows.
+        /// Base's median total CPU time per run (the function anywhere on the stack), for CPU rows.
         public var baseTotalMs: Double?
+        /// Head's median total CPU time per run, for CPU rows.
         public var headTotalMs: Double?
-        /// The shift head − base in milliseconds per run (Hodges–Lehmann), and its interval.
+        /// The shift head − base in milliseconds per run (Hodges–Lehmann).
         public var changeMs: Double
+        /// The lower end of the shift's 95 % interval (Moses).
         public var lowerMs: Double
+        /// The upper end of the shift's 95 % interval.
         public var upperMs: Double
-        /// The permutation test's p-value, and the Benjamini–Hochberg q-value over every row.
+        /// The permutation test's p-value (1 when not tested).
         public var pValue: Double
+        /// The Benjamini–Hochberg q-value over every tested row.
         public var qValue: Double
         /// The verdict.
         public var verdict: Verdict
@@ -160,7 +168,7 @@ struct FunctionTimes {
 
     init(_ profile: Profile, span: String?) {
         intervalMs = Double(max(profile.samplingIntervalNs, 1)) / 1e6
-        let launch = LaunchWindow(profile)
+        let programFrames = LaunchWindow.programFrames(of: profile)
         let chosen = span.map { profile.sampleIndices(inSpansNamed: $0) } ?? Array(0..<profile.samples.count)
         // Per stack, computed once: its leaf, the functions on it, its innermost program frame.
         var leafOf: [Int: Key] = [:]
@@ -182,7 +190,7 @@ struct FunctionTimes {
                 for function in all { totals[function, default: 0] += ms }
             } else {
                 let place = waitedIn[stack] ?? {
-                    let own = launch.programFrameOfStack[stack]
+                    let own = programFrames[stack]
                     return key(profile.frames[own >= 0 ? Int(own) : profile.stacks.frame[stack]], .waiting)
                 }()
                 waitedIn[stack] = place

@@ -22,6 +22,7 @@ public struct InsightChange: Sendable, Equatable {
     /// It fired in most of head's runs and in fewer than half of base's.
     public var appeared: Bool { headRuns.fired * 2 > headRuns.of && baseRuns.fired * 2 < baseRuns.of }
 
+    /// Equal when every field is (the run counts are tuples, which are not `Equatable`).
     public static func == (left: InsightChange, right: InsightChange) -> Bool {
         left.id == right.id && left.baseMedianMs == right.baseMedianMs && left.headMedianMs == right.headMedianMs
             && left.baseRuns == right.baseRuns && left.headRuns == right.headRuns && left.finding == right.finding

@@ -70,23 +70,24 @@ extension Statistics {
     /// The shift of `head` against `base` (Hodges–Lehmann: the median of every difference
     /// head − base) with its distribution-free confidence interval (Moses: order statistics of
     /// those differences, from the Mann–Whitney null distribution's normal approximation).
+    ///
+    /// The order statistics are selected without listing the n·m differences: a search over
+    /// their values, counting with two pointers over the sorted sides (O((n + m) log) each).
     /// - Returns: nan for each when a side is empty; the whole range of differences when the
     ///   sides are too small for the interval.
     public static func shift(base: [Double], head: [Double], confidence: Double = 0.95) -> (estimate: Double, lower: Double, upper: Double) {
         let n = base.count
         let m = head.count
-        guard n > 0, m > 0 else { return (.nan, .nan, .nan) }
-        var differences: [Double] = []
-        differences.reserveCapacity(n * m)
-        for y in head { for x in base { differences.append(y - x) } }
-        differences.sort()
-        let count = differences.count
-        let estimate = sortedMedian(differences)
+        guard n > 0, m > 0, !base.contains(where: \.isNaN), !head.contains(where: \.isNaN) else { return (.nan, .nan, .nan) }
+        let differences = PairwiseDifferences(base: base.sorted(), head: head.sorted())
+        let count = n * m
+        let estimate = count % 2 == 1
+            ? differences.kth((count + 1) / 2) : (differences.kth(count / 2) + differences.kth(count / 2 + 1)) / 2
         let z = normalQuantile(1 - (1 - confidence) / 2)
         let half = z * (Double(n * m * (n + m + 1)) / 12).squareRoot()
         let k = Int((Double(n * m) / 2 - half).rounded(.down))
-        guard k >= 1 else { return (estimate, differences[0], differences[count - 1]) }
-        return (estimate, differences[k - 1], differences[count - k])
+        guard k >= 1 else { return (estimate, differences.kth(1), differences.kth(count)) }
+        return (estimate, differences.kth(k), differences.kth(count - k + 1))
     }
 
     /// The standard normal quantile (Acklam's rational approximation, relative error below 1.2e-9).
@@ -110,5 +111,64 @@ extension Statistics {
         let r = q * q
         return (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q
             / (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1)
+    }
+}
+
+/// The differences y − x of two sorted samples, queried by rank without being listed.
+struct PairwiseDifferences {
+    let base: [Double]  // x, ascending
+    let head: [Double]  // y, ascending
+
+    /// How many differences are at most `value`.
+    func count(atMost value: Double) -> Int {
+        var total = 0
+        var i = 0
+        for y in head {
+            // y − x falls as x rises: skip the x that leave the difference above `value`.
+            while i < base.count, y - base[i] > value { i += 1 }
+            total += base.count - i
+        }
+        return total
+    }
+
+    /// The largest difference at most `value`, if one is.
+    func largest(atMost value: Double) -> Double? {
+        var best: Double?
+        var i = 0
+        for y in head {
+            while i < base.count, y - base[i] > value { i += 1 }
+            if i < base.count { best = max(best ?? -.infinity, y - base[i]) }
+        }
+        return best
+    }
+
+    /// The smallest difference above `value`, if one is.
+    func smallest(above value: Double) -> Double? {
+        var best: Double?
+        var i = 0  // the first x whose difference is at most `value`
+        for y in head {
+            while i < base.count, y - base[i] > value { i += 1 }
+            if i > 0 { best = min(best ?? .infinity, y - base[i - 1]) }
+        }
+        return best
+    }
+
+    /// The k-th smallest difference (1-based).
+    func kth(_ k: Int) -> Double {
+        var low = head[0] - base[base.count - 1]
+        var high = head[head.count - 1] - base[0]
+        // Both ends are differences; the answer lies between them.
+        while low < high {
+            let middle = low + (high - low) / 2
+            guard let candidate = largest(atMost: middle) else { break }
+            if count(atMost: candidate) >= k {
+                if candidate >= high { break }
+                high = candidate
+            } else {
+                guard let next = smallest(above: candidate), next > low else { break }
+                low = next
+            }
+        }
+        return count(atMost: low) >= k ? low : high
     }
 }

@@ -87,6 +87,21 @@ struct FunctionComparisonTests {
         for (value, want) in zip(q, expected) { #expect(abs(value - want) < 1e-12, "\(q)") }
     }
 
+    @Test("the differences' order statistics, found without listing them, match a sort of every difference")
+    func orderStatistics() {
+        var generator = SplitMix64(seed: 42)
+        for trial in 0..<50 {
+            let n = 1 + generator.nextIndex(below: 12)
+            let m = 1 + generator.nextIndex(below: 12)
+            // Few distinct values: many ties, as per-run tick counts have.
+            let x = (0..<n).map { _ in Double(generator.nextIndex(below: 6)) * 0.5 }.sorted()
+            let y = (0..<m).map { _ in Double(generator.nextIndex(below: 6)) * 0.5 + (trial % 2 == 0 ? 0 : 0.25) }.sorted()
+            let all = y.flatMap { yValue in x.map { yValue - $0 } }.sorted()
+            let differences = PairwiseDifferences(base: x, head: y)
+            for k in 1...all.count { #expect(differences.kth(k) == all[k - 1], "trial \(trial), k \(k)") }
+        }
+    }
+
     @Test("the Hodges–Lehmann shift and its interval cover a known shift")
     func shift() {
         let base = (0..<30).map { Double($0 % 10) }
