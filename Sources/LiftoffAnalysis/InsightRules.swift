@@ -100,7 +100,8 @@ struct OversubscribedRule: InsightRule {
 
     func evaluate(_ launch: LaunchWindow, thresholdNs: UInt64) -> Insight? {
         let cores = max(launch.profile.metadata.host.cpuCount, 1)
-        let ticks = Int(min(launch.lengthNs / launch.intervalNs + 1, 4_000_000))
+        // At most 4,000,000 ticks (over an hour at 1 kHz); a longer launch is looked at for that long.
+        let ticks = Int(min(launch.lengthNs / launch.intervalNs, 3_999_999)) + 1
         guard ticks > 0 else { return nil }
         // Per tick, the threads that ran or waited for a core then, each counted once (a runnable
         // row's ticks may overlap the running row that follows it).
@@ -110,8 +111,10 @@ struct OversubscribedRule: InsightRule {
         for (thread, rows) in launch.samplesByThread {
             var marked = 0  // ticks below this are counted for this thread
             for sample in rows where launch.profile.samples.state[sample] != .blocked {
-                let from = Int((max(launch.profile.samples.timeNs[sample], launch.startNs) - launch.startNs) / launch.intervalNs)
-                let to = Int((min(launch.endNs(of: sample), launch.endNs) - launch.startNs + launch.intervalNs - 1) / launch.intervalNs)
+                let from = Int(min((max(launch.profile.samples.timeNs[sample], launch.startNs) - launch.startNs) / launch.intervalNs, 4_000_000))
+                // Rounded up, without overflow whatever the times in the file.
+                let span = min(launch.endNs(of: sample), launch.endNs) - launch.startNs
+                let to = Int(min(span / launch.intervalNs, 4_000_000)) + (span % launch.intervalNs == 0 ? 0 : 1)
                 let first = max(from, marked)
                 let last = min(max(to, from + 1), ticks)
                 guard first < last else { continue }

@@ -118,8 +118,11 @@ public struct LaunchWindow: Sendable {
     public func isProgram(_ frame: Profile.Frame) -> Bool { Self.isProgram(frame, objects: programObjects) }
 
     static func isProgram(_ frame: Profile.Frame, objects: Set<String>) -> Bool {
-        // The C runtime's entry is in every executable, and never the code to look at.
-        if frame.isLiftoff || frame.name == "_start" { return false }
+        // The C runtime's entry is in every executable, and so are the Swift runtime's helpers
+        // the compiler emits (`__swift_instantiateConcreteTypeFromMangledName`): never the code to look at.
+        if frame.isLiftoff || frame.name == "_start" || frame.name.hasPrefix("__swift_") || frame.name.hasPrefix("swift_") {
+            return false
+        }
         if objects.contains(frame.object) { return true }
         return objects.isEmpty && !isSystemObject(frame.object)
     }

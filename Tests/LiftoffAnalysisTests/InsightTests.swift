@@ -129,6 +129,21 @@ struct InsightTests {
         }
     }
 
+    @Test("times and weights at the ends of their ranges, as a corrupt file may hold, give insights without trapping")
+    func extremeTimes() {
+        var launch = LaunchBuilder()
+        for thread in 2...4 { launch.threads.append(Profile.ThreadInfo(id: thread, name: "w\(thread)", isMain: false)) }
+        for thread in 1...4 { launch.add(thread: thread, .runnable, ["main", "crunch"], fromMs: 0, toMs: 3) }
+        var profile = launch.profile()
+        profile.phases.endNs = .max
+        profile.samples.timeNs = profile.samples.timeNs.map { $0 == 0 ? 0 : .max - $0 }
+        profile.samples.weight = profile.samples.weight.map { _ in .max }
+        profile.hangs = [Profile.HangRecord(startNs: .max - 1, durationNs: .max, running: "x", stacks: [0])]
+        _ = Insights.of(profile)
+        profile.metadata.samplingRateHz = 1_000_000_000
+        _ = Insights.of(profile)
+    }
+
     @Test("every rule has a distinct id, a title and a reason")
     func rules() {
         let ids = Insights.rules.map(\.id)
