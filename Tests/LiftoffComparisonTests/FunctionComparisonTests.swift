@@ -54,7 +54,9 @@ struct SampledLaunches {
     }
 }
 
-@Suite("Per-function comparison", .timeLimit(.minutes(3)))
+/// Holds the process state: the simulations keep a core busy for a minute, which would thin the
+/// samples of the sampler's own tests beside them.
+@Suite("Per-function comparison", .processState, .timeLimit(.minutes(3)))
 struct FunctionComparisonTests {
     @Test("the permutation test matches an exact enumeration where one is possible, ties and all")
     func permutationTest() {
