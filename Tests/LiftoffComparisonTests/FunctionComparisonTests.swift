@@ -56,7 +56,7 @@ struct SampledLaunches {
 
 /// Holds the process state: the simulations keep a core busy for a minute, which would thin the
 /// samples of the sampler's own tests beside them.
-@Suite("Per-function comparison", .processState, .timeLimit(.minutes(3)))
+@Suite("Per-function comparison", .processState, .timeLimit(.minutes(5)))
 struct FunctionComparisonTests {
     @Test("the permutation test matches an exact enumeration where one is possible, ties and all")
     func permutationTest() {
