@@ -285,8 +285,6 @@ public struct LaunchWindow: Sendable {
 
     /// `12.3 ms`, `10 ms`, `250 ms`: whole milliseconds from 100 ms on, else one decimal when it has one.
     public static func ms(_ ns: UInt64) -> String {
-        let tenths = (Double(ns) / 1e5).rounded()
-        if tenths >= 1000 || tenths.truncatingRemainder(dividingBy: 10) == 0 { return "\(Int((tenths / 10).rounded())) ms" }
-        return "\(Int(tenths) / 10).\(Int(tenths) % 10) ms"
+        fmt(Double(ns) / 1e6, digits: ns >= 99_950_000 ? 0 : 1) + " ms"
     }
 }

@@ -1,4 +1,5 @@
 import LiftoffComparison
+import LiftoffProfile
 
 /// A differential flame graph as an SVG image, and as a page with the largest changes under it.
 extension DiffFlameGraph {

@@ -1,3 +1,5 @@
+import LiftoffProfile
+
 /// The colours of every flame view, in one place: a function's colour comes from its name, so it
 /// is the same in `flame.svg`, the HTML report's flame graph and timeline (`report/10-data.js`
 /// computes the same hash), and from one render to the next.

@@ -22,15 +22,13 @@ public struct InsightReport: Sendable {
         self.launchNs = launchNs
     }
 
-    static func ms(_ ns: UInt64) -> String { LaunchWindow.ms(ns) }
-
     static func percent(_ share: Double) -> String { "\(Int((share * 100).rounded())) %" }
 
     /// `45 ms, 30 % of the launch; threshold 10 ms`.
     static func cost(_ insight: Insight) -> String {
-        let threshold = insight.thresholdNs > 0 ? "; threshold \(ms(insight.thresholdNs))" : ""
+        let threshold = insight.thresholdNs > 0 ? "; threshold \(LaunchWindow.ms(insight.thresholdNs))" : ""
         guard insight.costNs > 0 else { return "threshold: any" }
-        return "\(ms(insight.costNs)), \(percent(insight.share)) of the launch\(threshold)"
+        return "\(LaunchWindow.ms(insight.costNs)), \(percent(insight.share)) of the launch\(threshold)"
     }
 
     /// `at 10.2–210.5 ms on main (1234)`.
@@ -43,7 +41,7 @@ public struct InsightReport: Sendable {
     /// One line per stack: `pthread_mutex_lock ← load_config — app.c:12`.
     static func stackLine(_ stack: Insight.StackEvidence) -> String {
         let frames = stack.frames.count > 6 ? Array(stack.frames.prefix(3)) + ["…"] + stack.frames.suffix(2) : stack.frames
-        let time = stack.ns > 0 ? " (\(ms(stack.ns)))" : ""
+        let time = stack.ns > 0 ? " (\(LaunchWindow.ms(stack.ns)))" : ""
         return frames.joined(separator: " ← ") + time
     }
 
@@ -52,7 +50,7 @@ public struct InsightReport: Sendable {
         guard !insights.isEmpty else {
             return "No insight fired: no wait, load, runtime or scheduling cost of the launch reached its threshold.\n"
         }
-        var lines = ["Why the launch took \(Self.ms(launchNs)), the costliest first:"]
+        var lines = ["Why the launch took \(LaunchWindow.ms(launchNs)), the costliest first:"]
         for (index, insight) in insights.prefix(limit).enumerated() {
             lines.append("\(index + 1). [\(insight.id)] \(insight.finding)")
             lines.append("   \(Self.cost(insight)), \(Self.place(insight)).")
