@@ -64,6 +64,13 @@ extension ThreadRules {
         /// The clock violation times are read from, instead of the monotonic clock.
         package var clock: (any LaunchClock)?
 
+        /// This context with one of its parts replaced.
+        package func with<Value>(_ part: WritableKeyPath<Context, Value>, _ value: Value) -> Context {
+            var changed = self
+            changed[keyPath: part] = value
+            return changed
+        }
+
         /// Whether anything is set, so that carrying an empty context can be skipped.
         package var isEmpty: Bool { scope == nil && handingTest == nil && configuration == nil && clock == nil }
     }
@@ -95,41 +102,31 @@ extension ThreadRules {
     /// Runs `body` under `configuration`: for the code it runs, the launch tasks it schedules and
     /// the Swift tasks it starts.
     public static func withConfiguration<T>(_ configuration: Configuration, _ body: () throws -> T) rethrows -> T {
-        var inner = context
-        inner.configuration = configuration
-        return try $context.withValue(inner, operation: body)
+        try within(context.with(\.configuration, configuration), body)
     }
 
     /// Runs the async `body` under `configuration`.
     public static func withConfiguration<T>(
         _ configuration: Configuration, isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T
     ) async rethrows -> T {
-        var inner = context
-        inner.configuration = configuration
-        return try await $context.withValue(inner, operation: body, isolation: isolation)
+        try await within(context.with(\.configuration, configuration), isolation: isolation, body)
     }
 
     /// Runs `body` with violation times read from `clock` (a run loop's, which may be manual).
     package static func withClock<T>(_ clock: any LaunchClock, _ body: () throws -> T) rethrows -> T {
-        var inner = context
-        inner.clock = clock
-        return try $context.withValue(inner, operation: body)
+        try within(context.with(\.clock, clock), body)
     }
 
     /// Runs `body` in collection scope `scope`.
     package static func withScope<T>(_ scope: UInt64, _ body: () throws -> T) rethrows -> T {
-        var inner = context
-        inner.scope = scope
-        return try $context.withValue(inner, operation: body)
+        try within(context.with(\.scope, scope), body)
     }
 
     /// Runs the async `body` in collection scope `scope`.
     package static func withScope<T>(
         _ scope: UInt64, isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T
     ) async rethrows -> T {
-        var inner = context
-        inner.scope = scope
-        return try await $context.withValue(inner, operation: body, isolation: isolation)
+        try await within(context.with(\.scope, scope), isolation: isolation, body)
     }
 
     /// Runs `body` in a context carried from elsewhere.
