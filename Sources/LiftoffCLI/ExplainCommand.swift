@@ -4,20 +4,11 @@ import LiftoffAnalysis
 import LiftoffProfile
 import LiftoffReports
 
-/// `ID=DURATION`: an insight rule and a time, for `explain --threshold` and `check --insight`.
-struct InsightThreshold: ExpressibleByArgument, Sendable {
+/// `ID=DURATION`: an insight rule and a time, for `explain --threshold` and `check --insight`
+/// (parsed by ``parse(_:)``, whose errors say what is wrong with the value).
+struct InsightThreshold: Sendable {
     var id: String
     var ns: UInt64
-
-    init?(argument: String) {
-        guard let parsed = try? InsightThreshold.parse(argument) else { return nil }
-        self = parsed
-    }
-
-    init(id: String, ns: UInt64) {
-        self.id = id
-        self.ns = ns
-    }
 
     static func parse(_ text: String) throws -> InsightThreshold {
         guard let equals = text.lastIndex(of: "=") else {
@@ -33,8 +24,6 @@ struct InsightThreshold: ExpressibleByArgument, Sendable {
         let ns = ms * 1e6 >= Double(UInt64.max) ? UInt64.max : UInt64(ms * 1e6)
         return InsightThreshold(id: id, ns: ns)
     }
-
-    static var allValueStrings: [String] { Insights.rules.map { "\($0.id)=DURATION" } }
 }
 
 /// How `explain` writes its insights.
