@@ -150,11 +150,12 @@ static lo_chunk *lo_claim_chunk(void) {
     return chunk;
 }
 
-// Appends one event when a session runs. The busy flag and the session flag are a Dekker pair
-// with `lo_tasks_stop`: an event is either seen by the reader or never written. The pair's fence
-// is asymmetric where the kernel has membarrier: free for writers, a system call for the reader.
-static void lo_record(const lo_task_event *event) {
-    if (!atomic_load_explicit(&g_tracking, memory_order_relaxed)) return;
+// Appends one event when a session runs and returns where it was written (NULL when it was not).
+// The busy flag and the session flag are a Dekker pair with `lo_tasks_stop`: an event is either
+// seen by the reader or never written. The pair's fence is asymmetric where the kernel has
+// membarrier: free for writers, a system call for the reader.
+static lo_task_event *lo_record(const lo_task_event *event) {
+    if (!atomic_load_explicit(&g_tracking, memory_order_relaxed)) return NULL;
     uint64_t epoch = atomic_load_explicit(&g_epoch, memory_order_relaxed);
     lo_chunk *chunk = t_chunk;
     if (chunk == NULL || t_epoch != epoch ||
@@ -164,9 +165,10 @@ static void lo_record(const lo_task_event *event) {
         t_epoch = epoch;
         if (chunk == NULL) {
             atomic_fetch_add_explicit(&g_lost, 1, memory_order_relaxed);
-            return;
+            return NULL;
         }
     }
+    lo_task_event *written = NULL;
     atomic_store_explicit(&chunk->busy, 1, memory_order_relaxed);
     // With membarrier, `lo_tasks_stop` puts the full barrier on this thread's side when it needs
     // one; without it, each event pays for it here.
@@ -176,6 +178,23 @@ static void lo_record(const lo_task_event *event) {
         uint32_t at = atomic_load_explicit(&chunk->count, memory_order_relaxed);
         chunk->events[at] = *event;
         atomic_store_explicit(&chunk->count, at + 1, memory_order_release);
+        written = &chunk->events[at];
+    }
+    atomic_store_explicit(&chunk->busy, 0, memory_order_release);
+    return written;
+}
+
+// Sets the end of a run that `lo_record` wrote when it began, if the session that holds it still
+// runs (the same Dekker pair). A run whose end is never set was still running when the session
+// stopped: the reader ends it there.
+static void lo_record_end(lo_task_event *run, uint64_t epoch, uint64_t end) {
+    lo_chunk *chunk = t_chunk;
+    if (run == NULL || chunk == NULL || atomic_load_explicit(&g_epoch, memory_order_relaxed) != epoch) return;
+    atomic_store_explicit(&chunk->busy, 1, memory_order_relaxed);
+    if (g_asymmetric) atomic_signal_fence(memory_order_seq_cst);
+    else atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&g_tracking, memory_order_relaxed) && atomic_load_explicit(&g_epoch, memory_order_relaxed) == epoch) {
+        __atomic_store_n(&run->end_ns, end == 0 ? 1 : end, __ATOMIC_RELEASE);
     }
     atomic_store_explicit(&chunk->busy, 0, memory_order_release);
 }
@@ -242,7 +261,11 @@ size_t lo_task_events_from(size_t start, lo_task_event *buffer, size_t capacity)
         for (uint32_t index = start > seen ? (uint32_t)(start - seen) : 0; index < count && copied < capacity; index++) {
             lo_task_event event = chunk->events[index];
             event.time_ns = lo_stamp_ns(event.time_ns);
-            if (event.kind == LO_TASK_EVENT_RAN) event.end_ns = lo_stamp_ns(event.end_ns);
+            if (event.kind == LO_TASK_EVENT_RAN) {
+                uint64_t end = __atomic_load_n(&chunk->events[index].end_ns, __ATOMIC_ACQUIRE);
+                // A run never ended was still running when the session stopped: it ends there.
+                event.end_ns = end != 0 ? lo_stamp_ns(end) : g_ns_end;
+            }
             buffer[copied++] = event;
         }
         seen += count;
@@ -288,7 +311,7 @@ static void lo_record_creation(uintptr_t task, int kind, uint64_t created) {
         .creator = lo_task_identity(lo_current_swift_task_pointer()),
         .time_ns = created,
     };
-    lo_record(&event);
+    (void)lo_record(&event);
 }
 
 typedef struct lo_task_and_context {
@@ -384,21 +407,25 @@ static int lo_swift_job_slot(lo_dispatch_function function) {
     return lo_remember(g_job_functions, address);
 }
 
-// Runs a task's job through the runtime's function in `slot`, recording when it ran.
+// Runs a task's job through the runtime's function in `slot`, recording when it ran. The run is
+// written before the job runs and its end set after: a job that completes its task may resume the
+// code that stops the session before it returns here, and its run must not be lost.
 static inline void lo_run_job(int slot, void *job) {
     lo_dispatch_function function = (lo_dispatch_function)atomic_load_explicit(&g_job_functions[slot], memory_order_relaxed);
     // The job is the task, alive until it runs.
-    uint64_t task = lo_task_identity((uintptr_t)job);
-    uint64_t started = lo_stamp();
-    function(job);
+    uint64_t epoch = atomic_load_explicit(&g_epoch, memory_order_relaxed);
     lo_task_event event = {
         .kind = LO_TASK_EVENT_RAN,
         .thread = (uint32_t)lo_current_tid(),
-        .task = task,
-        .time_ns = started,
-        .end_ns = lo_stamp(),
+        .task = lo_task_identity((uintptr_t)job),
+        .time_ns = lo_stamp(),
+        .end_ns = 0,
     };
-    lo_record(&event);
+    lo_task_event *run = lo_record(&event);
+    function(job);
+    // The job may have moved this thread to another chunk (a full one): the end is set under the
+    // busy flag of whichever chunk the thread writes now, which the reader waits for too.
+    lo_record_end(run, epoch, lo_stamp());
 }
 
 #define LO_TRAMPOLINE(slot) \
@@ -429,7 +456,7 @@ void dispatch_async_f(void *queue, void *context, lo_dispatch_function function)
                 .task = lo_task_identity((uintptr_t)context),
                 .time_ns = lo_stamp(),
             };
-            lo_record(&event);
+            (void)lo_record(&event);
         }
         function = g_trampolines[slot];
     }
