@@ -63,6 +63,7 @@ typedef struct lo_thread {
     uint32_t idle_streak;
     uint64_t sent_ns, sent_after_ns, sent_tick, base_cpu, answer_cpu, read_cpu, last_tick;
     uint64_t expect_ins, wait_cpu;
+    uint64_t missed_ticks; // ticks the sampler fell behind on while the thread ran (lo_check)
     char name[LO_NAME_BYTES];
 } lo_thread;
 
@@ -356,6 +357,14 @@ static uint64_t lo_check(lo_thread *thread, pid_t pid, uint64_t now_ns, uint64_t
         if (thread->has_stack && thread->stack_waits && covered > 1) {
             lo_store_append(thread->tid, now_ns - g_period_ns, 0, 0, covered - 1, LO_SAMPLE_WAITING, NULL, 0, 0);
         }
+        // Ticks the sampler missed (it fell behind, waiting for a core itself) while this thread
+        // ran on from a running sample: the answer stands for as many of them as the CPU time it
+        // used fills, so a busy thread keeps its samples when the sampler is late.
+        thread->missed_ticks = 0;
+        if (thread->checked && !(thread->has_stack && thread->stack_waits) && covered > 1) {
+            uint64_t filled = used / g_period_ns;
+            thread->missed_ticks = filled < covered - 1 ? filled : covered - 1;
+        }
         // Read the clock right before sending: a stack request's handler that starts after this
         // may carry this signal too (lo_threads_answer), and `now_ns` may be long past on a busy machine.
         uint64_t sending_ns = lo_monotonic_ns();
@@ -513,7 +522,13 @@ void lo_threads_answer(const lo_slot *slot) {
                 flags |= LO_SAMPLE_RUNNABLE;
             }
             if (ticks > 1 || (flags & LO_SAMPLE_RUNNABLE)) time_ns = thread->sent_ns;
+            if (thread->missed_ticks > 0) {
+                uint64_t back = thread->missed_ticks * g_period_ns;
+                ticks += thread->missed_ticks;
+                time_ns = thread->sent_ns > back ? thread->sent_ns - back : 0;
+            }
         }
+        thread->missed_ticks = 0;
         thread->pending = 0;
         thread->last_tick = g_current_tick;
         thread->has_stack = slot->depth > 0;

@@ -5,22 +5,29 @@ import Synchronization
 import LiftoffTestSupport
 import Testing
 
+@testable import CLiftoffSampler
 @testable import LiftoffSampler
 
-/// CPU time (ns) burnt by each kind of work, as the work measured it on its own thread.
+/// The work of each kind, as the work measured it on its own thread: CPU time, wall time, stretches.
 private final class Burnt: Sendable {
-    private let totals = Mutex([String: UInt64]())
+    private let totals = Mutex([String: SampledWork]())
 
     /// Burns `milliseconds` of the calling thread's CPU time and books it under `name`.
     @inline(never)
     func burn(_ name: String, milliseconds: UInt64) {
+        let wallStart = DispatchTime.now().uptimeNanoseconds
         let start = CurrentThread.cpuNs
         busyWork(untilCPU: start + milliseconds * 1_000_000)
         let used = CurrentThread.cpuNs - start
-        totals.withLock { $0[name, default: 0] += used }
+        let wall = DispatchTime.now().uptimeNanoseconds - wallStart
+        totals.withLock { $0[name, default: SampledWork()].add(cpuNs: used, wallNs: wall) }
     }
 
-    subscript(name: String) -> UInt64 { totals.withLock { $0[name] ?? 0 } }
+    /// CPU nanoseconds booked under `name`.
+    subscript(name: String) -> UInt64 { work(name).cpuNs }
+
+    /// The work booked under `name`.
+    func work(_ name: String) -> SampledWork { totals.withLock { $0[name] ?? SampledWork() } }
 }
 
 @inline(never)
@@ -63,6 +70,57 @@ private func bootstrap(_ burnt: Burnt, registry: Registry) async -> Int {
     return await database + warmed + registered
 }
 
+
+/// The runtime ids of the tasks that ran, as each task saw itself.
+private final class RanTasks: Sendable {
+    private let ids = Mutex(Set<UInt64>())
+
+    /// Books the calling task as having run.
+    func noteCurrent() {
+        let id = UInt64(lo_current_swift_task())
+        ids.withLock { _ = $0.insert(id) }
+    }
+
+    var all: Set<UInt64> { ids.withLock { $0 } }
+}
+
+private actor Counter {
+    var value = 0
+    func add(_ ran: RanTasks) -> Int {
+        value += 1
+        // A task created on an actor runs on it: its first job goes through the actor's executor.
+        Task { ran.noteCurrent() }
+        return value
+    }
+}
+
+/// Threads that keep both cores busy until stopped, as `stress --cpu 2` does beside a test.
+private final class CoreLoad: Sendable {
+    private let running = Atomic<Bool>(true)
+    private let stopped = DispatchSemaphore(value: 0)
+    private let count: Int
+
+    init(threads: Int) {
+        count = threads
+        for _ in 0..<threads {
+            let thread = Thread { [self] in
+                var value: UInt64 = 1
+                while running.load(ordering: .relaxed) {
+                    for _ in 0..<10_000 { value = value &* 6_364_136_223_846_793_005 &+ 1 }
+                }
+                workSink.wrappingAdd(value, ordering: .relaxed)
+                stopped.signal()
+            }
+            thread.start()
+        }
+    }
+
+    func stop() {
+        running.store(false, ordering: .relaxed)
+        for _ in 0..<count { stopped.wait() }
+    }
+}
+
 @Suite("Async tasks", .serialized, .processState, .timeLimit(.minutes(2)))
 struct AsyncTaskTests {
     @Test("a span owns the samples and CPU of the async let, task group, Task {} and actor work it started, not a detached task's")
@@ -76,11 +134,14 @@ struct AsyncTaskTests {
         let profile = recorder.finish()
 
         let span = try #require(profile.spans.firstIndex { $0.name == "bootstrap" })
-        let started = ["own", "async let", "grandchild", "group", "Task {}", "actor"].reduce(0) { $0 + burnt[$1] }
-        // At 1 kHz a running sample stands for a millisecond of CPU time.
+        let started = ["own", "async let", "grandchild", "group", "Task {}", "actor"].reduce(SampledWork()) { $0 + burnt.work($1) }
+        // At 1 kHz a running sample stands for a millisecond of CPU time; the tolerance is the
+        // sampling's own, from the CPU and wall time the work measured (SampledWork).
         let samples = Double(try #require(profile.spans[span].samples))
-        let expectedSamples = Double(started) / 1_000_000
-        #expect(abs(samples - expectedSamples) <= 0.1 * expectedSamples, "\(samples) samples for \(expectedSamples) ms of CPU")
+        let interval = profile.samplingIntervalNs
+        #expect(
+            started.agrees(withRunning: samples, intervalNs: interval),
+            "\(samples) samples for \(started): \(started.expectedRunning(intervalNs: interval)) ± \(started.runningTolerance(intervalNs: interval))")
         #expect(profile.spans[span].cpuNs != nil)
 
         // Other tests may create tasks meanwhile: this test's are those its own task started.
@@ -112,15 +173,82 @@ struct AsyncTaskTests {
         })
         #expect(grandchild.span == span)
         let detachedTask = try #require(kinds[.detached]?.first)
-        let detachedSamples = Double(detachedTask.samples ?? 0)
-        let detachedMilliseconds = Double(burnt["detached"]) / 1_000_000
         // Sampled as a task of its own, beside the span's tasks on two cores.
-        let detachedTicks = detachedSamples + Double(detachedTask.waitingSamples ?? 0)
-        #expect(detachedTicks >= 0.5 * detachedMilliseconds, "the detached task's own samples: \(detachedTicks)")
+        let detachedWork = burnt.work("detached")
+        #expect(
+            detachedWork.agrees(withRunning: Double(detachedTask.samples ?? 0), intervalNs: interval),
+            "the detached task's own samples: \(detachedTask.samples ?? 0) for \(detachedWork)")
         let scheduled = profile.scheduling(ofSpan: span)
         #expect(scheduled.jobs >= 6, "the jobs of the 6 tasks it started, and of its own task")
         #expect(profile.spans[span].scheduledNs == scheduled.total)
         #expect(profile.spans[span].childTasks == 6)
+    }
+
+    @Test("with both cores busy, every one of hundreds of tasks that ran has its runs, however its last job ended")
+    func everyTaskThatRanHasRuns() async throws {
+        let load = CoreLoad(threads: 2)
+        defer { load.stop() }
+        let ran = RanTasks()
+        let counter = Counter()
+        let recorder = try LaunchRecorder.start(configuration: SamplerConfiguration(rateHz: 1000))
+        for _ in 0..<40 {
+            async let first: Void = ran.noteCurrent()
+            let hops = await withTaskGroup(of: Int.self) { group in
+                for _ in 0..<4 {
+                    group.addTask {
+                        ran.noteCurrent()
+                        return await counter.add(ran)
+                    }
+                }
+                return await group.reduce(0, +)
+            }
+            let unstructured = Task { ran.noteCurrent() }
+            let detached = Task.detached { ran.noteCurrent() }
+            _ = hops
+            await first
+            await unstructured.value
+            await detached.value
+        }
+        // The tasks created on the actor end on their own: wait until each has run.
+        let expected = 40 * (1 + 4 + 4 + 1 + 1)
+        for _ in 0..<2_000 where ran.all.count < expected { try await Task.sleep(for: .milliseconds(5)) }
+        let profile = recorder.finish()
+
+        let ranIDs = ran.all
+        #expect(ranIDs.count == expected, "every task noted itself")
+        let byID = Dictionary(profile.asyncTasks.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        let withoutRuns = ranIDs.filter { (byID[$0]?.runs ?? []).isEmpty }
+        let lost = lo_task_events_lost()
+        #expect(lost == 0, "no task event was lost")
+        #expect(withoutRuns.isEmpty, "\(withoutRuns.count) of \(ranIDs.count) tasks that ran have no run: \(withoutRuns.sorted().prefix(10))")
+        for id in ranIDs {
+            for run in byID[id]?.runs ?? [] { #expect(run.enqueuedNs <= run.startNs && run.startNs <= run.endNs) }
+        }
+    }
+
+    @Test("a job still running when recording stops keeps its run, ended at the stop")
+    func runningJobKeepsItsRun() async throws {
+        let ran = RanTasks()
+        let recorder = try LaunchRecorder.start(configuration: SamplerConfiguration(rateHz: 1000))
+        // The task lets the test go on, then its job runs on for 50 ms: the test stops recording
+        // meanwhile, as a launch whose last task resumed it would.
+        let task = Mutex<Task<Void, Never>?>(nil)
+        await withCheckedContinuation { (resumed: CheckedContinuation<Void, Never>) in
+            task.withLock {
+                $0 = Task.detached {
+                    ran.noteCurrent()
+                    resumed.resume()
+                    usleep(50_000)
+                }
+            }
+        }
+        let profile = recorder.finish()
+        await task.withLock { $0 }?.value
+
+        let id = try #require(ran.all.first)
+        let recorded = try #require(profile.asyncTasks.first { $0.id == id })
+        let run = try #require(recorded.runs.first, "the run that was under way when recording stopped")
+        #expect(run.enqueuedNs <= run.startNs && run.startNs <= run.endNs)
     }
 
     @Test("samples in async functions name their awaiting callers, across into the parent task, without executor frames")
@@ -176,6 +304,7 @@ struct AsyncTaskTests {
         #expect(task.creator == nil)
         #expect(task.span == span)
         let samples = Double(profile.spans[span].samples ?? 0)
-        #expect(samples >= 0.9 * Double(burnt["task"]) / 1_000_000, "the span's samples include the task's")
+        let work = burnt.work("task")
+        #expect(work.agrees(withRunning: samples, intervalNs: profile.samplingIntervalNs), "the span's samples are the task's: \(samples) for \(work)")
     }
 }

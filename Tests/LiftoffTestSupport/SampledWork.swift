@@ -1,0 +1,66 @@
+/// Work as it measured itself on its own threads, and what a sampler ticking every `intervalNs`
+/// may find of it: the truth a test compares sample counts with, in the same run.
+///
+/// A tick finds the work running when its thread is on a core at that moment. Over `wallNs` of
+/// wall time the work had `wallNs / intervalNs` ticks, and each found it running with probability
+/// `cpuNs / wallNs`: the expected running samples are `cpuNs / intervalNs`, exactly when the
+/// machine is idle (the work never waits for a core) and on average when it is busy. The count
+/// then varies from run to run, and the scheduler preempts in time slices of a few ticks, so
+/// neighbouring ticks agree: the variance of the count is that of `ticks / slice` independent
+/// slices, each worth `slice` ticks. Each stretch of work can also gain or lose a tick at each end.
+public struct SampledWork: Sendable, CustomStringConvertible {
+    /// CPU time the work's threads used, from their own CPU clocks.
+    public var cpuNs: UInt64
+    /// Wall time from the first stretch's start to each stretch's end, summed over stretches.
+    public var wallNs: UInt64
+    /// Separate stretches of work (a job of a task, a burst between two waits).
+    public var stretches: Int
+
+    /// The longest time slice the scheduler gives a thread before another that waits for its core
+    /// (Linux's CFS: 3 ms of minimum granularity, up to 24 ms of latency split between the
+    /// threads that share the core; with two threads per core, 12 ms).
+    public static let sliceNs: UInt64 = 12_000_000
+
+    /// Work that used `cpuNs` of CPU during `wallNs` of wall time, in `stretches` stretches.
+    public init(cpuNs: UInt64 = 0, wallNs: UInt64 = 0, stretches: Int = 0) {
+        self.cpuNs = cpuNs
+        self.wallNs = wallNs
+        self.stretches = stretches
+    }
+
+    /// Adds another stretch of work.
+    public mutating func add(cpuNs: UInt64, wallNs: UInt64) {
+        self.cpuNs &+= cpuNs
+        self.wallNs &+= max(wallNs, cpuNs)
+        stretches += 1
+    }
+
+    /// The two together.
+    public static func + (left: SampledWork, right: SampledWork) -> SampledWork {
+        SampledWork(cpuNs: left.cpuNs &+ right.cpuNs, wallNs: left.wallNs &+ right.wallNs, stretches: left.stretches + right.stretches)
+    }
+
+    /// Running samples the work should get: its CPU time in ticks.
+    public func expectedRunning(intervalNs: UInt64) -> Double { Double(cpuNs) / Double(max(intervalNs, 1)) }
+
+    /// How far a run's count of running samples may be from ``expectedRunning(intervalNs:)``:
+    /// a tick at each end of each stretch, plus four standard deviations of the count of ticks
+    /// that find the work running (zero when it never waited for a core).
+    public func runningTolerance(intervalNs: UInt64) -> Double {
+        let interval = Double(max(intervalNs, 1))
+        let ticks = Double(max(wallNs, cpuNs)) / interval
+        let running = wallNs == 0 ? 1 : min(1, Double(cpuNs) / Double(wallNs))
+        let slice = max(1, Double(Self.sliceNs) / interval)
+        let variance = ticks * slice * running * (1 - running)
+        return 2 * Double(stretches) + 4 * variance.squareRoot()
+    }
+
+    /// Whether `samples` running samples agree with the work, within ``runningTolerance(intervalNs:)``.
+    public func agrees(withRunning samples: Double, intervalNs: UInt64) -> Bool {
+        abs(samples - expectedRunning(intervalNs: intervalNs)) <= runningTolerance(intervalNs: intervalNs)
+    }
+
+    public var description: String {
+        "\(Double(cpuNs) / 1e6) ms of CPU in \(Double(wallNs) / 1e6) ms of wall time, \(stretches) stretches"
+    }
+}
