@@ -10,7 +10,7 @@ SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_OUT ?= Reports/demo
 
-.PHONY: pprof-proto all assets deps test-deps build demo test test-under-load examples fuzz fuzz-smoke bench bench-observer bench-spread perf-agreement clean
+.PHONY: pprof-proto all assets deps test-deps build build-tests demo test test-under-load examples fuzz fuzz-smoke bench bench-observer bench-spread perf-agreement clean
 
 all: build
 
@@ -45,22 +45,39 @@ test-deps: deps
 assets:
 	python3 scripts/embed_assets.py
 
+# The command line and the agent it injects: a plain `swift build` would also build the tools of
+# the dependencies (swift-protobuf's protoc, ArgumentParser's generators), which nothing here runs.
 build: deps
-	$(SWIFT) build
+	$(SWIFT) build --product liftoff
+	$(SWIFT) build --product LiftoffAgent
 
 demo: build
-	$(SWIFT) run liftoff demo --plan both --out $(DEMO_OUT)
+	$(SWIFT) run --skip-build liftoff demo --plan both --out $(DEMO_OUT)
 
-test: test-deps build
-	$(SWIFT) test
+# What `make test` runs, and nothing more: every target of this package and its tests (the
+# command line and the agent among them), then the examples and the fuzz targets.
+build-tests: deps
+	$(SWIFT) build --build-tests
+
+test: test-deps build-tests
+	$(SWIFT) test --skip-build
 	$(MAKE) examples
 	$(MAKE) fuzz-smoke
 
 # The unit tests with both cores kept busy by `stress`: timing-sensitive tests must still pass.
-test-under-load: test-deps build
+# TEST_RUNS (1 by default) runs them that many times in a row and stops at the first failure;
+# each run's time is printed.
+TEST_RUNS ?= 1
+test-under-load: test-deps build-tests
 	@command -v stress >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq stress; }
-	setsid stress --cpu 2 --quiet & load=$$!; \
-	$(SWIFT) test; status=$$?; kill -- -$$load; wait $$load 2>/dev/null; exit $$status
+	@setsid stress --cpu 2 --quiet & load=$$!; status=0; \
+	for run in $$(seq 1 $(TEST_RUNS)); do \
+		start=$$(date +%s); \
+		$(SWIFT) test --skip-build; status=$$?; \
+		echo "== under load, run $$run of $(TEST_RUNS): exit $$status after $$(( $$(date +%s) - start )) s"; \
+		[ $$status -eq 0 ] || break; \
+	done; \
+	kill -- -$$load; wait $$load 2>/dev/null; exit $$status
 
 # libFuzzer targets (Fuzz/): the profile loader with every renderer, the scenario parser, and
 # the --baseline command-line splitter. Built with -sanitize=fuzzer and linked with lld.
@@ -109,7 +126,7 @@ EXAMPLES := $(dir $(wildcard Examples/*/Package.swift))
 examples: deps
 	@for package in $(EXAMPLES); do \
 		echo "== $$package"; \
-		(cd $$package && $(SWIFT) build && $(SWIFT) test) || exit 1; \
+		(cd $$package && $(SWIFT) build --build-tests && $(SWIFT) test --skip-build) || exit 1; \
 	done
 
 # The launch benchmarks run the release `liftoff` binary.
