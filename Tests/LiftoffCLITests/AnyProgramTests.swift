@@ -6,14 +6,36 @@ import Testing
 /// Programs as users run them: through a shim, a shell that starts several, stripped, with a
 /// profiler of their own, crashing.
 enum AnyPrograms {
-    /// `burn_hot` spins for the number of iterations in its argument, then prints a line.
+    /// Burns `argv[1]` iterations in `burn_hot`, then prints them with the CPU and wall time they
+    /// took, from its own clocks (``burnedWork(_:)`` reads them back).
     static let burn = """
         #include <stdio.h>
         #include <stdlib.h>
+        #include <time.h>
         static volatile double sink;
         __attribute__((noinline)) static void burn_hot(long n) { for (long i = 0; i < n; i++) sink += i * 0.5; }
-        int main(int argc, char **argv) { burn_hot(argc > 1 ? atol(argv[1]) : 50000000); printf("burned %s\\n", argv[1]); return 0; }
+        static unsigned long long ns(clockid_t clock) { struct timespec t; clock_gettime(clock, &t); return t.tv_sec * 1000000000ull + t.tv_nsec; }
+        int main(int argc, char **argv) {
+            unsigned long long wall = ns(CLOCK_MONOTONIC), cpu = ns(CLOCK_THREAD_CPUTIME_ID);
+            burn_hot(argc > 1 ? atol(argv[1]) : 50000000);
+            cpu = ns(CLOCK_THREAD_CPUTIME_ID) - cpu; wall = ns(CLOCK_MONOTONIC) - wall;
+            printf("burned %s cpu_ns=%llu wall_ns=%llu\\n", argc > 1 ? argv[1] : "50000000", cpu, wall);
+            return 0;
+        }
         """
+
+    /// The work each `burn` reported, in the order it printed.
+    static func burnedWork(_ output: String) -> [SampledWork] {
+        output.split(separator: "\n").compactMap { line in
+            let fields = line.split(separator: " ")
+            guard fields.first == "burned", fields.count == 4,
+                let cpu = UInt64(fields[2].dropFirst("cpu_ns=".count)), let wall = UInt64(fields[3].dropFirst("wall_ns=".count))
+            else { return nil }
+            var work = SampledWork()
+            work.add(cpuNs: cpu, wallNs: wall)
+            return work
+        }
+    }
 
     /// A program with its own profiler: ITIMER_PROF ticks counted by its SIGPROF handler.
     static let ownProfiler = """
@@ -135,6 +157,20 @@ struct AnyProgramTests {
     }
 
     /// The running samples whose stack holds a frame named `name`, per thread id.
+    /// Expects `running` samples in `burn_hot` to agree with the one `burn` the output reports.
+    func expectBurned(
+        _ result: (status: Int32, stdout: String, profile: Profile?), running samples: Int,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        let profile = try #require(result.profile, sourceLocation: sourceLocation)
+        let work = try #require(AnyPrograms.burnedWork(result.stdout).first, "burn reports its work: \(result.stdout)", sourceLocation: sourceLocation)
+        let interval = profile.samplingIntervalNs
+        #expect(
+            work.agrees(withRunning: Double(samples), intervalNs: interval),
+            "\(samples) running samples in burn_hot for \(work): \(work.expectedRunning(intervalNs: interval)) ± \(work.runningTolerance(intervalNs: interval))",
+            sourceLocation: sourceLocation)
+    }
+
     func running(in profile: Profile, named name: String) -> [Int: Int] {
         var counts: [Int: Int] = [:]
         for sample in 0..<profile.samples.count where profile.samples.state[sample] == .running {
@@ -178,10 +214,13 @@ struct AnyProgramTests {
         let children = profile.processes.dropFirst()
         #expect(children.allSatisfy { $0.parentID == shell.id && $0.commandLine.first == burn })
         let hot = running(in: profile, named: "burn_hot")
-        for child in children {
+        let burned = AnyPrograms.burnedWork(result.stdout)
+        try #require(burned.count == 2, "each child reports its work: \(result.stdout)")
+        for (child, work) in zip(children, burned) {
             let thread = try #require(profile.thread(withID: child.id))
             #expect(thread.isMain && thread.processID == child.id && thread.name.hasPrefix("burn · "))
-            #expect(hot[child.id, default: 0] >= 20, "each child's own samples: \(hot)")
+            let samples = Double(hot[child.id, default: 0])
+            #expect(work.agrees(withRunning: samples, intervalNs: profile.samplingIntervalNs), "each child's own samples: \(hot), for \(work)")
             #expect(child.startNs >= shell.startNs && child.endNs <= shell.endNs + 5_000_000)
         }
         let children0 = children.map(\.id)
@@ -200,18 +239,19 @@ struct AnyProgramTests {
         let profile = try #require(result.profile)
         #expect(profile.processes.count == 1)
         #expect(profile.processes.first?.programs.map { $0.commandLine.first ?? "" } == [launcher, "burn"])
-        #expect(running(in: profile, named: "burn_hot").values.reduce(0, +) >= 20)
+        try expectBurned(result, running: running(in: profile, named: "burn_hot").values.reduce(0, +))
     }
 
     @Test("a child started with posix_spawn (Foundation's Process) is a process of the profile")
     func spawnedChild() throws {
         let burn = try AnyPrograms.build("burn", AnyPrograms.burn)
         let spawner = try AnyPrograms.build("spawner", AnyPrograms.spawner)
-        let profile = try #require(try self.profile([spawner, burn]).profile)
+        let result = try self.profile([spawner, burn])
+        let profile = try #require(result.profile)
         #expect(profile.processes.count == 2, "\(profile.processes.map(\.commandLine))")
         let child = try #require(profile.processes.last)
         #expect(child.parentID == profile.processes.first?.id && child.commandLine.first == burn)
-        #expect(running(in: profile, named: "burn_hot")[child.id, default: 0] >= 20)
+        try expectBurned(result, running: running(in: profile, named: "burn_hot")[child.id, default: 0])
     }
 
     @Test("a child forked without exec is its own process, its work on its own main thread")
@@ -286,8 +326,9 @@ struct AnyProgramTests {
             let result = try runToEnd(tool, arguments)
             try #require(result.status == 0, "\(tool) failed: \(result.output)")
         }
-        let profile = try #require(try self.profile([program, "60000000"]).profile)
-        #expect(running(in: profile, named: "burn_hot").values.reduce(0, +) >= 30, "\(profile.frames.map(\.name))")
+        let result = try self.profile([program, "60000000"])
+        let profile = try #require(result.profile)
+        try expectBurned(result, running: running(in: profile, named: "burn_hot").values.reduce(0, +))
     }
 
     @Test("Debian's python3.11, stripped: its unnamed functions are python3.11+0x…, never another symbol's name")

@@ -102,11 +102,11 @@ extension SamplerTests {
     @Test("async startup: CPU work after an await is sampled on pool threads and attributed to its span")
     func asyncSpanGetsItsSamples() async throws {
         let recorder = try LaunchRecorder.start(configuration: SamplerConfiguration(rateHz: 1000))
-        try await recorder.span("open database") {
+        let work = try await recorder.span("open database") {
             try await Task.sleep(nanoseconds: 5_000_000)
-            asyncSpanWork(until: deadline(afterMilliseconds: 200))
+            let first = SampledWork.measure { asyncSpanWork(until: deadline(afterMilliseconds: 200)) }
             try await Task.sleep(nanoseconds: 5_000_000)
-            asyncSpanWork(until: deadline(afterMilliseconds: 100))
+            return first + SampledWork.measure { asyncSpanWork(until: deadline(afterMilliseconds: 100)) }
         }
         recorder.ready()
         let profile = recorder.finish(violations: [])
@@ -114,8 +114,18 @@ extension SamplerTests {
         let span = try #require(profile.spans.first { $0.name == "open database" })
         let task = try #require(span.task, "the span knows the Swift task it ran in")
         let samples = try #require(span.samples)
-        #expect(samples >= 120, "300 ms of CPU work at 1 kHz gave the span \(samples) running samples")
-        #expect((span.cpuNs ?? 0) >= 120_000_000, "CPU time from the samples: \(span.cpuNs ?? 0) ns")
+        let interval = profile.samplingIntervalNs
+        #expect(
+            work.agrees(withRunning: Double(samples), intervalNs: interval),
+            "\(work) gave the span \(samples) running samples at 1 kHz, for \(work.expectedRunning(intervalNs: interval)) ± \(work.runningTolerance(intervalNs: interval))")
+        // Each sample carries the CPU its thread used since the previous one, less the time its
+        // signal handler took (which the work's own clock counts): at most what the work measured,
+        // but for an interval at each end of each stretch, and at least the CPU of the running
+        // samples the work is owed, less their tolerance.
+        let cpu = Double(span.cpuNs ?? 0)
+        let most = Double(work.cpuNs + 2 * UInt64(work.stretches) * interval)
+        let least = (work.expectedRunning(intervalNs: interval) - work.runningTolerance(intervalNs: interval)) * Double(interval)
+        #expect(cpu <= most && cpu >= least, "CPU time from the samples: \(cpu) ns, measured \(work.cpuNs) ns")
 
         let ofTask = (0..<profile.samples.count).filter {
             profile.samples.task[$0] == task && profile.samples.state[$0] == .running
@@ -189,11 +199,13 @@ extension SamplerTests {
     func waitsCarryTheBlockedStack() throws {
         try Sampler.start(SamplerConfiguration(rateHz: 1000))
         let tid = Mutex(0)
+        let work = Mutex(SampledWork())
         let release = DispatchSemaphore(value: 0)
         // From computing straight into the wait, so the step costs the thread only microseconds.
         let thread = Thread {
             tid.withLock { $0 = CurrentThread.id }
-            workerSpin2(until: deadline(afterMilliseconds: 150))
+            let measured = SampledWork.measure { workerSpin2(until: deadline(afterMilliseconds: 150)) }
+            work.withLock { $0 = measured }
             release.wait()
         }
         thread.start()
@@ -206,7 +218,9 @@ extension SamplerTests {
         let running = samples.filter { $0.state == .running }
         let waiting = samples.filter { $0.state == .blocked }
         let ticks = waiting.reduce(0) { $0 + Int($1.weight) }
-        #expect(running.count >= 50, "it computed for 150 ms: \(running.count) running samples")
+        let computed = work.withLock { $0 }
+        let runningTicks = Double(running.reduce(0) { $0 + Int($1.weight) })
+        #expect(computed.agrees(withRunning: runningTicks, intervalNs: 1_000_000), "it computed \(computed): \(runningTicks) running ticks")
         #expect(ticks >= 150, "it waited for 300 ms: \(ticks) waiting ticks")
         let stale = waiting.filter { sample in
             sample.addresses.enumerated().contains { index, address in

@@ -64,3 +64,52 @@ public struct SampledWork: Sendable, CustomStringConvertible {
         "\(Double(cpuNs) / 1e6) ms of CPU in \(Double(wallNs) / 1e6) ms of wall time, \(stretches) stretches"
     }
 }
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension SampledWork {
+    /// Runs `body` on the calling thread and returns its result with the work it did, measured by
+    /// the thread's own CPU clock and the monotonic clock: one stretch.
+    public static func measuring<Result>(_ body: () throws -> Result) rethrows -> (Result, SampledWork) {
+        let wallStart = monotonicNs(CLOCK_MONOTONIC)
+        let cpuStart = monotonicNs(CLOCK_THREAD_CPUTIME_ID)
+        let result = try body()
+        let cpu = monotonicNs(CLOCK_THREAD_CPUTIME_ID) &- cpuStart
+        let wall = monotonicNs(CLOCK_MONOTONIC) &- wallStart
+        var work = SampledWork()
+        work.add(cpuNs: cpu, wallNs: wall)
+        return (result, work)
+    }
+
+    /// Runs `body` on the calling thread and returns the work it did (``measuring(_:)``).
+    public static func measure(_ body: () throws -> Void) rethrows -> SampledWork {
+        try measuring(body).1
+    }
+
+    private static func monotonicNs(_ clock: clockid_t) -> UInt64 {
+        var time = timespec()
+        clock_gettime(clock, &time)
+        return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
+    }
+}
+
+import Synchronization
+
+/// Work measured on several threads or tasks, added up as it is done (``SampledWork``).
+public final class MeasuredWork: Sendable {
+    private let total = Mutex(SampledWork())
+
+    /// No work yet.
+    public init() {}
+
+    /// Runs `body` on the calling thread and adds what it did (``SampledWork/measure(_:)``).
+    public func measure(_ body: () throws -> Void) rethrows {
+        let work = try SampledWork.measure(body)
+        total.withLock { $0 = $0 + work }
+    }
+
+    /// The work so far.
+    public var work: SampledWork { total.withLock { $0 } }
+}

@@ -9,9 +9,11 @@ import Testing
 /// A server that works 30 ms to start, reports running, then serves until shut down.
 struct StartingServer: Service {
     let launch: ServiceLaunch
+    /// The start's work, as its thread measured it.
+    let work = MeasuredWork()
 
     func run() async throws {
-        _ = tracedRouterWork(milliseconds: 30)
+        work.measure { _ = tracedRouterWork(milliseconds: 30) }
         launch.reportRunning("http")
         try await gracefulShutdown()
     }
@@ -30,10 +32,11 @@ struct ServiceLaunchTests {
     func serviceStarts() async throws {
         let recorder = try LaunchRecorder.start(configuration: SamplerConfiguration(rateHz: 1000))
         let launch = ServiceLaunch(recorder: recorder)
+        let server = StartingServer(launch: launch)
         let group = ServiceGroup(
             configuration: .init(
                 services: [
-                    launch.service(StartingServer(launch: launch), named: "http"),
+                    launch.service(server, named: "http"),
                     launch.service(IdleService(), named: "jobs", running: .immediately),
                 ],
                 logger: Logger(label: "service-launch-test")))
@@ -52,7 +55,10 @@ struct ServiceLaunchTests {
         #expect(http.category == .service && jobs.category == .service)
         #expect(http.durationNs >= 30_000_000, "from run() to reportRunning")
         #expect(http.attributes?["liftoff.unended"] == nil)
-        #expect((http.samples ?? 0) >= 10, "the start's work is the span's: \(http.samples ?? 0) running samples")
+        let work = server.work.work
+        #expect(
+            work.agrees(withRunning: Double(http.samples ?? 0), intervalNs: profile.samplingIntervalNs),
+            "the start's work is the span's: \(http.samples ?? 0) running samples for \(work)")
         let ready = try #require(profile.phases.firstFrameNs)
         #expect(ready >= http.endNs && ready >= jobs.endNs, "ready once both run")
         #expect(profile.marks.contains { $0.name == .ready })
