@@ -150,10 +150,22 @@ static lo_chunk *lo_claim_chunk(void) {
     return chunk;
 }
 
+// A writer's half of the Dekker pair with `lo_tasks_stop`: marks `chunk` busy and tells whether
+// the session still records; every call is followed by `lo_leave`. Whatever the writer does
+// between the two is either seen by the reader or never done. The pair's fence is asymmetric
+// where the kernel has membarrier: free for writers, a system call for the reader.
+static int lo_enter(lo_chunk *chunk) {
+    atomic_store_explicit(&chunk->busy, 1, memory_order_relaxed);
+    // With membarrier, `lo_tasks_stop` puts the full barrier on this thread's side when it needs
+    // one; without it, each writer pays for it here.
+    if (g_asymmetric) atomic_signal_fence(memory_order_seq_cst);
+    else atomic_thread_fence(memory_order_seq_cst);
+    return atomic_load_explicit(&g_tracking, memory_order_relaxed);
+}
+
+static void lo_leave(lo_chunk *chunk) { atomic_store_explicit(&chunk->busy, 0, memory_order_release); }
+
 // Appends one event when a session runs and returns where it was written (NULL when it was not).
-// The busy flag and the session flag are a Dekker pair with `lo_tasks_stop`: an event is either
-// seen by the reader or never written. The pair's fence is asymmetric where the kernel has
-// membarrier: free for writers, a system call for the reader.
 static lo_task_event *lo_record(const lo_task_event *event) {
     if (!atomic_load_explicit(&g_tracking, memory_order_relaxed)) return NULL;
     uint64_t epoch = atomic_load_explicit(&g_epoch, memory_order_relaxed);
@@ -169,34 +181,27 @@ static lo_task_event *lo_record(const lo_task_event *event) {
         }
     }
     lo_task_event *written = NULL;
-    atomic_store_explicit(&chunk->busy, 1, memory_order_relaxed);
-    // With membarrier, `lo_tasks_stop` puts the full barrier on this thread's side when it needs
-    // one; without it, each event pays for it here.
-    if (g_asymmetric) atomic_signal_fence(memory_order_seq_cst);
-    else atomic_thread_fence(memory_order_seq_cst);
-    if (atomic_load_explicit(&g_tracking, memory_order_relaxed)) {
+    if (lo_enter(chunk)) {
         uint32_t at = atomic_load_explicit(&chunk->count, memory_order_relaxed);
         chunk->events[at] = *event;
         atomic_store_explicit(&chunk->count, at + 1, memory_order_release);
         written = &chunk->events[at];
     }
-    atomic_store_explicit(&chunk->busy, 0, memory_order_release);
+    lo_leave(chunk);
     return written;
 }
 
-// Sets the end of a run that `lo_record` wrote when it began, if the session that holds it still
-// runs (the same Dekker pair). A run whose end is never set was still running when the session
-// stopped: the reader ends it there.
+// Sets the end of a run that `lo_record` wrote in session `epoch` when it began, if that session
+// still records. A run whose end is never set was still running when the session stopped: the
+// reader ends it there. The thread's current chunk carries the busy flag (the job may have moved
+// it to another one); the reader waits for every chunk's.
 static void lo_record_end(lo_task_event *run, uint64_t epoch, uint64_t end) {
     lo_chunk *chunk = t_chunk;
-    if (run == NULL || chunk == NULL || atomic_load_explicit(&g_epoch, memory_order_relaxed) != epoch) return;
-    atomic_store_explicit(&chunk->busy, 1, memory_order_relaxed);
-    if (g_asymmetric) atomic_signal_fence(memory_order_seq_cst);
-    else atomic_thread_fence(memory_order_seq_cst);
-    if (atomic_load_explicit(&g_tracking, memory_order_relaxed) && atomic_load_explicit(&g_epoch, memory_order_relaxed) == epoch) {
+    if (run == NULL || chunk == NULL) return;
+    if (lo_enter(chunk) && atomic_load_explicit(&g_epoch, memory_order_relaxed) == epoch) {
         __atomic_store_n(&run->end_ns, end == 0 ? 1 : end, __ATOMIC_RELEASE);
     }
-    atomic_store_explicit(&chunk->busy, 0, memory_order_release);
+    lo_leave(chunk);
 }
 
 void lo_tasks_start(void) {
@@ -413,7 +418,6 @@ static int lo_swift_job_slot(lo_dispatch_function function) {
 static inline void lo_run_job(int slot, void *job) {
     lo_dispatch_function function = (lo_dispatch_function)atomic_load_explicit(&g_job_functions[slot], memory_order_relaxed);
     // The job is the task, alive until it runs.
-    uint64_t epoch = atomic_load_explicit(&g_epoch, memory_order_relaxed);
     lo_task_event event = {
         .kind = LO_TASK_EVENT_RAN,
         .thread = (uint32_t)lo_current_tid(),
@@ -422,9 +426,9 @@ static inline void lo_run_job(int slot, void *job) {
         .end_ns = 0,
     };
     lo_task_event *run = lo_record(&event);
+    // The session the run was written in (t_epoch is the epoch of the thread's chunk).
+    uint64_t epoch = t_epoch;
     function(job);
-    // The job may have moved this thread to another chunk (a full one): the end is set under the
-    // busy flag of whichever chunk the thread writes now, which the reader waits for too.
     lo_record_end(run, epoch, lo_stamp());
 }
 

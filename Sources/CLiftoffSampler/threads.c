@@ -354,14 +354,13 @@ static uint64_t lo_check(lo_thread *thread, pid_t pid, uint64_t now_ns, uint64_t
     } else {
         // It ran: ticks since the previous check (an idle thread's last record) keep its previous
         // stack, when that stack was a wait.
-        if (thread->has_stack && thread->stack_waits && covered > 1) {
-            lo_store_append(thread->tid, now_ns - g_period_ns, 0, 0, covered - 1, LO_SAMPLE_WAITING, NULL, 0, 0);
-        }
         // Ticks the sampler missed (it fell behind, waiting for a core itself) while this thread
         // ran on from a running sample: the answer stands for as many of them as the CPU time it
         // used fills, so a busy thread keeps its samples when the sampler is late.
         thread->missed_ticks = 0;
-        if (thread->checked && !(thread->has_stack && thread->stack_waits) && covered > 1) {
+        if (covered > 1 && thread->has_stack && thread->stack_waits) {
+            lo_store_append(thread->tid, now_ns - g_period_ns, 0, 0, covered - 1, LO_SAMPLE_WAITING, NULL, 0, 0);
+        } else if (covered > 1 && thread->checked) {
             uint64_t filled = used / g_period_ns;
             thread->missed_ticks = filled < covered - 1 ? filled : covered - 1;
         }

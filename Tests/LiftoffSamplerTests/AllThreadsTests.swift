@@ -201,13 +201,12 @@ extension SamplerTests {
     func waitsCarryTheBlockedStack() throws {
         try Sampler.start(SamplerConfiguration(rateHz: 1000))
         let tid = Mutex(0)
-        let work = Mutex(SampledWork())
+        let work = MeasuredWork()
         let release = DispatchSemaphore(value: 0)
         // From computing straight into the wait, so the step costs the thread only microseconds.
         let thread = Thread {
             tid.withLock { $0 = CurrentThread.id }
-            let measured = SampledWork.measure { workerSpin2(until: deadline(afterMilliseconds: 150)) }
-            work.withLock { $0 = measured }
+            work.measure { workerSpin2(until: deadline(afterMilliseconds: 150)) }
             release.wait()
         }
         thread.start()
@@ -220,7 +219,7 @@ extension SamplerTests {
         let running = samples.filter { $0.state == .running }
         let waiting = samples.filter { $0.state == .blocked }
         let ticks = waiting.reduce(0) { $0 + Int($1.weight) }
-        let computed = work.withLock { $0 }
+        let computed = work.work
         let runningTicks = Double(running.reduce(0) { $0 + Int($1.weight) })
         #expect(computed.agrees(withRunning: runningTicks, intervalNs: 1_000_000), "it computed \(computed): \(runningTicks) running ticks")
         #expect(ticks >= 150, "it waited for 300 ms: \(ticks) waiting ticks")

@@ -15,16 +15,9 @@ private final class Burnt: Sendable {
     /// Burns `milliseconds` of the calling thread's CPU time and books it under `name`.
     @inline(never)
     func burn(_ name: String, milliseconds: UInt64) {
-        let wallStart = DispatchTime.now().uptimeNanoseconds
-        let start = CurrentThread.cpuNs
-        busyWork(untilCPU: start + milliseconds * 1_000_000)
-        let used = CurrentThread.cpuNs - start
-        let wall = DispatchTime.now().uptimeNanoseconds - wallStart
-        totals.withLock { $0[name, default: SampledWork()].add(cpuNs: used, wallNs: wall) }
+        let work = SampledWork.measure { busyWork(untilCPU: CurrentThread.cpuNs + milliseconds * 1_000_000) }
+        totals.withLock { $0[name] = ($0[name] ?? SampledWork()) + work }
     }
-
-    /// CPU nanoseconds booked under `name`.
-    subscript(name: String) -> UInt64 { work(name).cpuNs }
 
     /// The work booked under `name`.
     func work(_ name: String) -> SampledWork { totals.withLock { $0[name] ?? SampledWork() } }

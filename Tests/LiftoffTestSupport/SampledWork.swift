@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Synchronization
+
 /// Work as it measured itself on its own threads, and what a sampler ticking every `intervalNs`
 /// may find of it: the truth a test compares sample counts with, in the same run.
 ///
@@ -65,27 +70,18 @@ public struct SampledWork: Sendable, CustomStringConvertible {
     }
 }
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 extension SampledWork {
-    /// Runs `body` on the calling thread and returns its result with the work it did, measured by
-    /// the thread's own CPU clock and the monotonic clock: one stretch.
-    public static func measuring<Result>(_ body: () throws -> Result) rethrows -> (Result, SampledWork) {
+    /// Runs `body` on the calling thread and returns the work it did, measured by the thread's own
+    /// CPU clock and the monotonic clock: one stretch.
+    public static func measure(_ body: () throws -> Void) rethrows -> SampledWork {
         let wallStart = monotonicNs(CLOCK_MONOTONIC)
         let cpuStart = monotonicNs(CLOCK_THREAD_CPUTIME_ID)
-        let result = try body()
+        try body()
         let cpu = monotonicNs(CLOCK_THREAD_CPUTIME_ID) &- cpuStart
         let wall = monotonicNs(CLOCK_MONOTONIC) &- wallStart
         var work = SampledWork()
         work.add(cpuNs: cpu, wallNs: wall)
-        return (result, work)
-    }
-
-    /// Runs `body` on the calling thread and returns the work it did (``measuring(_:)``).
-    public static func measure(_ body: () throws -> Void) rethrows -> SampledWork {
-        try measuring(body).1
+        return work
     }
 
     private static func monotonicNs(_ clock: clockid_t) -> UInt64 {
@@ -94,8 +90,6 @@ extension SampledWork {
         return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
     }
 }
-
-import Synchronization
 
 /// Work measured on several threads or tasks, added up as it is done (``SampledWork``).
 public final class MeasuredWork: Sendable {
