@@ -20,8 +20,9 @@
 // not the threads that exist.
 //
 // A signal that reaches a running thread late was waiting for a core: the thread was runnable but
-// not running, preempted where the handler finds it. Such an answer is recorded as runnable, for
-// the ticks it took (lo_threads_answer).
+// not running, preempted where the handler finds it. Such an answer is recorded as running for
+// the ticks its CPU time since the previous check fills and runnable for the rest of the ticks it
+// took (lo_running_ticks).
 //
 // When every thread is sampled, the list comes from /proc/self/task, read again whenever a
 // thread was created through pthread_create (which Liftoff wraps to learn of it) and at least
@@ -64,6 +65,7 @@ typedef struct lo_thread {
     uint64_t sent_ns, sent_after_ns, sent_tick, base_cpu, answer_cpu, read_cpu, last_tick;
     uint64_t expect_ins, wait_cpu;
     uint64_t missed_ticks; // ticks the sampler fell behind on while the thread ran (lo_check)
+    int64_t cpu_carry;     // CPU time not yet counted in running ticks, or owed (lo_running_ticks)
     char name[LO_NAME_BYTES];
 } lo_thread;
 
@@ -490,6 +492,32 @@ void lo_threads_tick(pid_t pid, uint64_t now_ns, uint64_t tick) {
     }
 }
 
+// How many of an answer's ticks, found outside a system call, the thread ran. One that answers
+// within g_runnable_ns was running when the signal came, and ran for all of them. One that answers
+// later was preempted: the sample's instant says "runnable", but on a busy machine the sampler runs
+// when the threads it samples do not, so the instants are not a fair draw, and counting them would
+// report a thread that ran half the time as running a tenth of it. So a late answer ran for as many
+// ticks as the CPU time it used since its previous check fills, and waited for a core in the rest.
+// The carry keeps the CPU time each answer leaves over, and owes what a prompt answer counted
+// beyond the CPU it used, within one tick either way, so the ticks counted running follow the CPU
+// time the thread used.
+static uint64_t lo_running_ticks(lo_thread *thread, int late, uint64_t ticks) {
+    int64_t period = (int64_t)g_period_ns;
+    int64_t used = thread->answer_cpu < (uint64_t)INT64_MAX / 2 ? (int64_t)thread->answer_cpu : INT64_MAX / 2;
+    int64_t credit = thread->cpu_carry + used;
+    uint64_t running;
+    if (late) {
+        running = credit > 0 ? (uint64_t)(credit / period) : 0;
+        if (running > ticks) running = ticks;
+    } else {
+        running = ticks;
+    }
+    int64_t count = running < (uint64_t)(INT64_MAX / 2 / period) ? (int64_t)running : INT64_MAX / 2 / period;
+    credit -= count * period;
+    thread->cpu_carry = credit > period ? period : credit < -period ? -period : credit;
+    return running;
+}
+
 void lo_threads_answer(const lo_slot *slot) {
     long found = lo_find(slot->tid);
     uint64_t cpu = 0;
@@ -506,7 +534,7 @@ void lo_threads_answer(const lo_slot *slot) {
         return;
     }
     uint16_t flags = (uint16_t)(slot->flags & ~LO_SLOT_REQUEST);
-    uint64_t time_ns = slot->time_ns, ticks = 1;
+    uint64_t time_ns = slot->time_ns, ticks = 1, running = 0;
     if (found >= 0) {
         lo_thread *thread = &g_table[found];
         // An answer stands for the ticks from the one that sent the signal to now: the ticks in
@@ -516,16 +544,15 @@ void lo_threads_answer(const lo_slot *slot) {
         // machine it may wait for a core to answer).
         if (thread->pending && g_current_tick >= thread->sent_tick) {
             ticks = g_current_tick - thread->sent_tick + 1;
-            if (!(flags & LO_SAMPLE_IN_SYSCALL) && slot->time_ns > thread->sent_ns &&
-                slot->time_ns - thread->sent_ns >= g_runnable_ns) {
-                flags |= LO_SAMPLE_RUNNABLE;
-            }
-            if (ticks > 1 || (flags & LO_SAMPLE_RUNNABLE)) time_ns = thread->sent_ns;
+            int late = !(flags & LO_SAMPLE_IN_SYSCALL) && slot->time_ns > thread->sent_ns &&
+                       slot->time_ns - thread->sent_ns >= g_runnable_ns;
+            if (ticks > 1 || late) time_ns = thread->sent_ns;
             if (thread->missed_ticks > 0) {
                 uint64_t back = thread->missed_ticks * g_period_ns;
                 ticks += thread->missed_ticks;
                 time_ns = thread->sent_ns > back ? thread->sent_ns - back : 0;
             }
+            if (!(flags & LO_SAMPLE_IN_SYSCALL)) running = lo_running_ticks(thread, late, ticks);
         }
         thread->missed_ticks = 0;
         thread->pending = 0;
@@ -543,9 +570,18 @@ void lo_threads_answer(const lo_slot *slot) {
         // Threads often name themselves just after they start: read the name again.
         if (thread->names_read < 3) lo_read_name(thread);
     }
-    if (slot->depth > 0) {
+    if (slot->depth == 0) return;
+    if (flags & LO_SAMPLE_IN_SYSCALL || running >= ticks) {
         lo_store_append(slot->tid, time_ns, slot->task, cpu, ticks, flags, slot->frames, slot->depth, slot->async);
+        return;
     }
+    // A late answer: the ticks its CPU time fills ran, the rest waited for a core, at one stack.
+    if (running > 0) {
+        lo_store_append(slot->tid, time_ns, slot->task, cpu, running, flags, slot->frames, slot->depth, slot->async);
+        cpu = 0;
+    }
+    lo_store_append(slot->tid, time_ns + running * g_period_ns, slot->task, cpu, ticks - running,
+                    flags | LO_SAMPLE_RUNNABLE, slot->frames, slot->depth, slot->async);
 }
 
 void lo_threads_end(void) {
