@@ -25,6 +25,7 @@ static uint32_t g_rate_hz;
 static int g_all_threads;
 static _Atomic pid_t g_sampler_tid;   // the sampler thread's kernel id while it runs
 static _Atomic int g_sampler_looping; // the sampler thread is inside its loop
+static _Atomic int g_first_tick_done; // the session's first tick listed and checked every thread
 
 static void lo_init_cond(void) {
     pthread_condattr_t attributes;
@@ -60,6 +61,7 @@ static void *lo_sampler_main(void *unused) {
         lo_ring_drain(lo_threads_answer);
         uint64_t now = lo_monotonic_ns();
         lo_threads_tick(pid, now, ++tick);
+        atomic_store_explicit(&g_first_tick_done, 1, memory_order_release);
         next += period;
         now = lo_monotonic_ns();
         if (next < now) {
@@ -133,6 +135,7 @@ lo_status lo_sampler_start(const lo_config *config) {
 
     atomic_store(&g_keep_sampling, 1);
     atomic_store(&g_sampler_looping, 1);
+    atomic_store(&g_first_tick_done, 0);
     lo_tasks_start();
     lo_handler_set_active(1);
     if (pthread_create(&g_thread, NULL, lo_sampler_main, NULL) != 0) {
@@ -171,6 +174,16 @@ void lo_sampler_stop(void) {
     lo_snapshot_drop();
     g_running = 0;
     pthread_mutex_unlock(&g_control_lock);
+}
+
+int lo_sampler_await_first_tick(uint64_t timeout_ns) {
+    uint64_t deadline = lo_monotonic_ns() + timeout_ns;
+    while (!atomic_load_explicit(&g_first_tick_done, memory_order_acquire)) {
+        if (!atomic_load(&g_keep_sampling) || lo_monotonic_ns() >= deadline) return 0;
+        struct timespec pause = {0, 50000};
+        nanosleep(&pause, NULL);
+    }
+    return 1;
 }
 
 void lo_sampler_halt(void) {

@@ -208,7 +208,8 @@ public enum Sampler {
     /// own session while no other thread starts the next one into it.
     private static let lifecycle = Mutex<Void>(())
 
-    /// Starts a session; a no-op when one is running.
+    /// Starts a session; a no-op when one is running. Returns once the sampler has listed and
+    /// checked every thread (its first tick), so what runs after it is sampled.
     /// - Throws: ``SamplerError`` for a rate or capacity out of range, or a system failure.
     public static func start(_ configuration: SamplerConfiguration = SamplerConfiguration()) throws {
         guard (Int(LO_MIN_RATE_HZ)...Int(LO_MAX_RATE_HZ)).contains(configuration.rateHz) else {
@@ -235,6 +236,9 @@ public enum Sampler {
             if !alreadyRunning { rate.store(configuration.rateHz, ordering: .relaxed) }
             sampling.store(true, ordering: .releasing)
         }
+        // Sampling covers what runs after start returns: on a busy machine the sampler thread
+        // may wait for a core before its first tick (up to a second here, then it goes on).
+        _ = lo_sampler_await_first_tick(1_000_000_000)
     }
 
     /// Whether a session started through this API is running: one atomic load, for hot paths.

@@ -121,6 +121,10 @@ _Static_assert(sizeof(uint64_t) == sizeof(void *), "the store keeps addresses in
 
 /// Starts sampling; a no-op returning LO_OK when already running.
 lo_status lo_sampler_start(const lo_config *config);
+/// Waits until the session's first tick has listed and checked every thread, up to `timeout_ns`:
+/// the sampler thread may wait for a core a long time on a busy machine, and what runs before its
+/// first tick is not sampled. Returns 1 once it has, 0 on timeout or when no session runs.
+int lo_sampler_await_first_tick(uint64_t timeout_ns);
 /// Stops sampling, waits for running handlers, drains the ring; a no-op when stopped.
 void lo_sampler_stop(void);
 /// Whether a session is running.
