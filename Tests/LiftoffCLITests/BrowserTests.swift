@@ -5,7 +5,7 @@ import Testing
 
 /// Loads HTML reports in headless Chromium (`make test` installs it) and checks the DOM the
 /// page's script builds.
-@Suite("HTML report in a browser", .serialized, .processState, .timeLimit(.minutes(5)))
+@Suite("HTML report in a browser", .serialized, .processState(timeLimit: .seconds(300)))
 struct BrowserTests {
     /// Chromium's path, or nil when it is not installed.
     static let chromium: String? = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"]

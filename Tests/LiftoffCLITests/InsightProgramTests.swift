@@ -104,7 +104,7 @@ enum InsightPrograms {
     }
 }
 
-@Suite("Insights of real programs", .serialized, .processState, .timeLimit(.minutes(5)))
+@Suite("Insights of real programs", .serialized, .processState(timeLimit: .seconds(300)))
 struct InsightProgramTests {
     /// `liftoff profile` of `command`, then `liftoff explain --format json` of its profile: the
     /// insights' ids and the JSON.

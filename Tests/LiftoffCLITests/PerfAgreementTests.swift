@@ -14,7 +14,7 @@ let perfRecordWorks: Bool = {
     return process.terminationStatus == 0
 }()
 
-@Suite("Agreement with perf", .processState, .timeLimit(.minutes(5)))
+@Suite("Agreement with perf", .processState(timeLimit: .seconds(300)))
 struct PerfAgreementTests {
     @Test(
         "on CPU-bound launches, the main thread's on-CPU leaf functions match perf's within sampling noise",

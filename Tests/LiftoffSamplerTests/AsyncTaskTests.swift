@@ -114,7 +114,7 @@ private final class CoreLoad: Sendable {
     }
 }
 
-@Suite("Async tasks", .serialized, .processState, .timeLimit(.minutes(2)))
+@Suite("Async tasks", .serialized, .processState(timeLimit: .seconds(120)))
 struct AsyncTaskTests {
     @Test("a span owns the samples and CPU of the async let, task group, Task {} and actor work it started, not a detached task's")
     func spanOwnsChildTasks() async throws {

@@ -9,7 +9,7 @@ import Testing
 @testable import LiftoffSampler
 
 /// The sampler is one per process, so every test that starts it lives in this serialized suite.
-@Suite("Sampler", .serialized, .processState, .timeLimit(.minutes(5)))
+@Suite("Sampler", .serialized, .processState(timeLimit: .seconds(300)))
 struct SamplerTests {
     @Test("a → b → c appears in at least 95 % of the samples of the thread running it, at 1 kHz for a second")
     func knownChainDominates() throws {

@@ -63,7 +63,7 @@ final class ThreadGroup: Sendable {
 }
 
 @Suite("Sampler threads: the registry's limit, threads that end, many threads, racing start and stop",
-       .serialized, .processState, .timeLimit(.minutes(2)))
+       .serialized, .processState(timeLimit: .seconds(120)))
 struct SamplerThreadTests {
     @Test("the 257th registration is refused; another thread's id can be unregistered; ended threads free their slots")
     func registrationLimit() throws {

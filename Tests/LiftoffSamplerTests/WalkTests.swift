@@ -10,7 +10,7 @@ import Testing
 
 /// The handler walks stacks by each frame's call-frame rules instead of libunwind. These tests run
 /// varied code under the sampler with every stack walked both ways and compare them frame by frame.
-@Suite("Stack walk", .serialized, .processState, .timeLimit(.minutes(3)))
+@Suite("Stack walk", .serialized, .processState(timeLimit: .seconds(180)))
 struct WalkTests {
     @Test("the walk finds the frames libunwind finds, frame by frame, across Swift, Foundation, Dispatch and the C library")
     func walkMatchesLibunwind() throws {

@@ -41,8 +41,13 @@ public actor ProcessStateLock {
     }
 }
 
-/// Runs each test of a suite (or one test) holding ``ProcessStateLock``.
+/// Runs each test of a suite (or one test) holding ``ProcessStateLock``, within a time limit that
+/// counts the test's own run, not its wait for the lock: on a busy machine the holders before it
+/// may take minutes between them, which says nothing about this test.
 public struct ProcessStateTrait: TestTrait, SuiteTrait, TestScoping {
+    /// How long each test may run once it holds the lock.
+    public var timeLimit: Duration
+
     public var isRecursive: Bool { true }
 
     public func provideScope(
@@ -50,14 +55,37 @@ public struct ProcessStateTrait: TestTrait, SuiteTrait, TestScoping {
     ) async throws {
         // A suite's own scope holds nothing; each of its test cases takes the lock.
         guard testCase != nil else { return try await function() }
-        try await ProcessStateLock.shared.withLock(function)
+        let limit = timeLimit
+        try await ProcessStateLock.shared.withLock {
+            try await withoutActuallyEscaping(function) { body in
+                try await withThrowingTaskGroup(of: Bool.self) { group in
+                    group.addTask {
+                        try await body()
+                        return true
+                    }
+                    group.addTask {
+                        try await Task.sleep(for: limit)
+                        return false
+                    }
+                    defer { group.cancelAll() }
+                    // The first to finish decides: the test, or the limit (which cancels the test).
+                    if try await group.next() == false {
+                        Issue.record(
+                            "Time limit was exceeded: \(limit) holding the process-state lock (its wait for the lock not counted)",
+                            sourceLocation: test.sourceLocation)
+                    }
+                }
+            }
+        }
     }
 }
 
 extension Trait where Self == ProcessStateTrait {
     /// The test (or every test of the suite) holds the process-wide lock while it runs: it samples,
-    /// signals, changes process-wide state or loads the machine's cores.
-    public static var processState: Self { ProcessStateTrait() }
+    /// signals, changes process-wide state or loads the machine's cores. Each test may run for
+    /// `timeLimit` once it holds the lock; use this in place of `.timeLimit`, which would also count
+    /// the wait for the lock.
+    public static func processState(timeLimit: Duration) -> Self { ProcessStateTrait(timeLimit: timeLimit) }
 }
 
 /// Holds ``ProcessStateLock`` once around a whole suite: its tests run beside each other, as a

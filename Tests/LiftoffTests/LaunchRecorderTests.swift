@@ -11,7 +11,7 @@ func recordedLaunchStep() {
 }
 
 /// The recorder starts the process-wide sampler, so its tests hold the process state.
-@Suite("Launch recorder", .serialized, .processState, .timeLimit(.minutes(2)))
+@Suite("Launch recorder", .serialized, .processState(timeLimit: .seconds(120)))
 struct LaunchRecorderTests {
     @Test("a launch recorder nests sync and async spans, marks ready, and writes to LIFTOFF_PROFILE_OUT")
     func launchRecorderSpans() async throws {

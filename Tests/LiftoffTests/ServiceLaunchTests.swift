@@ -26,7 +26,7 @@ struct IdleService: Service {
     }
 }
 
-@Suite("Service starts", .processState, .timeLimit(.minutes(2)))
+@Suite("Service starts", .processState(timeLimit: .seconds(120)))
 struct ServiceLaunchTests {
     @Test("each service's start in a ServiceGroup is a span; the launch is ready when every service runs")
     func serviceStarts() async throws {

@@ -4,7 +4,7 @@ import Testing
 
 /// All runtime tests share the main-thread designation of `ApplicationDriver`, so they run one
 /// at a time under this suite.
-@Suite("Runtime", .serialized, .processState, .timeLimit(.minutes(5)))
+@Suite("Runtime", .serialized, .processState(timeLimit: .seconds(300)))
 struct RuntimeTests {}
 
 /// A delegate that logs callbacks and can run extra work in each.

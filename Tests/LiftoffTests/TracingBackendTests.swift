@@ -23,7 +23,7 @@ struct StartFailure: Error, CustomStringConvertible {
 }
 
 /// The recorder starts the process-wide sampler: these tests hold the process lock.
-@Suite("Tracing backend", .processState, .timeLimit(.minutes(2)))
+@Suite("Tracing backend", .processState(timeLimit: .seconds(120)))
 struct TracingBackendTests {
     @Test("withSpan spans land in the profile nested across tasks, with attributes, kind, status and their samples")
     func spansLandNested() async throws {
