@@ -12,20 +12,23 @@ enum AgentPrograms {
     static let folder = temporaryFolder()
 
     /// A C program with a worker thread: `hash_rows` on the worker, `parse_config` on main.
-    static let twoThreads = """
+    static let twoThreads = SampledWork.cReporter + """
         #include <pthread.h>
-        #include <stdio.h>
         #include <stdint.h>
-        #include <time.h>
-        static uint64_t now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec * 1000000000ull + t.tv_nsec; }
+        // Each spins for `ms` of its own thread's CPU time, then reports the work.
         __attribute__((noinline)) uint64_t hash_rows(uint64_t ms) {
-            uint64_t h = 1469598103934665603ull, end = now() + ms * 1000000;
-            while (now() < end) for (int i = 0; i < 1000; i++) h = (h ^ i) * 1099511628211ull;
+            work_clock start = work_start();
+            uint64_t h = 1469598103934665603ull;
+            while (work_ns(CLOCK_THREAD_CPUTIME_ID) - start.cpu < ms * 1000000)
+                for (int i = 0; i < 1000; i++) h = (h ^ i) * 1099511628211ull;
+            work_report("hash_rows", start);
             return h;
         }
         __attribute__((noinline)) uint64_t parse_config(uint64_t ms) {
-            uint64_t h = 7, end = now() + ms * 1000000;
-            while (now() < end) for (int i = 0; i < 1000; i++) h = h * 31 + i;
+            work_clock start = work_start();
+            uint64_t h = 7;
+            while (work_ns(CLOCK_THREAD_CPUTIME_ID) - start.cpu < ms * 1000000) for (int i = 0; i < 1000; i++) h = h * 31 + i;
+            work_report("parse_config", start);
             return h;
         }
         static uint64_t rows;
@@ -57,9 +60,13 @@ enum AgentPrograms {
     /// functions after an await only call synchronous code (they set up no async frame).
     static let asyncProgram = """
         import Foundation
+        func clock(_ id: clockid_t) -> UInt64 { var t = timespec(); clock_gettime(id, &t); return UInt64(t.tv_sec) * 1_000_000_000 + UInt64(t.tv_nsec) }
+        // Spins for `ms` of the thread's CPU time and reports the work on standard error.
         @inline(never) func burn(_ ms: Int) -> Int {
-            let end = Date().addingTimeInterval(Double(ms) / 1000); var x = 0
-            while Date() < end { x &+= 1 }
+            let cpu = clock(CLOCK_THREAD_CPUTIME_ID), wall = clock(CLOCK_MONOTONIC); var x = 0
+            while clock(CLOCK_THREAD_CPUTIME_ID) - cpu < UInt64(ms) * 1_000_000 { x &+= 1 }
+            let line = "work leaf cpu_ns=\\(clock(CLOCK_THREAD_CPUTIME_ID) - cpu) wall_ns=\\(clock(CLOCK_MONOTONIC) - wall)\\n"
+            FileHandle.standardError.write(Data(line.utf8))
             return x
         }
         @inline(never) func leaf(_ ms: Int) async -> Int { await Task.yield(); return burn(ms) }
@@ -87,7 +94,7 @@ enum AgentPrograms {
 }
 
 /// Holds the process state: its tests count samples, which other suites loading the cores would thin.
-@Suite("The injected agent", .serialized, .processState, .timeLimit(.minutes(5)))
+@Suite("The injected agent", .serialized, .processState(timeLimit: .seconds(300)))
 struct AgentTests {
     /// The program's output when run without the agent.
     func bareOutput(_ command: [String]) throws -> String {
@@ -123,8 +130,15 @@ struct AgentTests {
         #expect(names.contains("hash_rows") && names.contains("parse_config"), "\(names.sorted().prefix(20))")
         let worker = try #require(profile.threads.first { !$0.isMain })
         let onWorker = (0..<profile.samples.count).filter { profile.samples.thread[$0] == worker.id && profile.samples.state[$0] == .running }
-        #expect(onWorker.count >= 40, "the worker's 120 ms were sampled: \(onWorker.count)")
-        #expect(result.log == (try bareOutput([program])), "byte-identical output")
+            .reduce(0) { $0 + Int(profile.samples.weight[$1]) }
+        let hashed = try #require(ReportedWork.named("hash_rows", in: result.log), "the worker reports its work: \(result.log)")
+        let interval = profile.samplingIntervalNs
+        #expect(
+            hashed.agrees(withRunning: Double(onWorker), intervalNs: interval),
+            "the worker's work was sampled: \(onWorker) running ticks for \(hashed), \(hashed.expectedRunning(intervalNs: interval)) ± \(hashed.runningTolerance(intervalNs: interval))")
+        #expect(
+            ReportedWork.withoutReports(result.log) == ReportedWork.withoutReports(try bareOutput([program])),
+            "byte-identical output, apart from the lines that report the work's clocks")
         #expect(result.stdout.contains("hash_rows"), "the summary names the hot function")
     }
 
@@ -161,10 +175,16 @@ struct AgentTests {
         for row in 0..<profile.samples.count where profile.samples.state[row] == .running {
             let frames = profile.frameIndices(ofStack: profile.samples.stack[row]).map { profile.frames[$0] }
             guard let at = frames.lastIndex(where: { $0.displayName.hasPrefix("leaf(") }) else { continue }
-            inLeaf += 1
-            if frames[..<at].contains(where: { $0.isAsync && $0.displayName.hasPrefix("middle(") }) { named += 1 }
+            let weight = Int(profile.samples.weight[row])
+            inLeaf += weight
+            if frames[..<at].contains(where: { $0.isAsync && $0.displayName.hasPrefix("middle(") }) { named += weight }
         }
-        #expect(inLeaf >= 20 && named * 10 >= inLeaf * 9, "\(named) of \(inLeaf) samples in leaf name middle")
+        let leaves = try #require(ReportedWork.named("leaf", in: run.log), "the leaves report their work: \(run.log)")
+        let interval = profile.samplingIntervalNs
+        #expect(
+            leaves.agrees(withRunning: Double(inLeaf), intervalNs: interval),
+            "\(inLeaf) running ticks in leaf for \(leaves): \(leaves.expectedRunning(intervalNs: interval)) ± \(leaves.runningTolerance(intervalNs: interval))")
+        #expect(named * 10 >= inLeaf * 9, "\(named) of \(inLeaf) samples in leaf name middle")
     }
 
     @Test("a server's launch ends at its ready line: stopped with SIGTERM, the agent still writes")

@@ -115,10 +115,13 @@ enum AnyPrograms {
         """
 
     /// A static initializer that spins before `main`.
-    static let slowConstructor = """
-        #include <stdio.h>
+    static let slowConstructor = SampledWork.cReporter + """
         static volatile double sink;
-        __attribute__((constructor)) static void load_plugins(void) { for (long i = 0; i < 40000000; i++) sink += i * 0.5; }
+        __attribute__((constructor)) static void load_plugins(void) {
+            work_clock start = work_start();
+            for (long i = 0; i < 40000000; i++) sink += i * 0.5;
+            work_report("load_plugins", start);
+        }
         int main(void) { printf("main\\n"); return 0; }
         """
 
@@ -150,16 +153,18 @@ enum AnyPrograms {
 struct AnyProgramTests {
     func profile(
         _ command: [String], extra: [String] = [], environment: [String: String] = [:]
-    ) throws -> (status: Int32, stdout: String, profile: Profile?) {
+    ) throws -> (status: Int32, stdout: String, profile: Profile?, log: String) {
         let out = temporaryFolder()
         let result = try BuiltTool.find().run(["profile", "--out", out.path] + extra + ["--"] + command, environment: environment)
-        return (result.status, result.stdout, try? Profile.load(from: out.appendingPathComponent("profile.json")))
+        // The program's output, standard error too.
+        let log = (try? String(contentsOf: out.appendingPathComponent("output.log"), encoding: .utf8)) ?? ""
+        return (result.status, result.stdout, try? Profile.load(from: out.appendingPathComponent("profile.json")), log)
     }
 
     /// The running samples whose stack holds a frame named `name`, per thread id.
     /// Expects `running` samples in `burn_hot` to agree with the one `burn` the output reports.
     func expectBurned(
-        _ result: (status: Int32, stdout: String, profile: Profile?), running samples: Int,
+        _ result: (status: Int32, stdout: String, profile: Profile?, log: String), running samples: Int,
         sourceLocation: SourceLocation = #_sourceLocation
     ) throws {
         let profile = try #require(result.profile, sourceLocation: sourceLocation)
@@ -185,7 +190,13 @@ struct AnyProgramTests {
         let shim = AgentPrograms.folder.appendingPathComponent("python-shim").path
         try "#!/bin/sh\nexec /usr/bin/python3.11 \"$@\"\n".write(toFile: shim, atomically: true, encoding: .utf8)
         chmod(shim, 0o755)
-        let result = try profile([shim, "-c", "print(sum(i * i for i in range(3000000)))"])
+        let script = """
+            import sys, time
+            cpu, wall = time.thread_time_ns(), time.monotonic_ns()
+            print(sum(i * i for i in range(3000000)))
+            print(f"work sum cpu_ns={time.thread_time_ns() - cpu} wall_ns={time.monotonic_ns() - wall}", file=sys.stderr)
+            """
+        let result = try profile([shim, "-c", script])
         #expect(result.status == 0)
         #expect(result.stdout.contains("8999995500000500000"), "the program's output passes through")
         let profile = try #require(result.profile)
@@ -196,8 +207,13 @@ struct AnyProgramTests {
         let python = (0..<profile.samples.count).filter { sample in
             profile.samples.state[sample] == .running
                 && profile.frameIndices(ofStack: profile.samples.stack[sample]).contains { profile.frames[$0].object == "python3.11" }
-        }
-        #expect(python.count >= 50, "python3.11's own work was sampled after the exec: \(python.count)")
+        }.reduce(0) { $0 + Int(profile.samples.weight[$1]) }
+        // python3.11's frames run its start too: at least the sum's work, within the sampling's tolerance.
+        let sum = try #require(ReportedWork.named("sum", in: result.log), "the script reports its work: \(result.log)")
+        let interval = profile.samplingIntervalNs
+        #expect(
+            Double(python) >= sum.expectedRunning(intervalNs: interval) - sum.runningTolerance(intervalNs: interval),
+            "python3.11's own work was sampled after the exec: \(python) running ticks for \(sum)")
         #expect(!result.stdout.contains("No first frame") && !result.stdout.contains("States:"), "no app life cycle words")
     }
 
@@ -368,9 +384,14 @@ struct AnyProgramTests {
     @Test("main entry is when main starts: a program's static initializers are its pre-main phase")
     func mainEntry() throws {
         let program = try AnyPrograms.build("slow-constructor", AnyPrograms.slowConstructor)
-        let profile = try #require(try self.profile([program]).profile)
+        let result = try self.profile([program])
+        let profile = try #require(result.profile)
         let initializers = running(in: profile, named: "load_plugins").values.reduce(0, +)
-        #expect(initializers >= 20)
+        let work = try #require(ReportedWork.named("load_plugins", in: result.log), "the initializer reports its work: \(result.log)")
+        let interval = profile.samplingIntervalNs
+        #expect(
+            work.agrees(withRunning: Double(initializers), intervalNs: interval),
+            "\(initializers) running ticks in load_plugins for \(work): \(work.expectedRunning(intervalNs: interval)) ± \(work.runningTolerance(intervalNs: interval))")
         let premain = profile.phases.mainEntryNs - profile.phases.preMainNs
         #expect(premain >= UInt64(initializers) * 1_000_000 / 2, "the initializers' \(initializers) ms fall before main: \(premain) ns")
     }

@@ -7,7 +7,7 @@ import Testing
 @testable import LiftoffCLI
 import LiftoffComparison
 
-@Suite("liftoff record", .processState, .timeLimit(.minutes(5)))
+@Suite("liftoff record", .processState(timeLimit: .seconds(300)))
 struct RecordTests {
     @Test("a plain program is timed to its ready line and then stopped; every run lands in record.json with its log")
     func readyLine() throws {
@@ -91,7 +91,9 @@ struct RecordTests {
         #expect(found.status == 0, "stderr: \(found.stderr)")
         let manifest = try JSONDecoder().decode(
             RecordManifest.self, from: Data(contentsOf: both.appendingPathComponent("record.json")))
-        #expect(manifest.runs.allSatisfy { $0.succeeded && $0.readyMs != nil })
+        #expect(
+            manifest.runs.allSatisfy { $0.succeeded && $0.readyMs != nil },
+            "\(manifest.runs.map { "\($0.outcome), ready \($0.readyMs.map { "\($0) ms" } ?? "never")" })\n\(found.stdout)")
         let log = try String(contentsOf: both.appendingPathComponent(manifest.runs[0].log), encoding: .utf8)
         #expect(log == "Server started and listening on 127.0.0.1:8080\n", "still copied to the log")
 

@@ -107,3 +107,56 @@ public final class MeasuredWork: Sendable {
     /// The work so far.
     public var work: SampledWork { total.withLock { $0 } }
 }
+
+/// Work that a program outside the test process measured on its own threads and printed, one line
+/// per stretch: `work <name> cpu_ns=<N> wall_ns=<M>` (``SampledWork/cReporter`` prints them).
+public enum ReportedWork {
+    /// The work each name reported in `output`, its stretches added up, in the order names first
+    /// appear.
+    public static func read(_ output: String) -> [(name: String, work: SampledWork)] {
+        var order: [String] = []
+        var works: [String: SampledWork] = [:]
+        for line in output.split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            guard fields.count == 4, fields[0] == "work", fields[2].hasPrefix("cpu_ns="), fields[3].hasPrefix("wall_ns="),
+                let cpu = UInt64(fields[2].dropFirst("cpu_ns=".count)), let wall = UInt64(fields[3].dropFirst("wall_ns=".count))
+            else { continue }
+            let name = String(fields[1])
+            if works[name] == nil { order.append(name) }
+            works[name, default: SampledWork()].add(cpuNs: cpu, wallNs: wall)
+        }
+        return order.map { ($0, works[$0]!) }
+    }
+
+    /// The work `name` reported in `output`, or nil when it reported none.
+    public static func named(_ name: String, in output: String) -> SampledWork? {
+        read(output).first { $0.name == name }?.work
+    }
+
+    /// `output` without the lines that report work: what a program prints apart from its clocks.
+    public static func withoutReports(_ output: String) -> String {
+        output.split(separator: "\n", omittingEmptySubsequences: false)
+            .filter { !($0.hasPrefix("work ") && $0.contains(" cpu_ns=")) }
+            .joined(separator: "\n")
+    }
+}
+
+extension SampledWork {
+    /// C for a test program that reports its work (``ReportedWork``): `work_start()` reads the
+    /// calling thread's clocks, and `work_report("name", start)` prints what it used since to
+    /// standard error.
+    public static let cReporter = """
+        #include <stdio.h>
+        #include <time.h>
+        typedef struct { unsigned long long cpu, wall; } work_clock;
+        static unsigned long long work_ns(clockid_t clock) {
+            struct timespec t; clock_gettime(clock, &t); return t.tv_sec * 1000000000ull + t.tv_nsec;
+        }
+        static work_clock work_start(void) { work_clock c = {work_ns(CLOCK_THREAD_CPUTIME_ID), work_ns(CLOCK_MONOTONIC)}; return c; }
+        static void work_report(const char *name, work_clock start) {
+            fprintf(stderr, "work %s cpu_ns=%llu wall_ns=%llu\\n", name, work_ns(CLOCK_THREAD_CPUTIME_ID) - start.cpu,
+                    work_ns(CLOCK_MONOTONIC) - start.wall);
+        }
+
+        """
+}
