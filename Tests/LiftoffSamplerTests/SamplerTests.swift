@@ -15,16 +15,21 @@ struct SamplerTests {
     func knownChainDominates() throws {
         try Sampler.start(SamplerConfiguration(rateHz: 1000))
         let tid = Mutex(0)
+        let work = MeasuredWork()
         onNewThread(name: "chain") {
             try? Sampler.registerCurrentThread(name: "chain")
             tid.withLock { $0 = CurrentThread.id }
-            chainA(until: deadline(afterMilliseconds: 1000))
+            work.measure { chainA(until: deadline(afterMilliseconds: 1000)) }
             try? Sampler.unregisterCurrentThread()
         }
         let recording = Sampler.stop()
         let chainThread = tid.withLock { $0 }
         let samples = recording.samples.filter { $0.threadID == chainThread }
-        #expect(samples.count >= 500, "expected about 1000 samples in one second at 1 kHz, got \(samples.count)")
+        let running = samples.filter { $0.state == .running }.reduce(0) { $0 + Int($1.weight) }
+        let measured = work.work
+        #expect(
+            measured.agrees(withRunning: Double(running), intervalNs: 1_000_000),
+            "\(running) running ticks for \(measured): \(measured.expectedRunning(intervalNs: 1_000_000)) ± \(measured.runningTolerance(intervalNs: 1_000_000))")
 
         let symbolizer = ELFSymbolizer()
         let withChain = samples.filter { sample in
@@ -46,6 +51,7 @@ struct SamplerTests {
     func samplesAttributedToThreads() throws {
         try Sampler.start(SamplerConfiguration(rateHz: 1000))
         let workerIDs = Mutex([Int](repeating: 0, count: 5))
+        let works = (0..<5).map { _ in MeasuredWork() }
         let spins: [@Sendable (UInt64) -> Void] = [
             { workerSpin0(until: $0) }, { workerSpin1(until: $0) }, { workerSpin2(until: $0) },
             { workerSpin3(until: $0) },
@@ -57,14 +63,14 @@ struct SamplerTests {
             DispatchQueue(label: "liftoff.test.worker-\(index)").async(group: group) {
                 Sampler.withCurrentThreadRegistered(name: "worker-\(index)") {
                     workerIDs.withLock { $0[index] = CurrentThread.id }
-                    spins[index](end)
+                    works[index].measure { spins[index](end) }
                 }
             }
         }
         onNewThread(name: "main-like") {
             Sampler.withCurrentThreadRegistered(name: "main-like") {
                 workerIDs.withLock { $0[4] = CurrentThread.id }
-                workerSpinMain(until: end)
+                works[4].measure { workerSpinMain(until: end) }
             }
         }
         group.wait()
@@ -76,9 +82,11 @@ struct SamplerTests {
         let expected = ["workerSpin0", "workerSpin1", "workerSpin2", "workerSpin3", "workerSpinMain"]
         for (index, tid) in ids.enumerated() {
             let samples = recording.samples.filter { $0.threadID == tid }
-            // 600 ms at 1 kHz gives about 600 samples on an idle machine; far fewer when other tests
-            // keep both cores busy and the sampler thread waits for a core.
-            #expect(samples.count >= 30, "thread \(index) has \(samples.count) samples")
+            let running = samples.filter { $0.state == .running }.reduce(0) { $0 + Int($1.weight) }
+            let measured = works[index].work
+            #expect(
+                measured.agrees(withRunning: Double(running), intervalNs: 1_000_000),
+                "thread \(index): \(running) running ticks for \(measured), \(measured.expectedRunning(intervalNs: 1_000_000)) ± \(measured.runningTolerance(intervalNs: 1_000_000))")
             var own = 0
             for sample in samples {
                 let frames = frameNames(sample, symbolizer)

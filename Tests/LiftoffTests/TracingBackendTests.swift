@@ -9,12 +9,15 @@ import Tracing
 
 /// CPU work with a name to find in the profile.
 @inline(never)
-func tracedRouterWork(milliseconds: UInt64) -> UInt64 {
-    let end = MonotonicClock.nowNs + milliseconds * 1_000_000
+func tracedRouterWork(milliseconds: UInt64, measuredBy work: MeasuredWork? = nil) -> UInt64 {
     var hash: UInt64 = 14_695_981_039_346_656_037
-    while MonotonicClock.nowNs < end {
-        for byte in 0..<UInt64(256) { hash = (hash ^ byte) &* 1_099_511_628_211 }
+    let spin = {
+        let end = MonotonicClock.nowNs + milliseconds * 1_000_000
+        while MonotonicClock.nowNs < end {
+            for byte in 0..<UInt64(256) { hash = (hash ^ byte) &* 1_099_511_628_211 }
+        }
     }
+    if let work { work.measure(spin) } else { spin() }
     return hash
 }
 
@@ -29,11 +32,12 @@ struct TracingBackendTests {
     func spansLandNested() async throws {
         let recorder = try LaunchRecorder.start(configuration: SamplerConfiguration(rateHz: 1000))
         let tracer = LiftoffTracer(recorder: recorder)
+        let work = MeasuredWork()
         await tracer.withSpan("start server", ofKind: .server) { span in
             span.attributes["http.port"] = 8080
             _ = await tracer.withSpan("build router") { _ in
                 await Task.yield()
-                return tracedRouterWork(milliseconds: 100)
+                return tracedRouterWork(milliseconds: 100, measuredBy: work)
             }
             // A child task inherits the tracing context, so its span nests here too.
             await withTaskGroup(of: Void.self) { group in
@@ -67,7 +71,10 @@ struct TracingBackendTests {
 
         // The router's work is its own: sampled in its task, whichever thread ran it.
         let samples = try #require(router.samples)
-        #expect(samples >= 20, "100 ms of work at 1 kHz, on a busy machine at least a fifth sampled: \(samples) running samples")
+        let measured = work.work, interval = profile.samplingIntervalNs
+        #expect(
+            measured.agrees(withRunning: Double(samples), intervalNs: interval),
+            "\(samples) running samples for \(measured): \(measured.expectedRunning(intervalNs: interval)) ± \(measured.runningTolerance(intervalNs: interval))")
         let owned = profile.sampleIndices(inSpansNamed: "build router").filter { profile.samples.state[$0] == .running }
         let named = owned.filter { sample in
             profile.frameIndices(ofStack: profile.samples.stack[sample]).contains {
