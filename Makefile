@@ -10,7 +10,7 @@ SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_OUT ?= Reports/demo
 
-.PHONY: pprof-proto all assets deps test-deps build build-tests demo test test-under-load examples fuzz fuzz-smoke bench bench-observer bench-spread perf-agreement clean
+.PHONY: pprof-proto all assets deps test-deps build build-tests demo test test-under-load examples test-server-example fuzz fuzz-smoke bench bench-observer bench-spread perf-agreement clean
 
 all: build
 
@@ -55,7 +55,7 @@ demo: build
 	$(SWIFT) run --skip-build liftoff demo --plan both --out $(DEMO_OUT)
 
 # What `make test` runs, and nothing more: every target of this package and its tests (the
-# command line and the agent among them), then the examples and the fuzz targets.
+# command line and the agent among them), then the examples (but the server) and the fuzz targets.
 build-tests: deps
 	$(SWIFT) build --build-tests
 
@@ -121,13 +121,25 @@ pprof-proto:
 	protoc --plugin=protoc-gen-swift=.build/swift-protobuf/.build/debug/protoc-gen-swift --swift_out=Sources/LiftoffPprof/Generated \
 		--swift_opt=Visibility=Public -I Sources/LiftoffPprof/Proto Sources/LiftoffPprof/Proto/pprof.proto
 
-# Every package in Examples/ depends on this checkout by path: build it and run its tests.
-EXAMPLES := $(dir $(wildcard Examples/*/Package.swift))
+# Every package in Examples/ depends on this checkout by path: build it and run its tests. They
+# share one scratch folder, so this package's modules, built as their dependency, compile once for
+# all of them. The server example builds Hummingbird and SwiftNIO, minutes on two cores: it has
+# its own target, test-server-example, which CI runs after make test.
+EXAMPLES_SCRATCH := $(CURDIR)/.build-examples
+SERVER_EXAMPLE := Examples/Server/
+EXAMPLES := $(filter-out $(SERVER_EXAMPLE),$(dir $(wildcard Examples/*/Package.swift)))
+EXAMPLE_TEST = (cd $(1) && $(SWIFT) build --build-tests --scratch-path $(EXAMPLES_SCRATCH) && \
+	$(SWIFT) test --skip-build --scratch-path $(EXAMPLES_SCRATCH))
 examples: deps
 	@for package in $(EXAMPLES); do \
 		echo "== $$package"; \
-		(cd $$package && $(SWIFT) build --build-tests && $(SWIFT) test --skip-build) || exit 1; \
+		$(call EXAMPLE_TEST,$$package) || exit 1; \
 	done
+
+# The server example's test records and compares its launches with this package's liftoff.
+test-server-example: deps build
+	@echo "== $(SERVER_EXAMPLE)"
+	@$(call EXAMPLE_TEST,$(SERVER_EXAMPLE))
 
 # The launch benchmarks run the release `liftoff` binary.
 bench: deps
@@ -168,4 +180,4 @@ perf-agreement: build
 	python3 scripts/perf_agreement.py .build/debug/liftoff Reports/benchmarks/perf-agreement.md --slowdown 1000%
 
 clean:
-	rm -rf .build Benchmarks/.build $(addsuffix .build,$(EXAMPLES)) Fuzz/.build Fuzz/.build-fuzz
+	rm -rf .build Benchmarks/.build .build-examples $(addsuffix .build,$(EXAMPLES) $(SERVER_EXAMPLE)) Fuzz/.build Fuzz/.build-fuzz
