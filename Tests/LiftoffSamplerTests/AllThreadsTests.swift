@@ -19,10 +19,11 @@ func unregisteredDispatchWork(until deadline: UInt64) { busyWork(until: deadline
 func asyncSpanWork(until deadline: UInt64) { busyWork(until: deadline) }
 
 /// Starts a raw POSIX thread (no Foundation, no registration) running `unregisteredPthreadWork`
-/// for `milliseconds`, and returns it with a cell that receives its kernel thread id.
+/// for `milliseconds`, and returns it with a cell that receives its kernel thread id (0), and the
+/// CPU and wall time the work took (2, 3), measured on the thread.
 private func startPthread(milliseconds: UInt64) -> (pthread_t, UnsafeMutablePointer<Int>) {
-    let cell = UnsafeMutablePointer<Int>.allocate(capacity: 2)
-    cell[0] = 0
+    let cell = UnsafeMutablePointer<Int>.allocate(capacity: 4)
+    cell.initialize(repeating: 0, count: 4)
     cell[1] = Int(milliseconds)
     var thread = pthread_t()
     let status = pthread_create(
@@ -30,7 +31,9 @@ private func startPthread(milliseconds: UInt64) -> (pthread_t, UnsafeMutablePoin
         { argument in
             let cell = argument!.assumingMemoryBound(to: Int.self)
             cell[0] = Int(lo_current_tid())
-            unregisteredPthreadWork(until: deadline(afterMilliseconds: UInt64(cell[1])))
+            let work = SampledWork.measure { unregisteredPthreadWork(until: deadline(afterMilliseconds: UInt64(cell[1]))) }
+            cell[2] = Int(clamping: work.cpuNs)
+            cell[3] = Int(clamping: work.wallNs)
             return nil
         }, cell)
     precondition(status == 0, "pthread_create failed")
@@ -46,10 +49,11 @@ extension SamplerTests {
         let dispatchTID = Mutex(0)
         let window = Mutex<(UInt64, UInt64)>((0, 0))
         let done = DispatchSemaphore(value: 0)
+        let dispatchWork = MeasuredWork()
         DispatchQueue.global().async {
             dispatchTID.withLock { $0 = CurrentThread.id }
             let start = DispatchTime.now().uptimeNanoseconds
-            unregisteredDispatchWork(until: deadline(afterMilliseconds: 300))
+            dispatchWork.measure { unregisteredDispatchWork(until: deadline(afterMilliseconds: 300)) }
             window.withLock { $0 = (start, DispatchTime.now().uptimeNanoseconds) }
             done.signal()
         }
@@ -60,13 +64,20 @@ extension SamplerTests {
         let symbolizer = ELFSymbolizer()
         // A Dispatch worker serves other work before and after the block: look at the block's time.
         let (start, end) = window.withLock { $0 }
-        for (tid, function) in [(cell[0], "unregisteredPthreadWork"), (dispatchTID.withLock { $0 }, "unregisteredDispatchWork")] {
+        var pthreadWork = SampledWork()
+        pthreadWork.add(cpuNs: UInt64(cell[2]), wallNs: UInt64(cell[3]))
+        for (tid, function, work) in [
+            (cell[0], "unregisteredPthreadWork", pthreadWork), (dispatchTID.withLock { $0 }, "unregisteredDispatchWork", dispatchWork.work),
+        ] {
             let samples = recording.samples.filter {
                 // Running, or runnable when other suites keep both cores busy: sampled either way.
                 $0.threadID == tid && $0.state != .blocked
                     && (function == "unregisteredPthreadWork" || ($0.timeNs > start && $0.timeNs < end))
             }
-            #expect(samples.count >= 100, "\(function): \(samples.count) samples of it on a core or waiting for one in 300 ms at 1 kHz")
+            let running = samples.filter { $0.state == .running }.reduce(0) { $0 + Int($1.weight) }
+            #expect(
+                work.agrees(withRunning: Double(running), intervalNs: 1_000_000),
+                "\(function): \(running) running ticks for \(work), \(work.expectedRunning(intervalNs: 1_000_000)) ± \(work.runningTolerance(intervalNs: 1_000_000))")
             let named = samples.filter { sample in frameNames(sample, symbolizer).contains { $0.contains(function) } }
             #expect(named.count * 10 >= samples.count * 9, "\(function) in \(named.count) of \(samples.count) samples")
             #expect(recording.threadNames[tid] != nil, "the thread has a name")
