@@ -32,7 +32,9 @@ public struct FunctionComparison: Sendable {
     public enum Kind: String, Sendable, Codable, CaseIterable {
         /// Self time on a CPU: running samples whose innermost frame is the function.
         case cpu
-        /// Time off a CPU: waiting samples whose innermost frame of the program's own code is the function.
+        /// Time off a CPU: blocked samples whose innermost frame of the program's own code is the
+        /// function. Runnable samples (waiting for a core) are neither: they measure how busy the
+        /// machine was, not the function, and its CPU time already says what it needed.
         case waiting
     }
 
@@ -188,7 +190,7 @@ struct FunctionTimes {
                 let all = onStack[stack] ?? Set(profile.frameIndices(ofStack: stack).map { key(profile.frames[$0], .cpu) })
                 onStack[stack] = all
                 for function in all { totals[function, default: 0] += ms }
-            } else {
+            } else if profile.samples.state[sample] == .blocked {
                 let place = waitedIn[stack] ?? {
                     let own = programFrames[stack]
                     return key(profile.frames[own >= 0 ? Int(own) : profile.stacks.frame[stack]], .waiting)

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import LiftoffProfile
 import LiftoffFormats
+import LiftoffTestSupport
 import Testing
 
 @testable import LiftoffCLI
@@ -145,10 +146,12 @@ struct CLIEndToEndTests {
         let main = try #require(profile.threads.first { $0.isMain })
         #expect(main.name == "main")
         #expect((0..<profile.samples.count).filter { profile.samples.thread[$0] == main.id }.reduce(0) { $0 + profile.samples.ticks($1) } > 20)
-        #expect(profile.frames.contains { $0.name.hasPrefix("static LiftoffDemo.DemoWorkload.decodeCatalog(") })
+        // The demo's longest work (over 100 ms of CPU), so a machine busy enough to starve the
+        // sampler for a while still has it sampled.
+        #expect(profile.frames.contains { $0.name.hasPrefix("static LiftoffDemo.DemoWorkload.hashCatalog(") })
         // Reports show short names (as `swift demangle --simplified` writes them); the full one stays.
-        let decode = try #require(profile.frames.first { $0.name.hasPrefix("static LiftoffDemo.DemoWorkload.decodeCatalog(") })
-        #expect(decode.short == "static DemoWorkload.decodeCatalog(_:)")
+        let hash = try #require(profile.frames.first { $0.name.hasPrefix("static LiftoffDemo.DemoWorkload.hashCatalog(") })
+        #expect(hash.short == "static DemoWorkload.hashCatalog(_:workers:)")
         #expect(profile.phases.mainEntryNs > profile.phases.processStartNs)
         #expect(profile.phases.endNs > profile.phases.mainEntryNs)
         #expect(profile.metadata.samplingRateHz == 500)
@@ -173,18 +176,25 @@ struct CLIEndToEndTests {
         func names(_ sample: Int) -> [String] {
             profile.frameIndices(ofStack: profile.samples.stack[sample]).map { profile.frames[$0].name }
         }
-        var parseSamples = 0
         for sample in 0..<profile.samples.count where names(sample).contains(where: { $0.contains("DemoWorkload.decodeCatalog") }) {
-            parseSamples += 1
             #expect(profile.samples.thread[sample] == parse.threadID, "a parse sample on another thread")
         }
-        #expect(parseSamples > 0, "the parse was sampled")
+        // The parse task's running samples on its thread, against the CPU and time it took.
+        let parseStart = try #require(parse.startNs), parseEnd = try #require(parse.endNs)
+        let parseWork = SampledWork(cpuNs: try #require(parse.cpuNs), wallNs: parseEnd - parseStart, stretches: 1)
+        let parseTicks = (0..<profile.samples.count).filter {
+            profile.samples.thread[$0] == parse.threadID && profile.samples.state[$0] == .running
+                && profile.samples.timeNs[$0] >= parseStart && profile.samples.timeNs[$0] <= parseEnd
+        }.reduce(0) { $0 + profile.samples.ticks($1) }
+        #expect(
+            parseWork.agrees(withRunning: Double(parseTicks), intervalNs: profile.samplingIntervalNs),
+            "the parse was sampled: \(parseTicks) running ticks for \(parseWork)")
         #expect(profile.tasks.first { $0.name == "build views" }?.threadID == main.id)
 
         let folded = try String(contentsOf: folder.appendingPathComponent("flame.folded"), encoding: .utf8)
         #expect(folded.contains("static\u{A0}DemoWorkload.hashCatalog(_:workers:)"))
         let svg = try String(contentsOf: folder.appendingPathComponent("flame.svg"), encoding: .utf8)
-        #expect(svg.contains("static DemoWorkload.decodeCatalog(_:)"))
+        #expect(svg.contains("static DemoWorkload.hashCatalog(_:workers:)"))
         #expect(!svg.contains("LiftoffDemo.DemoWorkload"), "the SVG shows short names")
         for format in ReportFormats.all where !format.isBinary {
             let text = try String(contentsOf: folder.appendingPathComponent(format.fileName), encoding: .utf8)
