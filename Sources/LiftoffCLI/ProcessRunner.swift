@@ -26,6 +26,8 @@ struct ProcessRunner {
         case stoppedWhenReady
         /// Its exit status could not be collected (another part of the process reaped it).
         case unknown
+        /// `liftoff` was interrupted (Ctrl-C, SIGTERM) with this signal, and handed it on.
+        case interrupted(Int32)
 
         var succeeded: Bool { self == .exited(0) || self == .stoppedWhenReady }
 
@@ -37,6 +39,8 @@ struct ProcessRunner {
             case .timedOut: return "timed out"
             case .stoppedWhenReady: return "stopped when ready"
             case .unknown: return "exit status unknown"
+            case .interrupted(let signal):
+                return "interrupted by " + (ProcessRunner.signalName(signal) ?? "signal \(signal)")
             }
         }
     }
@@ -70,6 +74,9 @@ struct ProcessRunner {
     /// - Throws: `CLIError` when it cannot be started.
     func run(launchVariable: String? = nil) throws -> Result {
         guard let program = arguments.first else { throw CLIError("No command to run was given.") }
+        if let name = ProcessRunner.signalName(ProcessRunner.interruption) {
+            throw CLIError("Interrupted by \(name) before \(program) started.")
+        }
         let logFD = open(log.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard logFD >= 0 else { throw CLIError("Cannot write the run log \(log.path): \(String(cString: strerror(errno))).") }
         defer { close(logFD) }
@@ -141,11 +148,19 @@ struct ProcessRunner {
         let deadline = spawnNs &+ UInt64(min(timeoutSeconds, 1e6) * 1e9)
         var timedOut = false
         var stoppedAt: UInt64?
+        var interruptedAt: UInt64?
         var killed = false
         while !ProcessRunner.hasExited(pid, pidfd: pidfd, waitingMs: 10) {
             let now = MonotonicClock.nowNs
+            let interrupt = interruptSignal.load(ordering: .sequentiallyConsistent)
+            if interrupt != 0 && interruptedAt == nil {
+                // The handler handed the signal on to the program's group: give it time to write.
+                interruptedAt = now
+                stoppedAt = now
+            }
             if let stopped = stoppedAt {
-                if !killed && now - stopped > 1_000_000_000 {
+                let grace = interruptedAt != nil ? ProcessRunner.interruptGraceNs : 1_000_000_000
+                if !killed && now - stopped > grace {
                     kill(-pid, SIGKILL)
                     killed = true
                 }
@@ -182,8 +197,9 @@ struct ProcessRunner {
             exitAt = MonotonicClock.nowNs
         }
         if let stopped = stoppedAt ?? strayStop {
-            // Stopped (ready, or out of time): a second to write what they record, then killed.
-            while kill(-pid, 0) == 0 && MonotonicClock.nowNs &- stopped < 1_000_000_000 {
+            // Stopped (ready, out of time, interrupted): time to write what they record, then killed.
+            let grace = interruptedAt != nil ? ProcessRunner.interruptGraceNs : 1_000_000_000
+            while kill(-pid, 0) == 0 && MonotonicClock.nowNs &- stopped < grace {
                 ProcessRunner.reapOrphans()
                 usleep(2_000)
             }
@@ -195,6 +211,8 @@ struct ProcessRunner {
         let outcome: Outcome
         if reaped != pid {
             outcome = .unknown
+        } else if interruptedAt != nil {
+            outcome = .interrupted(interruptSignal.load(ordering: .sequentiallyConsistent))
         } else if timedOut {
             outcome = .timedOut
         } else if stoppedAt != nil {
@@ -209,6 +227,12 @@ struct ProcessRunner {
 
     /// How long the processes a program started may outlive it and still count as its launch.
     static let treeGraceNs: UInt64 = 1_000_000_000
+
+    /// How long an interrupted program (and its agent) may take to write what it recorded.
+    static let interruptGraceNs: UInt64 = 5_000_000_000
+
+    /// The signal that interrupted `liftoff` (see `forwardInterrupts`), or 0.
+    static var interruption: Int32 { interruptSignal.load(ordering: .sequentiallyConsistent) }
 
     /// The index of the first newline in `bytes` at or after `start` (memchr: fast in any build).
     static func newline(in bytes: [UInt8], from start: Int) -> Int? {
@@ -320,28 +344,6 @@ struct ProcessRunner {
         found.readerDone()
     }
 
-    /// Makes Ctrl-C (SIGINT) and SIGTERM also stop the running child's process group, which
-    /// does not get the terminal's signals itself, then end this process with the usual status;
-    /// restores SIGCHLD's default so every child can be waited for.
-    static func stopChildrenOnInterrupt() {
-        let handler: @convention(c) (Int32) -> Void = { signal in
-            let group = runningChildGroup.load(ordering: .sequentiallyConsistent)
-            if group > 0 { kill(-group, SIGKILL) }
-            _exit(128 + signal)
-        }
-        _ = runningChildGroup.load(ordering: .sequentiallyConsistent)  // initialized before any handler runs
-        Glibc.signal(SIGINT, handler)
-        Glibc.signal(SIGTERM, handler)
-        // Children must stay to be waited for, even if a parent left SIGCHLD ignored.
-        Glibc.signal(SIGCHLD, SIG_DFL)
-        // A parent may have started this process with the signals blocked.
-        var signals = sigset_t()
-        sigemptyset(&signals)
-        sigaddset(&signals, SIGINT)
-        sigaddset(&signals, SIGTERM)
-        pthread_sigmask(SIG_UNBLOCK, &signals, nil)
-    }
-
     /// Whether the child has exited, waiting up to `waitingMs` on its pidfd (or, without one,
     /// checking once and sleeping). The child is left to be reaped.
     private static func hasExited(_ pid: pid_t, pidfd: Int32, waitingMs: Int32) -> Bool {
@@ -411,19 +413,7 @@ struct ProcessRunner {
         }
         return result
     }
-
-    static func signalName(_ signal: Int32) -> String? {
-        let names: [Int32: String] = [
-            SIGHUP: "SIGHUP", SIGINT: "SIGINT", SIGQUIT: "SIGQUIT", SIGILL: "SIGILL", SIGTRAP: "SIGTRAP",
-            SIGABRT: "SIGABRT", SIGBUS: "SIGBUS", SIGFPE: "SIGFPE", SIGKILL: "SIGKILL", SIGSEGV: "SIGSEGV",
-            SIGPIPE: "SIGPIPE", SIGALRM: "SIGALRM", SIGTERM: "SIGTERM",
-        ]
-        return names[signal]
-    }
 }
-
-/// The process group of the child being run, 0 when none: read by the interrupt handler.
-private let runningChildGroup = Atomic<Int32>(0)
 
 /// When the ready line appeared, handed from the threads reading the child's output.
 final class ReadyWatch: @unchecked Sendable {

@@ -31,6 +31,15 @@ struct ProfileCommand: ParsableCommand {
             (on standard output or error; --ready-stream picks one), then stopped with SIGTERM: \
             a server's launch.
 
+            The profile is written however the program ends. liftoff then exits with the \
+            program's own status: its exit status, 128 + the signal that ended it (139 for a \
+            SIGSEGV), 0 when it was stopped after its ready line, and 124 when --ready never \
+            matched or it outlived --timeout. Ctrl-C or SIGTERM hands the signal on to the \
+            program and waits up to 5 s for it to end and write what it recorded; the profile \
+            is built from that, and liftoff exits 130 (143 for SIGTERM). A second Ctrl-C stops \
+            at once. An error of liftoff's own (the program cannot \
+            start, the profile cannot be written) exits 1 with one sentence on standard error.
+
             Examples:
               liftoff profile -- ./MyServer --port 0
               liftoff profile --ready 'listening on' --out Reports/server -- ./server
@@ -84,7 +93,7 @@ struct ProfileCommand: ParsableCommand {
             arguments: command, environment: environment, log: log, ready: try watch.pattern(),
             timeoutSeconds: watch.timeout, readyStreams: watch.readyStream)
         runner.passesOutputThrough = true
-        ProcessRunner.stopChildrenOnInterrupt()
+        ProcessRunner.forwardInterrupts()
         ProcessRunner.adoptOrphans()
         let result = try runner.run(launchVariable: ProfileRecorder.launchTimeVariable)
         let readyNs = result.outcome == .timedOut ? nil : result.readyNs
@@ -106,13 +115,57 @@ struct ProfileCommand: ParsableCommand {
         } catch let error as ProfileError {
             throw CLIError(error.message)
         }
-        var lines = ["Profiled \(command.joined(separator: " ")): \(result.outcome.description) after "
-            + String(format: "%.1f ms", Double(result.exitNs) / 1e6) + "."]
-        if watch.ready != nil, readyNs == nil {
-            lines.append("No output line matched --ready on \(watch.readyStream.phrase) before it ended.")
-        }
-        lines.append(DemoCommand.summary(profile, result: nil, folder: folder.path))
+        let readyMissed = watch.ready != nil && readyNs == nil
+        let status = ProfileCommand.exitStatus(result.outcome, readyMissed: readyMissed)
+        let lines = [
+            ProfileCommand.headline(
+                command.joined(separator: " "), outcome: result.outcome, afterNs: result.exitNs,
+                readyMissedOn: readyMissed ? watch.readyStream.phrase : nil, status: status),
+            DemoCommand.summary(profile, result: nil, folder: folder.path),
+        ]
         try StandardOutput.print(lines.joined(separator: "\n"))
+        if status != 0 { throw ExitCode(status) }
+    }
+
+    /// `liftoff profile`'s exit status once the profile is written: the program's own, as a shell
+    /// gives it (its exit status; 128 + the signal that ended it), 0 when it was stopped after its
+    /// ready line, and 124 (as `timeout` gives) when `--ready` never matched or it outlived `--timeout`.
+    static func exitStatus(_ outcome: ProcessRunner.Outcome, readyMissed: Bool) -> Int32 {
+        if case .interrupted = outcome {
+        } else if readyMissed {
+            return 124
+        }
+        switch outcome {
+        case .exited(let status): return status
+        case .signalled(let signal): return 128 &+ min(max(signal, 0), 127)
+        case .timedOut: return 124
+        case .interrupted(let signal): return 128 &+ min(max(signal, 0), 127)
+        case .stoppedWhenReady, .unknown: return 0
+        }
+    }
+
+    /// The summary's first line: what happened to the program, and the exit status that says so.
+    static func headline(
+        _ command: String, outcome: ProcessRunner.Outcome, afterNs: UInt64, readyMissedOn stream: String?, status: Int32
+    ) -> String {
+        let after = String(format: "%.1f ms", Double(afterNs) / 1e6)
+        let what: String
+        switch outcome {
+        case .signalled(let signal) where [SIGTERM, SIGINT, SIGHUP, SIGKILL].contains(signal):
+            what = "ended by \(outcome.description) after \(after)"
+        case .signalled:
+            what = "crashed with \(outcome.description) after \(after)"
+        case .interrupted:
+            what = "\(outcome.description) after \(after), handed on to it; the profile holds what it recorded until then"
+        default:
+            what = "\(outcome.description) after \(after)"
+        }
+        var line = "Profiled \(command): \(what)."
+        if let stream, outcome != .interrupted(SIGINT), outcome != .interrupted(SIGTERM) {
+            line += " It never became ready: no output line matched --ready on \(stream)."
+        }
+        if status != 0 { line += " liftoff exits with \(status)." }
+        return line
     }
 
     /// What a reader of the numbers should know of how the agent sampled: a program's own

@@ -199,6 +199,61 @@ struct AgentTests {
         #expect(profile.marks.contains { $0.name == .ready })
     }
 
+    @Test("profile exits with the program's status: its exit status, 128 + a crash's signal, 124 when --ready never matched")
+    func exitStatuses() throws {
+        let failing = try profile(["/bin/sh", "-c", "echo starting; exit 3"])
+        #expect(failing.status == 3, "\(failing.stdout)\(failing.stderr)")
+        #expect(failing.stdout.contains(": exit status 3 after") && failing.stdout.contains("liftoff exits with 3."), "\(failing.stdout)")
+        #expect(failing.profile != nil, "the profile is written all the same")
+
+        let crash = try AnyPrograms.build("crash", AnyPrograms.crash)
+        let crashed = try profile([crash])
+        #expect(crashed.status == 128 + SIGSEGV, "\(crashed.stdout)")
+        #expect(crashed.stdout.contains("crashed with signal 11 (SIGSEGV) after"), "\(crashed.stdout)")
+        #expect(crashed.profile?.processes.first?.signal == 11)
+
+        let neverReady = ["/bin/sh", "-c", "echo starting; sleep 30"]
+        let started = Date()
+        let waited = try profile(neverReady, extra: ["--ready", "listening on", "--timeout", "1"])
+        #expect(waited.status == 124, "\(waited.stdout)\(waited.stderr)")
+        #expect(waited.stdout.contains("It never became ready: no output line matched --ready"), "\(waited.stdout)")
+        #expect(Date().timeIntervalSince(started) < 20, "stopped at --timeout")
+        #expect(waited.profile != nil, "the profile is written all the same")
+
+        let exitedEarly = try profile(["/bin/sh", "-c", "echo starting"], extra: ["--ready", "listening on"])
+        #expect(exitedEarly.status == 124, "an exit before the ready line is not a launch: \(exitedEarly.stdout)")
+    }
+
+    @Test("Ctrl-C or SIGTERM to liftoff profile hands the signal on: the server ends, its profile is written, exit 130 or 143", arguments: [SIGINT, SIGTERM])
+    func interrupted(signal: Int32) throws {
+        let out = temporaryFolder()
+        let server = "import time\nprint('listening on 8080', flush=True)\nwhile True: sum(i * i for i in range(100000)); time.sleep(0.01)"
+        let process = Process()
+        process.executableURL = try BuiltTool.find().url
+        process.arguments = ["profile", "--out", out.path, "--", "/usr/bin/python3", "-c", server]
+        let output = Pipe(), errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let log = out.appendingPathComponent("output.log")
+        let giveUp = Date(timeIntervalSinceNow: 30)
+        while Date() < giveUp, !((try? String(contentsOf: log, encoding: .utf8)) ?? "").contains("listening on") { usleep(20_000) }
+        usleep(300_000)
+        let sent = Date()
+        kill(process.processIdentifier, signal)
+        let stdout = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+
+        #expect(process.terminationReason == .exit && process.terminationStatus == 128 + signal, "\(stdout)\(stderr)")
+        #expect(Date().timeIntervalSince(sent) < 10, "the server ended once it got the signal")
+        let name = signal == SIGINT ? "SIGINT" : "SIGTERM"
+        #expect(stdout.contains("interrupted by \(name) after"), "the summary says so: \(stdout)")
+        let profile = try Profile.load(from: out.appendingPathComponent("profile.json"))
+        #expect(profile.samples.count > 0, "what the agent recorded until the signal is in the profile")
+        #expect(functions(profile).contains("_PyEval_EvalFrameDefault"))
+    }
+
     @Test("a program that links Liftoff records itself: the agent stands down and its own profile is used")
     func liftoffProgram() throws {
         let tool = try BuiltTool.find().url.path

@@ -38,12 +38,10 @@ enum AnyPrograms {
     }
 
     /// A program with its own profiler: ITIMER_PROF ticks counted by its SIGPROF handler.
-    static let ownProfiler = """
+    static let ownProfiler = SampledWork.cReporter + """
         #include <signal.h>
-        #include <stdio.h>
         #include <string.h>
         #include <sys/time.h>
-        #include <time.h>
         static volatile long ticks;
         static volatile double sink;
         static void on_prof(int sig) { (void)sig; ticks++; }
@@ -55,7 +53,9 @@ enum AnyPrograms {
             struct itimerval timer = {{0, 1000}, {0, 1000}};
             setitimer(ITIMER_PROF, &timer, NULL);
             struct timespec t0, t1; clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
+            work_clock start = work_start();
             work(120000000);
+            work_report("work", start);
             clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t1);
             struct sigaction now; sigaction(SIGPROF, NULL, &now);
             printf("ticks %ld cpu_us %ld mine %d\\n", ticks,
@@ -65,10 +65,13 @@ enum AnyPrograms {
         """
 
     /// Spins in `load_config`, then writes through a null pointer.
-    static let crash = """
-        #include <stdio.h>
+    static let crash = SampledWork.cReporter + """
         static volatile double sink;
-        __attribute__((noinline)) static void load_config(long n) { for (long i = 0; i < n; i++) sink += i * 0.5; }
+        __attribute__((noinline)) static void load_config(long n) {
+            work_clock start = work_start();
+            for (long i = 0; i < n; i++) sink += i * 0.5;
+            work_report("load_config", start);
+        }
         int main(void) { load_config(60000000); printf("about to crash\\n"); fflush(stdout); *(volatile int *)0 = 1; return 0; }
         """
 
@@ -395,7 +398,12 @@ struct AnyProgramTests {
         #expect(profiled.mine, "asking for the handler gives the program its own")
         #expect(profiled.ticksPerMs > 0 && profiled.ticksPerMs <= bare.ticksPerMs * 1.5 + 0.05, "no sampler ticks added: \(profiled) against \(bare)")
         let profile = try #require(result.profile)
-        #expect(running(in: profile, named: "work").values.reduce(0, +) >= 100)
+        let worked = running(in: profile, named: "work").values.reduce(0, +)
+        let work = try #require(ReportedWork.named("work", in: result.log), "it reports its work: \(result.log)")
+        let interval = profile.samplingIntervalNs
+        #expect(
+            work.agrees(withRunning: Double(worked), intervalNs: interval),
+            "\(worked) running ticks in work for \(work): \(work.expectedRunning(intervalNs: interval)) ± \(work.runningTolerance(intervalNs: interval))")
         #expect(profile.processes.first?.programProfilerSignals ?? 0 > 0)
         #expect(result.stdout.contains("installed its own SIGPROF handler"))
     }
@@ -420,8 +428,14 @@ struct AnyProgramTests {
         let program = try AnyPrograms.build("crash", AnyPrograms.crash)
         let result = try profile([program])
         #expect(result.stdout.contains("signal 11 (SIGSEGV)"))
+        #expect(result.status == 128 + SIGSEGV, "liftoff exits as a shell reports the crash")
         let profile = try #require(result.profile)
-        #expect(running(in: profile, named: "load_config").values.reduce(0, +) >= 30)
+        let loaded = running(in: profile, named: "load_config").values.reduce(0, +)
+        let work = try #require(ReportedWork.named("load_config", in: result.log), "it reports its work: \(result.log)")
+        let interval = profile.samplingIntervalNs
+        #expect(
+            work.agrees(withRunning: Double(loaded), intervalNs: interval),
+            "\(loaded) running ticks in load_config for \(work): \(work.expectedRunning(intervalNs: interval)) ± \(work.runningTolerance(intervalNs: interval))")
         #expect(profile.processes.first?.signal == 11)
     }
 }
