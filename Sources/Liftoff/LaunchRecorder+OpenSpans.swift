@@ -4,8 +4,12 @@ extension LaunchRecorder {
     /// A span begun with ``beginSpan(_:category:parent:startNs:attributes:)``; ``endSpan(_:endNs:)``
     /// ends it.
     public struct OpenSpan: Sendable, Hashable {
-        /// Its index in the profile's spans.
+        /// Its index in the profile's spans; -1 for a span not recorded (begun after the launch
+        /// ended, or past ``LaunchRecorder/spanLimit``), which updating and ending leave alone.
         public let index: Int
+
+        /// Whether the span is recorded in the profile.
+        public var isRecorded: Bool { index >= 0 }
     }
 
     /// The span the calling task runs in (inside ``span(_:category:_:)`` or
@@ -22,11 +26,12 @@ extension LaunchRecorder {
         _ name: String, category: Profile.SpanCategory = .span, parent: OpenSpan? = nil, startNs: UInt64? = nil,
         attributes: [String: String] = [:]
     ) -> OpenSpan {
-        let parentIndex: Int?? = parent.map { .some($0.index) }
-        return OpenSpan(
-            index: open(
-                name, category: category, parent: parentIndex, startNs: startNs,
-                attributes: attributes.isEmpty ? nil : attributes, unended: true))
+        // A parent not recorded leaves the span under the current one.
+        let parentIndex: Int?? = parent.flatMap { $0.isRecorded ? .some($0.index) : nil }
+        let index = open(
+            name, category: category, parent: parentIndex, startNs: startNs,
+            attributes: attributes.isEmpty ? nil : attributes, unended: true)
+        return OpenSpan(index: index ?? -1)
     }
 
     /// Adds to a span's attributes (replacing those of the same keys), and renames it when
@@ -43,6 +48,7 @@ extension LaunchRecorder {
 
     /// Runs `body` inside `span`: spans it opens with ``span(_:category:_:)`` are its children.
     public func withCurrentSpan<T>(_ span: OpenSpan, _ body: () throws -> T) rethrows -> T {
-        try LaunchRecorder.$currentSpan.withValue(span.index) { try body() }
+        guard span.isRecorded else { return try body() }
+        return try LaunchRecorder.$currentSpan.withValue(span.index) { try body() }
     }
 }

@@ -12,10 +12,30 @@ import Synchronization
 /// let recorder = try LaunchRecorder.start()          // at main entry: sampler on
 /// let config = try recorder.span("load config") { try loadConfig() }
 /// await recorder.span("connect") { await database.connect(config) }
-/// recorder.ready()                                   // the first frame's equivalent
+/// recorder.ready()                                   // the first frame's equivalent: the launch ends
+/// // ... the program runs on, at its bare cost ...
 /// try recorder.finishAndWrite()                      // to $LIFTOFF_PROFILE_OUT, or liftoff-profiles/
 /// ```
+///
+/// The launch ends at `ready()` or the first frame (``LaunchEnd``): sampling and task events stop
+/// there, and spans, marks and frames begun later are not recorded, so a server that links Liftoff
+/// runs on at its bare cost, and ``finishAndWrite(to:environment:)`` at shutdown builds a profile
+/// of its launch alone. At most ``spanLimit`` spans are kept; ``droppedSpans`` counts the rest.
 public final class LaunchRecorder: Sendable {
+    /// When a launch ends: sampling and task events stop, and later spans are not recorded.
+    public enum LaunchEnd: Sendable, Equatable {
+        /// At ``LaunchRecorder/ready()`` or the first frame.
+        case ready
+        /// This long after ``LaunchRecorder/ready()`` or the first frame: for work that follows
+        /// the launch at once (a cache warmed in the background, an app's deferred launch tasks).
+        case afterReady(Duration)
+        /// At ``LaunchRecorder/endLaunch()`` or when the profile is finished.
+        case manual
+    }
+
+    /// The most spans a recorder keeps; later ones are counted in ``droppedSpans``.
+    public static let spanLimit = 100_000
+
     /// Environment variable naming the file the profile is written to.
     public static let outputVariable = "LIFTOFF_PROFILE_OUT"
 
@@ -31,6 +51,20 @@ public final class LaunchRecorder: Sendable {
         var finished: Profile?
         /// Spans begun with `beginSpan` and not ended yet.
         var unended: Set<Int> = []
+        /// When the launch ended (ns since the process start), once it has.
+        var launchEndedNs: UInt64?
+        /// Spans not recorded: begun after the launch ended, or past ``LaunchRecorder/spanLimit``.
+        var droppedSpans = 0
+
+        /// Whether a new span is recorded: the launch goes on and the limit is not reached; else
+        /// it is counted as dropped.
+        mutating func keepsSpan() -> Bool {
+            guard launchEndedNs == nil, spans.count < LaunchRecorder.spanLimit else {
+                droppedSpans &+= 1
+                return false
+            }
+            return true
+        }
     }
 
     @TaskLocal static var currentSpan: Int?
@@ -41,17 +75,60 @@ public final class LaunchRecorder: Sendable {
     /// watchdog) build it once.
     private let finishing = Mutex(())
 
-    private init(recorder: ProfileRecorder) {
+    /// When this recorder's launch ends.
+    public let launchEnd: LaunchEnd
+
+    private init(recorder: ProfileRecorder, launchEnd: LaunchEnd) {
         self.recorder = recorder
+        self.launchEnd = launchEnd
     }
 
     /// Starts recording: the sampler runs and the calling thread (normally the main thread) is
     /// registered. Call it as early in `main` as you can.
+    /// - Parameter launchEnd: when the launch ends and recording stops (at `ready()` or the first
+    ///   frame by default).
     /// - Throws: ``SamplerError`` when the sampler cannot start.
     public static func start(
-        configuration: SamplerConfiguration = SamplerConfiguration(), commandLine: [String] = CommandLine.arguments
+        configuration: SamplerConfiguration = SamplerConfiguration(), commandLine: [String] = CommandLine.arguments,
+        launchEnd: LaunchEnd = .ready
     ) throws -> LaunchRecorder {
-        LaunchRecorder(recorder: try ProfileRecorder.start(configuration: configuration, commandLine: commandLine))
+        LaunchRecorder(
+            recorder: try ProfileRecorder.start(configuration: configuration, commandLine: commandLine), launchEnd: launchEnd)
+    }
+
+    /// Ends the launch now: sampling and task events stop, and spans, marks and frames begun
+    /// later are not recorded. ``LaunchEnd`` says when it is called for you; later calls do nothing.
+    public func endLaunch() {
+        let time = nowNs
+        let first = state.withLock { state -> Bool in
+            guard state.launchEndedNs == nil else { return false }
+            state.launchEndedNs = time
+            return true
+        }
+        if first { recorder.stopSampling() }
+    }
+
+    /// Whether the launch has ended (``endLaunch()``).
+    public var launchEnded: Bool { state.withLock { $0.launchEndedNs != nil } }
+
+    /// Spans not recorded: begun after the launch ended, or past ``spanLimit``.
+    public var droppedSpans: Int { state.withLock { $0.droppedSpans } }
+
+    /// Called at ready or the first frame: ends the launch as ``launchEnd`` says.
+    private func launchBecameReady() {
+        switch launchEnd {
+        case .ready:
+            endLaunch()
+        case .afterReady(let delay):
+            // Whole seconds past a year's worth wait a year: no overflow, and the launch still ends.
+            let (seconds, attoseconds) = delay.components
+            let nanoseconds = min(max(seconds, 0), 31_536_000) * 1_000_000_000 + max(attoseconds, 0) / 1_000_000_000
+            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds))) { [self] in
+                endLaunch()
+            }
+        case .manual:
+            break
+        }
     }
 
     /// `CLOCK_MONOTONIC` nanoseconds of the process start.
@@ -63,8 +140,8 @@ public final class LaunchRecorder: Sendable {
     /// Runs `body` as a span named `name`; spans opened inside it are its children.
     public func span<T>(_ name: String, category: Profile.SpanCategory = .span, _ body: () throws -> T) rethrows -> T {
         let index = open(name, category: category)
-        defer { close(index) }
-        return try LaunchRecorder.$currentSpan.withValue(index) { try body() }
+        defer { if let index { close(index) } }
+        return try LaunchRecorder.$currentSpan.withValue(index ?? LaunchRecorder.currentSpan) { try body() }
     }
 
     /// Runs async `body` as a span named `name`, in the caller's isolation (so `body` may touch
@@ -75,8 +152,9 @@ public final class LaunchRecorder: Sendable {
         _ body: () async throws -> T
     ) async rethrows -> T {
         let index = open(name, category: category)
-        defer { close(index) }
-        return try await LaunchRecorder.$currentSpan.withValue(index, operation: body, isolation: isolation)
+        defer { if let index { close(index) } }
+        return try await LaunchRecorder.$currentSpan.withValue(
+            index ?? LaunchRecorder.currentSpan, operation: body, isolation: isolation)
     }
 
     /// Records a span that has already ended; `startNs` and `endNs` are `CLOCK_MONOTONIC` times.
@@ -84,6 +162,7 @@ public final class LaunchRecorder: Sendable {
         let origin = timeOriginNs
         let thread = CurrentThread.id
         state.withLock {
+            guard $0.keepsSpan() else { return }
             $0.spans.append(
                 Profile.Span(
                     name: name, category: category, threadID: thread,
@@ -95,7 +174,10 @@ public final class LaunchRecorder: Sendable {
     /// Records a named instant.
     public func mark(_ name: Profile.MarkName) {
         let time = nowNs
-        state.withLock { $0.marks.append(Profile.Mark(name: name, timeNs: time)) }
+        state.withLock { state in
+            guard state.launchEndedNs == nil, state.marks.count < LaunchRecorder.spanLimit else { return }
+            state.marks.append(Profile.Mark(name: name, timeNs: time))
+        }
     }
 
     /// Records a named instant.
@@ -107,11 +189,13 @@ public final class LaunchRecorder: Sendable {
     /// tool); only the first call counts.
     public func ready() {
         let time = nowNs
-        state.withLock { state in
-            guard state.firstFrameNs == nil else { return }
+        let first = state.withLock { state -> Bool in
+            guard state.firstFrameNs == nil, state.launchEndedNs == nil else { return false }
             state.firstFrameNs = time
             state.marks.append(Profile.Mark(name: .ready, timeNs: time))
+            return true
         }
+        if first { launchBecameReady() }
     }
 
     /// Records a change of execution state.
@@ -126,13 +210,15 @@ public final class LaunchRecorder: Sendable {
     func recordFrame(index: Int, iterationStartNs: UInt64, viewsDrawn: Int) {
         let commit = nowNs
         let start = NanosecondDuration.between(timeOriginNs, iterationStartNs).nanoseconds
-        state.withLock { state in
+        let first = state.withLock { state -> Bool in
+            guard state.launchEndedNs == nil, state.frames.count < LaunchRecorder.spanLimit else { return false }
             state.frames.append(Profile.DisplayFrame(index: index, startNs: start, commitNs: commit, viewsDrawn: viewsDrawn))
-            if state.firstFrameNs == nil {
-                state.firstFrameNs = commit
-                state.marks.append(Profile.Mark(name: .firstFrame, timeNs: commit))
-            }
+            guard state.firstFrameNs == nil else { return false }
+            state.firstFrameNs = commit
+            state.marks.append(Profile.Mark(name: .firstFrame, timeNs: commit))
+            return true
         }
+        if first { launchBecameReady() }
     }
 
     /// Records the hangs a watcher found.
@@ -243,16 +329,18 @@ public final class LaunchRecorder: Sendable {
         return base.appendingPathComponent("liftoff-profiles").appendingPathComponent("\(name).json")
     }
 
-    /// Opens a span in the calling thread and Swift task, under `parent` (the current span by default).
+    /// Opens a span in the calling thread and Swift task, under `parent` (the current span by
+    /// default); nil when it is not recorded (the launch has ended, or the limit is reached).
     func open(
         _ name: String, category: Profile.SpanCategory, parent: Int?? = nil, startNs: UInt64? = nil,
         attributes: [String: String]? = nil, unended: Bool = false
-    ) -> Int {
+    ) -> Int? {
         let start = startNs ?? nowNs
         let thread = CurrentThread.id
         let task = CurrentThread.swiftTask
         let parent = parent ?? LaunchRecorder.currentSpan
-        return state.withLock { state in
+        return state.withLock { state -> Int? in
+            guard state.keepsSpan() else { return nil }
             state.spans.append(
                 Profile.Span(
                     name: name, category: category, threadID: thread, startNs: start, endNs: start, parent: parent,

@@ -74,7 +74,9 @@ struct DemoCommand: ParsableCommand {
         let folder = URL(fileURLWithPath: out, isDirectory: true)
         let recorder: LaunchRecorder
         do {
-            recorder = try LaunchRecorder.start(configuration: SamplerConfiguration(rateHz: rate))
+            // The demo's launch goes on after its first frame (its deferred launch tasks), and the
+            // app quits after them: its profile ends when the app does.
+            recorder = try LaunchRecorder.start(configuration: SamplerConfiguration(rateHz: rate), launchEnd: .manual)
         } catch let error as SamplerError {
             throw CLIError(error.message)
         }

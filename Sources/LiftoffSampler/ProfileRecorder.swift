@@ -1,5 +1,6 @@
 import CLiftoffSampler
 import Foundation
+import Synchronization
 import LiftoffProfile
 
 #if canImport(Glibc)
@@ -26,6 +27,8 @@ public final class ProfileRecorder: Sendable {
     private let processStartNs: UInt64
     private let mainEntryNs: UInt64
     private let registeredThread: Int
+    /// What the sampler recorded, and when it stopped, once stopped.
+    private let stopped = Mutex<(recording: SamplerRecording, endNs: UInt64)?>(nil)
 
     private init(configuration: SamplerConfiguration, commandLine: [String], mainEntryNs: UInt64) {
         self.configuration = configuration
@@ -49,6 +52,20 @@ public final class ProfileRecorder: Sendable {
         return ProfileRecorder(configuration: configuration, commandLine: commandLine, mainEntryNs: now)
     }
 
+    /// Stops sampling now and keeps the recording for ``finish(symbolizer:events:)``: the launch is
+    /// over, and the program runs on at its own cost. Later calls do nothing.
+    public func stopSampling() {
+        stopped.withLock { kept in
+            guard kept == nil else { return }
+            let endNs = MonotonicClock.nowNs
+            try? Sampler.unregisterThread(registeredThread)
+            kept = (Sampler.stop(), endNs)
+        }
+    }
+
+    /// Whether ``stopSampling()`` (or a finish) stopped the sampler.
+    public var stoppedSampling: Bool { stopped.withLock { $0 != nil } }
+
     /// Stops sampling and builds the profile, symbolizing with `symbolizer` (by default an
     /// ``ELFSymbolizer`` made after sampling stopped, so its work is not in the profile).
     public func finish(symbolizer: (any Symbolizer)? = nil) -> Profile {
@@ -60,9 +77,8 @@ public final class ProfileRecorder: Sendable {
     /// attributed to the span and task it ran in. This is the one place a profile is assembled
     /// from a recording.
     public func finish(symbolizer: (any Symbolizer)?, events: LaunchEvents) -> Profile {
-        let endNs = MonotonicClock.nowNs
-        try? Sampler.unregisterThread(registeredThread)
-        let recording = Sampler.stop()
+        stopSampling()
+        let (recording, endNs) = stopped.withLock { $0! }
         var builder = ProfileBuilder(symbolizer: symbolizer ?? ELFSymbolizer(), timeOriginNs: processStartNs)
         builder.intervalNs = Profile.samplingIntervalNs(rateHz: configuration.rateHz)
         builder.keepsExecutorFrames =

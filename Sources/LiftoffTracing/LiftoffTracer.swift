@@ -13,7 +13,9 @@ import Tracing
 /// ```
 ///
 /// From then on each span a library starts (Hummingbird's tracing middleware, AsyncHTTPClient,
-/// your own `withSpan`) is a span of the profile, with its attributes, kind and status as text.
+/// your own `withSpan`) is a span of the profile, with its attributes, kind and status as text,
+/// until the launch ends (``LaunchRecorder/LaunchEnd``): spans started later, a server's
+/// requests, record nothing and cost next to nothing (`isRecording` is false).
 /// It nests under the span of the context it was started in, across tasks, as tracing's own
 /// `ServiceContext` propagates; the samples of the Swift task that started it belong to it
 /// while it lasts. `liftoff compare --metrics spans` and `liftoff check --max-phase` then treat
@@ -100,11 +102,15 @@ public final class LiftoffSpan: Tracing.Span {
     /// Its attributes; they are written to the profile as text when the span ends.
     public var attributes: SpanAttributes {
         get { state.withLock { $0.attributes } }
-        set { state.withLock { $0.attributes = newValue } }
+        set {
+            guard open.isRecorded else { return }
+            state.withLock { $0.attributes = newValue }
+        }
     }
 
-    /// Whether it still records: until it ends.
-    public var isRecording: Bool { state.withLock { !$0.ended } }
+    /// Whether it records: a span of the launch, until it ends. One started after the launch
+    /// ended records nothing, so libraries can skip building its attributes.
+    public var isRecording: Bool { open.isRecorded && state.withLock { !$0.ended } }
 
     /// Keeps the status, written as `status` (and `status.message`) when the span ends.
     public func setStatus(_ status: SpanStatus) {

@@ -45,6 +45,56 @@ struct LaunchRecorderTests {
         #expect(profile.frames.contains { $0.name.contains("recordedLaunchStep") }, "the steps' work was sampled")
     }
 
+    @Test("the launch ends at ready: sampling stops, and spans and marks begun later are not kept but counted")
+    func launchEndsAtReady() throws {
+        let recorder = try LaunchRecorder.start(configuration: SamplerConfiguration(rateHz: 1000))
+        let launchSpan = recorder.beginSpan("start service")
+        recorder.span("load config") { recordedLaunchStep() }
+        #expect(Sampler.isSampling)
+        recorder.ready()
+        #expect(recorder.launchEnded && !Sampler.isSampling, "ready ends the launch: the sampler is off")
+        // The server runs on: its requests cost no recording.
+        for request in 0..<1_000 {
+            recorder.span("request \(request)") { recorder.mark("served") }
+            let open = recorder.beginSpan("handler")
+            #expect(!open.isRecorded)
+            recorder.endSpan(open)
+        }
+        recordedLaunchStep()
+        recorder.endSpan(launchSpan)
+        #expect(recorder.droppedSpans == 2_000)
+        let profile = recorder.finish(violations: [])
+        #expect(profile.spans.map(\.name) == ["start service", "load config"])
+        #expect(profile.spans[0].endNs > profile.spans[1].endNs, "a span of the launch ended after it keeps its end")
+        #expect(profile.marks.map(\.name) == [.ready])
+        let ready = try #require(profile.phases.firstFrameNs)
+        let last = (0..<profile.samples.count).map { profile.samples.timeNs[$0] }.max() ?? 0
+        #expect(last <= ready + 2 * profile.samplingIntervalNs, "no sample after ready: the last at \(last), ready at \(ready)")
+        #expect(profile.frames.contains { $0.name.contains("recordedLaunchStep") }, "the launch's work was sampled")
+    }
+
+    @Test("a launch that ends a while after ready samples that while; a manual one samples until it is ended")
+    func launchEndsLaterOrByHand() throws {
+        let later = try LaunchRecorder.start(configuration: SamplerConfiguration(rateHz: 1000), launchEnd: .afterReady(.milliseconds(150)))
+        later.ready()
+        #expect(!later.launchEnded && Sampler.isSampling, "still sampling right after ready")
+        later.span("warm cache") { recordedLaunchStep() }
+        let giveUp = DispatchTime.now().uptimeNanoseconds + 10_000_000_000
+        while !later.launchEnded && DispatchTime.now().uptimeNanoseconds < giveUp { usleep(5_000) }
+        #expect(later.launchEnded && !Sampler.isSampling, "the launch ended 150 ms after ready")
+        let profile = later.finish(violations: [])
+        #expect(profile.spans.map(\.name) == ["warm cache"], "a span in the time after ready is the launch's")
+
+        let manual = try LaunchRecorder.start(configuration: SamplerConfiguration(rateHz: 1000), launchEnd: .manual)
+        manual.ready()
+        manual.span("after ready") { recordedLaunchStep() }
+        #expect(!manual.launchEnded && Sampler.isSampling)
+        manual.endLaunch()
+        #expect(!Sampler.isSampling)
+        manual.span("after the end") {}
+        #expect(manual.finish(violations: []).spans.map(\.name) == ["after ready"])
+    }
+
     @Test("with LIFTOFF_PROFILE_OUT empty nothing is written; unset, the profile goes to liftoff-profiles/ in a writable directory")
     func profileDefaultPlace() throws {
         let recorder = try LaunchRecorder.start(configuration: SamplerConfiguration(rateHz: 100))
