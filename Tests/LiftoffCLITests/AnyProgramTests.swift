@@ -171,7 +171,18 @@ struct AnyProgramTests {
         return (result.status, result.stdout, try? Profile.load(from: out.appendingPathComponent("profile.json")), log)
     }
 
-    /// The running samples whose stack holds a frame named `name`, per thread id.
+    /// Expects `running` ticks in `name` to agree with the work the program reported under that
+    /// name (``ReportedWork``) in its output.
+    func expectReported(
+        _ name: String, running samples: Int, in result: (status: Int32, stdout: String, profile: Profile?, log: String),
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        let profile = try #require(result.profile, sourceLocation: sourceLocation)
+        let work = try #require(
+            ReportedWork.named(name, in: result.log), "\(name) reports its work: \(result.log)", sourceLocation: sourceLocation)
+        work.expectAgreement(withRunning: samples, intervalNs: profile.samplingIntervalNs, of: name, sourceLocation: sourceLocation)
+    }
+
     /// Expects `running` samples in `burn_hot` to agree with the one `burn` the output reports.
     func expectBurned(
         _ result: (status: Int32, stdout: String, profile: Profile?, log: String), running samples: Int,
@@ -179,11 +190,7 @@ struct AnyProgramTests {
     ) throws {
         let profile = try #require(result.profile, sourceLocation: sourceLocation)
         let work = try #require(AnyPrograms.burnedWork(result.stdout).first, "burn reports its work: \(result.stdout)", sourceLocation: sourceLocation)
-        let interval = profile.samplingIntervalNs
-        #expect(
-            work.agrees(withRunning: Double(samples), intervalNs: interval),
-            "\(samples) running samples in burn_hot for \(work): \(work.expectedRunning(intervalNs: interval)) ± \(work.runningTolerance(intervalNs: interval))",
-            sourceLocation: sourceLocation)
+        work.expectAgreement(withRunning: samples, intervalNs: profile.samplingIntervalNs, of: "burn_hot", sourceLocation: sourceLocation)
     }
 
     func running(in profile: Profile, named name: String) -> [Int: Int] {
@@ -398,12 +405,7 @@ struct AnyProgramTests {
         #expect(profiled.mine, "asking for the handler gives the program its own")
         #expect(profiled.ticksPerMs > 0 && profiled.ticksPerMs <= bare.ticksPerMs * 1.5 + 0.05, "no sampler ticks added: \(profiled) against \(bare)")
         let profile = try #require(result.profile)
-        let worked = running(in: profile, named: "work").values.reduce(0, +)
-        let work = try #require(ReportedWork.named("work", in: result.log), "it reports its work: \(result.log)")
-        let interval = profile.samplingIntervalNs
-        #expect(
-            work.agrees(withRunning: Double(worked), intervalNs: interval),
-            "\(worked) running ticks in work for \(work): \(work.expectedRunning(intervalNs: interval)) ± \(work.runningTolerance(intervalNs: interval))")
+        try expectReported("work", running: running(in: profile, named: "work").values.reduce(0, +), in: result)
         #expect(profile.processes.first?.programProfilerSignals ?? 0 > 0)
         #expect(result.stdout.contains("installed its own SIGPROF handler"))
     }
@@ -414,11 +416,7 @@ struct AnyProgramTests {
         let result = try self.profile([program])
         let profile = try #require(result.profile)
         let initializers = running(in: profile, named: "load_plugins").values.reduce(0, +)
-        let work = try #require(ReportedWork.named("load_plugins", in: result.log), "the initializer reports its work: \(result.log)")
-        let interval = profile.samplingIntervalNs
-        #expect(
-            work.agrees(withRunning: Double(initializers), intervalNs: interval),
-            "\(initializers) running ticks in load_plugins for \(work): \(work.expectedRunning(intervalNs: interval)) ± \(work.runningTolerance(intervalNs: interval))")
+        try expectReported("load_plugins", running: initializers, in: result)
         let premain = profile.phases.mainEntryNs - profile.phases.preMainNs
         #expect(premain >= UInt64(initializers) * 1_000_000 / 2, "the initializers' \(initializers) ms fall before main: \(premain) ns")
     }
@@ -430,12 +428,7 @@ struct AnyProgramTests {
         #expect(result.stdout.contains("signal 11 (SIGSEGV)"))
         #expect(result.status == 128 + SIGSEGV, "liftoff exits as a shell reports the crash")
         let profile = try #require(result.profile)
-        let loaded = running(in: profile, named: "load_config").values.reduce(0, +)
-        let work = try #require(ReportedWork.named("load_config", in: result.log), "it reports its work: \(result.log)")
-        let interval = profile.samplingIntervalNs
-        #expect(
-            work.agrees(withRunning: Double(loaded), intervalNs: interval),
-            "\(loaded) running ticks in load_config for \(work): \(work.expectedRunning(intervalNs: interval)) ± \(work.runningTolerance(intervalNs: interval))")
+        try expectReported("load_config", running: running(in: profile, named: "load_config").values.reduce(0, +), in: result)
         #expect(profile.processes.first?.signal == 11)
     }
 }

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Synchronization
+import Testing
 
 /// Work as it measured itself on its own threads, and what a sampler ticking every `intervalNs`
 /// may find of it: the truth a test compares sample counts with, in the same run.
@@ -159,4 +160,17 @@ extension SampledWork {
         }
 
         """
+}
+
+extension SampledWork {
+    /// Expects `samples` running ticks of `what` to agree with this work
+    /// (``agrees(withRunning:intervalNs:)``), and says both when they do not.
+    public func expectAgreement(
+        withRunning samples: Int, intervalNs: UInt64, of what: String, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        #expect(
+            agrees(withRunning: Double(samples), intervalNs: intervalNs),
+            "\(samples) running ticks in \(what) for \(self): \(expectedRunning(intervalNs: intervalNs)) ± \(runningTolerance(intervalNs: intervalNs))",
+            sourceLocation: sourceLocation)
+    }
 }
