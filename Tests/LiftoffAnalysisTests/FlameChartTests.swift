@@ -4,7 +4,7 @@ import Testing
 
 @testable import LiftoffAnalysis
 
-@Suite("Flame chart", .timeLimit(.minutes(2)))
+@Suite("Flame chart", .timeLimit(.minutes(5)))
 struct FlameChartTests {
     @Test("consecutive samples sharing frames become one bar per frame")
     func bars() {

@@ -5,7 +5,7 @@ import Testing
 
 @testable import LiftoffAnalysis
 
-@Suite("Insights", .timeLimit(.minutes(1)))
+@Suite("Insights", .timeLimit(.minutes(5)))
 struct InsightTests {
     static let sleepStack = ["main", "load_config", "libc.so.6|usleep", "libc.so.6|clock_nanosleep"]
 

@@ -57,7 +57,7 @@ func temporaryFolder() -> URL {
     return url
 }
 
-@Suite("CLI in process", .timeLimit(.minutes(2)))
+@Suite("CLI in process", .timeLimit(.minutes(5)))
 struct CLIParsingTests {
     @Test("report renders a saved profile to a file in the chosen format")
     func reportToFile() throws {
@@ -131,7 +131,7 @@ struct CLIParsingTests {
     }
 }
 
-@Suite("liftoff binary", .timeLimit(.minutes(2)))
+@Suite("liftoff binary", .timeLimit(.minutes(5)))
 struct CLIEndToEndTests {
     @Test("liftoff demo writes a loadable profile, folded stacks and an SVG with demangled demo functions")
     func demoEndToEnd() throws {

@@ -65,7 +65,7 @@ func exitCode(_ arguments: [String]) throws -> Int32 {
     }
 }
 
-@Suite("compare and check", .timeLimit(.minutes(2)))
+@Suite("compare and check", .timeLimit(.minutes(5)))
 struct CompareCommandTests {
     @Test("identical runs are unchanged (exit 0); 20 % slower regressed (2); 20 % faster improved (0)")
     func verdicts() throws {

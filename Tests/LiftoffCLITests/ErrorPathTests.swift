@@ -24,7 +24,7 @@ struct ErrorPath: CustomTestStringConvertible, Sendable {
     var testDescription: String { arguments.prefix(4).joined(separator: " ") }
 }
 
-@Suite("error paths of record, compare and check", .timeLimit(.minutes(2)))
+@Suite("error paths of record, compare and check", .timeLimit(.minutes(5)))
 struct ErrorPathTests {
     /// Usage errors exit 64 (EX_USAGE, ArgumentParser's code for them); every other refusal exits 1.
     static let record: [ErrorPath] = [

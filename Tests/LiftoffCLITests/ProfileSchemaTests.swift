@@ -5,7 +5,7 @@ import Testing
 
 /// `profile.json` checked against its published JSON Schema (`Schemas/profile-N.schema.json`)
 /// by Python's `jsonschema`, a reader that shares no code with Liftoff.
-@Suite("profile.json against its JSON Schema", .timeLimit(.minutes(2)))
+@Suite("profile.json against its JSON Schema", .timeLimit(.minutes(5)))
 struct ProfileSchemaTests {
     static let validator = repositoryRoot.appendingPathComponent("scripts/validate_profile.py").path
 

@@ -44,7 +44,7 @@ func spanFolder(routerMs: [Double]) throws -> URL {
     return folder
 }
 
-@Suite("Spans as launch metrics", .timeLimit(.minutes(2)))
+@Suite("Spans as launch metrics", .timeLimit(.minutes(5)))
 struct SpanMetricTests {
     @Test("every span is a metric by name; callbacks, tasks and background tasks keep their own names")
     func spanMetrics() throws {

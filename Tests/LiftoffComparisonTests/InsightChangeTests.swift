@@ -5,7 +5,7 @@ import Testing
 
 @testable import LiftoffComparison
 
-@Suite("Insight changes", .timeLimit(.minutes(1)))
+@Suite("Insight changes", .timeLimit(.minutes(5)))
 struct InsightChangeTests {
     @Test("an insight in every head run and no base run appeared; one that grew is listed; one that held is not")
     func appearedAndGrew() throws {

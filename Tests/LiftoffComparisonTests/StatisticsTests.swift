@@ -4,7 +4,7 @@ import Testing
 
 @testable import LiftoffComparison
 
-@Suite("Statistics", .timeLimit(.minutes(2)))
+@Suite("Statistics", .timeLimit(.minutes(5)))
 struct StatisticsTests {
     // MARK: Mann–Whitney U against SciPy
 

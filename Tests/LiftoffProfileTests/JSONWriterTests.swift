@@ -1,7 +1,7 @@
 import LiftoffProfile
 import Testing
 
-@Suite("JSON writer", .timeLimit(.minutes(2)))
+@Suite("JSON writer", .timeLimit(.minutes(5)))
 struct JSONWriterTests {
     @Test("numbers print without trailing zeros and round to the requested digits")
     func numbers() {

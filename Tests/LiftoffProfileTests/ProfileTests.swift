@@ -26,7 +26,7 @@ func sampleProfile() -> Profile {
         counts: Profile.SampleCounts(signalsSent: 5, captured: 4, dropped: 1, failed: 0, truncated: 0))
 }
 
-@Suite("Profile JSON", .timeLimit(.minutes(2)))
+@Suite("Profile JSON", .timeLimit(.minutes(5)))
 struct ProfileTests {
     let folder: URL = {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("liftoff-profile-tests-\(UUID().uuidString)")
@@ -236,7 +236,7 @@ struct ProfileTests {
     }
 }
 
-@Suite("Atomic files", .timeLimit(.minutes(2)))
+@Suite("Atomic files", .timeLimit(.minutes(5)))
 struct AtomicFileTests {
     @Test("a device, folder or link is never replaced by a file")
     func refusesNonRegularTargets() throws {

@@ -19,7 +19,7 @@ private func child(_ id: UInt64, _ kind: Profile.AsyncTaskKind, creator: UInt64?
     Profile.AsyncTask(id: id, kind: kind, creator: creator, creatorThreadID: thread, createdNs: atMs * 1_000_000)
 }
 
-@Suite("Swift task ownership", .timeLimit(.minutes(1)))
+@Suite("Swift task ownership", .timeLimit(.minutes(5)))
 struct TaskOwnershipTests {
     @Test("the innermost span open in the creating task owns a child, and every span around it counts the child's samples")
     func innermostSpanOwnsChild() {

@@ -5,7 +5,7 @@ import Testing
 
 @testable import LiftoffReports
 
-@Suite("Chrome trace", .timeLimit(.minutes(2)))
+@Suite("Chrome trace", .timeLimit(.minutes(5)))
 struct ChromeTraceRendererTests {
     @Test("a hand-made launch renders to exactly the expected trace")
     func exactOutput() {
@@ -132,7 +132,7 @@ struct ChromeTraceRendererTests {
     }
 }
 
-@Suite("Markdown summary", .timeLimit(.minutes(2)))
+@Suite("Markdown summary", .timeLimit(.minutes(5)))
 struct MarkdownRendererTests {
     @Test("a hand-made launch renders to exactly the expected Markdown")
     func exactOutput() {

@@ -5,7 +5,7 @@ import Testing
 @testable import LiftoffReports
 import LiftoffAnalysis
 
-@Suite("Folded stacks", .timeLimit(.minutes(2)))
+@Suite("Folded stacks", .timeLimit(.minutes(5)))
 struct FoldedRendererTests {
     @Test("merged output is exact: sorted lines, integer counts, separators escaped")
     func merged() {

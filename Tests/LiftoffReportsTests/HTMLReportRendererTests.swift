@@ -5,7 +5,7 @@ import Testing
 
 @testable import LiftoffReports
 
-@Suite("HTML report", .timeLimit(.minutes(2)))
+@Suite("HTML report", .timeLimit(.minutes(5)))
 struct HTMLReportRendererTests {
     private func data(_ profile: Profile, renderer: HTMLReportRenderer = HTMLReportRenderer()) throws -> [String: Any] {
         let json = renderer.dataJSON(profile)

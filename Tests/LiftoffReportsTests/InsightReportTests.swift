@@ -5,7 +5,7 @@ import Testing
 
 @testable import LiftoffReports
 
-@Suite("Insight reports", .timeLimit(.minutes(1)))
+@Suite("Insight reports", .timeLimit(.minutes(5)))
 struct InsightReportTests {
     @Test("text, Markdown and JSON say the same insight: id, finding, cost, threshold and place")
     func formats() throws {

@@ -7,7 +7,7 @@ import Testing
 
 /// The HTML report's data has one contract, `Schemas/report-data-1.schema.json`: the renderer's
 /// output validates against it, and the page's script reads exactly the fields it declares.
-@Suite("Report data contract", .timeLimit(.minutes(2)))
+@Suite("Report data contract", .timeLimit(.minutes(5)))
 struct ReportDataContractTests {
     static let schemaPath = repositoryRoot.appendingPathComponent("Schemas/report-data-1.schema.json").path
 

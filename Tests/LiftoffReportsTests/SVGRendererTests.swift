@@ -10,7 +10,7 @@ import FoundationXML
 import LiftoffAnalysis
 #endif
 
-@Suite("SVG flame graph", .timeLimit(.minutes(2)))
+@Suite("SVG flame graph", .timeLimit(.minutes(5)))
 struct SVGRendererTests {
     @Test("a hand-made profile renders to exactly the expected SVG")
     func exactOutput() {

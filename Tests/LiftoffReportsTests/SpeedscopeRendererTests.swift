@@ -5,7 +5,7 @@ import Testing
 
 @testable import LiftoffReports
 
-@Suite("speedscope", .timeLimit(.minutes(2)))
+@Suite("speedscope", .timeLimit(.minutes(5)))
 struct SpeedscopeRendererTests {
     @Test("a hand-made launch renders to exactly the expected speedscope file")
     func exactOutput() {

@@ -93,7 +93,7 @@ struct ELFImage {
     }
 }
 
-@Suite("ELF parser on hostile images", .timeLimit(.minutes(2)))
+@Suite("ELF parser on hostile images", .timeLimit(.minutes(5)))
 struct ELFHostileTests {
     @Test("the well-formed image parses: sized and unsized symbols, and its build-id")
     func wellFormed() throws {

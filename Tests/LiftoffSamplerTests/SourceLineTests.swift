@@ -30,7 +30,7 @@ struct InliningSymbolizer: Symbolizer {
     }
 }
 
-@Suite("Source lines and inlined frames", .timeLimit(.minutes(2)))
+@Suite("Source lines and inlined frames", .timeLimit(.minutes(5)))
 struct SourceLineTests {
     @Test("a function inlined into a C function is its own frame, marked inlined, with the lines of both")
     func inlinedCFunction() throws {

@@ -20,7 +20,7 @@ struct FakeSymbolizer: Symbolizer {
     }
 }
 
-@Suite("Symbolizer", .timeLimit(.minutes(2)))
+@Suite("Symbolizer", .timeLimit(.minutes(5)))
 struct SymbolizerTests {
     @Test("Swift functions of the test binary come out demangled, with their module")
     func swiftNamesDemangled() throws {
