@@ -10,6 +10,9 @@ extension LaunchRecorder {
 
         /// Whether the span is recorded in the profile.
         public var isRecorded: Bool { index >= 0 }
+
+        /// A span not recorded, which updating and ending leave alone.
+        public static let unrecorded = OpenSpan(index: -1)
     }
 
     /// The span the calling task runs in (inside ``span(_:category:_:)`` or
@@ -31,7 +34,7 @@ extension LaunchRecorder {
         let index = open(
             name, category: category, parent: parentIndex, startNs: startNs,
             attributes: attributes.isEmpty ? nil : attributes, unended: true)
-        return OpenSpan(index: index ?? -1)
+        return index.map(OpenSpan.init) ?? .unrecorded
     }
 
     /// Adds to a span's attributes (replacing those of the same keys), and renames it when

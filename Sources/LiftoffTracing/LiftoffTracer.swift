@@ -20,20 +20,37 @@ import Tracing
 /// `ServiceContext` propagates; the samples of the Swift task that started it belong to it
 /// while it lasts. `liftoff compare --metrics spans` and `liftoff check --max-phase` then treat
 /// each span as a launch metric by its name.
+///
+/// Given another tracer (OpenTelemetry's, say), it hands every span started after the launch to
+/// that one, and propagates contexts through it, so the service's own tracing goes on as before:
+///
+/// ```swift
+/// InstrumentationSystem.bootstrap(LiftoffTracer(recorder: recorder, then: otelTracer))
+/// ```
 public struct LiftoffTracer: Tracer {
     /// The recorder the spans go to.
     public let recorder: LaunchRecorder
+    /// The tracer spans go to once the launch has ended, and contexts propagate through.
+    public let next: (any Tracer)?
 
-    /// A tracer recording into `recorder`.
-    public init(recorder: LaunchRecorder) {
+    /// A tracer recording into `recorder` until the launch ends, then handing spans to `next`
+    /// (when given; else they record nothing).
+    public init(recorder: LaunchRecorder, then next: (any Tracer)? = nil) {
         self.recorder = recorder
+        self.next = next
     }
 
-    /// Starts a span under the Liftoff span of `context`, or else under the recorder's current span.
+    /// Starts a span under the Liftoff span of `context`, or else under the recorder's current
+    /// span; after the launch, a span of `next`.
     public func startSpan<Instant: TracerInstant>(
         _ operationName: String, context: @autoclosure () -> ServiceContext, ofKind kind: SpanKind,
         at instant: @autoclosure () -> Instant, function: String, file fileID: String, line: UInt
     ) -> LiftoffSpan {
+        if let next, recorder.launchEnded {
+            let span = LiftoffTracer.start(
+                next, operationName, context: context(), kind: kind, at: instant(), function: function, file: fileID, line: line)
+            return LiftoffSpan(forwarding: span, recorder: recorder)
+        }
         var context = context()
         let parent = context.liftoffSpan ?? recorder.currentSpan
         let open = recorder.beginSpan(
@@ -43,18 +60,30 @@ public struct LiftoffTracer: Tracer {
         return LiftoffSpan(recorder: recorder, open: open, operationName: operationName, context: context)
     }
 
-    /// Nothing to propagate between processes: spans stay in this profile.
+    /// The profile's spans stay in this process; `next`, when given, extracts its own.
     public func extract<Carrier, Extract>(
         _ carrier: Carrier, into context: inout ServiceContext, using extractor: Extract
-    ) where Extract: Extractor, Extract.Carrier == Carrier {}
+    ) where Extract: Extractor, Extract.Carrier == Carrier {
+        next?.extract(carrier, into: &context, using: extractor)
+    }
 
-    /// Nothing to propagate between processes: spans stay in this profile.
+    /// The profile's spans stay in this process; `next`, when given, injects its own.
     public func inject<Carrier, Inject>(
         _ context: ServiceContext, into carrier: inout Carrier, using injector: Inject
-    ) where Inject: Injector, Inject.Carrier == Carrier {}
+    ) where Inject: Injector, Inject.Carrier == Carrier {
+        next?.inject(context, into: &carrier, using: injector)
+    }
 
-    /// Spans are in the recorder as soon as they end; there is nothing to flush.
-    public func forceFlush() {}
+    /// Spans are in the recorder as soon as they end; `next` is flushed.
+    public func forceFlush() { next?.forceFlush() }
+
+    /// A span of `tracer` (an existential opened here).
+    static func start<T: Tracer, Instant: TracerInstant>(
+        _ tracer: T, _ operationName: String, context: ServiceContext, kind: SpanKind, at instant: Instant,
+        function: String, file fileID: String, line: UInt
+    ) -> any Tracing.Span {
+        tracer.startSpan(operationName, context: context, ofKind: kind, at: instant, function: function, file: fileID, line: line)
+    }
 
     /// `instant` (wall-clock time since the epoch) as the recorder's time (nanoseconds since the
     /// process start), measured back from now so that clock steps do not move it.
@@ -67,7 +96,8 @@ public struct LiftoffTracer: Tracer {
     }
 }
 
-/// A span of a ``LiftoffTracer``: a span of the profile, ended when the tracing span ends.
+/// A span of a ``LiftoffTracer``: a span of the profile, ended when the tracing span ends; or,
+/// after the launch, the span of the tracer it hands spans to, which it passes everything on to.
 public final class LiftoffSpan: Tracing.Span {
     private struct State {
         var name: String
@@ -79,21 +109,35 @@ public final class LiftoffSpan: Tracing.Span {
     private let recorder: LaunchRecorder
     private let open: LaunchRecorder.OpenSpan
     private let state: Mutex<State>
+    private let ownContext: ServiceContext
+    /// The next tracer's span, after the launch.
+    private let forwarded: (any Tracing.Span)?
 
-    /// The span's context: its parent's, with this span as the Liftoff parent of spans started in it.
-    public let context: ServiceContext
+    /// The span's context: its parent's, with this span as the Liftoff parent of spans started in
+    /// it (the next tracer's span's own, after the launch).
+    public var context: ServiceContext { forwarded?.context ?? ownContext }
 
     init(recorder: LaunchRecorder, open: LaunchRecorder.OpenSpan, operationName: String, context: ServiceContext) {
         self.recorder = recorder
         self.open = open
-        self.context = context
+        self.ownContext = context
+        self.forwarded = nil
         state = Mutex(State(name: operationName))
+    }
+
+    init(forwarding span: any Tracing.Span, recorder: LaunchRecorder) {
+        self.recorder = recorder
+        self.open = .unrecorded
+        self.ownContext = span.context
+        self.forwarded = span
+        state = Mutex(State(name: ""))
     }
 
     /// The span's name; renaming it renames the profile's span.
     public var operationName: String {
-        get { state.withLock { $0.name } }
+        get { forwarded?.operationName ?? state.withLock { $0.name } }
         set {
+            if let forwarded { return forwarded.operationName = newValue }
             state.withLock { $0.name = newValue }
             recorder.update(open, name: newValue, attributes: [:])
         }
@@ -101,8 +145,9 @@ public final class LiftoffSpan: Tracing.Span {
 
     /// Its attributes; they are written to the profile as text when the span ends.
     public var attributes: SpanAttributes {
-        get { state.withLock { $0.attributes } }
+        get { forwarded?.attributes ?? state.withLock { $0.attributes } }
         set {
+            if let forwarded { return forwarded.attributes = newValue }
             guard open.isRecorded else { return }
             state.withLock { $0.attributes = newValue }
         }
@@ -110,15 +155,17 @@ public final class LiftoffSpan: Tracing.Span {
 
     /// Whether it records: a span of the launch, until it ends. One started after the launch
     /// ended records nothing, so libraries can skip building its attributes.
-    public var isRecording: Bool { open.isRecorded && state.withLock { !$0.ended } }
+    public var isRecording: Bool { forwarded?.isRecording ?? (open.isRecorded && state.withLock { !$0.ended }) }
 
     /// Keeps the status, written as `status` (and `status.message`) when the span ends.
     public func setStatus(_ status: SpanStatus) {
+        if let forwarded { return forwarded.setStatus(status) }
         state.withLock { $0.status = status }
     }
 
     /// Records the event as a mark on the timeline, named `SPAN: EVENT`.
     public func addEvent(_ event: SpanEvent) {
+        if let forwarded { return forwarded.addEvent(event) }
         recorder.mark("\(operationName): \(event.name)")
     }
 
@@ -126,6 +173,7 @@ public final class LiftoffSpan: Tracing.Span {
     public func recordError<Instant: TracerInstant>(
         _ error: any Error, attributes: SpanAttributes, at instant: @autoclosure () -> Instant
     ) {
+        if let forwarded { return forwarded.recordError(error, attributes: attributes, at: instant()) }
         state.withLock { state in
             state.attributes["error"] = String(describing: error)
             if state.status == nil { state.status = SpanStatus(code: .error) }
@@ -133,10 +181,11 @@ public final class LiftoffSpan: Tracing.Span {
     }
 
     /// Links are not drawn; the timeline has no place for them.
-    public func addLink(_ link: SpanLink) {}
+    public func addLink(_ link: SpanLink) { forwarded?.addLink(link) }
 
     /// Ends the profile's span at `instant`, with the attributes and status as text.
     public func end<Instant: TracerInstant>(at instant: @autoclosure () -> Instant) {
+        if let forwarded { return forwarded.end(at: instant()) }
         let (attributes, status, first) = state.withLock { state -> (SpanAttributes, SpanStatus?, Bool) in
             defer { state.ended = true }
             return (state.attributes, state.status, !state.ended)

@@ -4,6 +4,7 @@ import LiftoffComparison
 import LiftoffReports
 import LiftoffTestSupport
 import LiftoffTracing
+import Synchronization
 import Testing
 import Tracing
 
@@ -110,4 +111,90 @@ struct TracingBackendTests {
         #expect(recorded.endNs >= recorded.startNs)
         span.end()  // after the profile: no effect, no trap
     }
+
+    @Test("after the launch, spans record nothing in the profile and go to the tracer it wraps, which propagates contexts")
+    func afterTheLaunch() throws {
+        let recorder = try LaunchRecorder.start(configuration: SamplerConfiguration(rateHz: 100))
+        let spans = StartedSpans()
+        let tracer = LiftoffTracer(recorder: recorder, then: ListingTracer(started: spans))
+        tracer.withSpan("bind port") { _ in }
+        recorder.ready()
+        for request in 0..<100 {
+            tracer.withSpan("GET /items/\(request)") { span in
+                span.attributes["http.status_code"] = 200
+                #expect(span.isRecording, "the wrapped tracer's span records")
+            }
+        }
+        let profile = recorder.finish(violations: [])
+        #expect(profile.spans.map(\.name) == ["bind port"], "the profile holds the launch alone")
+        #expect(spans.names.count == 100 && spans.names.first == "GET /items/0", "each request went to the wrapped tracer")
+        #expect(spans.ended.withLock { $0 } == 100 && spans.statusCodes.withLock { $0 } == 100)
+
+        let alone = LiftoffTracer(recorder: recorder)
+        let late = alone.startSpan("GET /late")
+        late.attributes["ignored"] = 1
+        #expect(!late.isRecording && late.attributes.isEmpty, "without a tracer to hand it to, a span after the launch records nothing")
+        late.end()
+    }
+}
+
+/// What a ``ListingTracer`` saw.
+final class StartedSpans: Sendable {
+    private let started = Mutex<[String]>([])
+    let ended = Mutex(0)
+    let statusCodes = Mutex(0)
+    var names: [String] { started.withLock { $0 } }
+    func start(_ name: String) { started.withLock { $0.append(name) } }
+}
+
+/// A tracer that lists the spans started through it, as an OpenTelemetry tracer would export them.
+struct ListingTracer: Tracer {
+    let started: StartedSpans
+
+    func startSpan<Instant: TracerInstant>(
+        _ operationName: String, context: @autoclosure () -> ServiceContext, ofKind kind: SpanKind,
+        at instant: @autoclosure () -> Instant, function: String, file fileID: String, line: UInt
+    ) -> ListedSpan {
+        started.start(operationName)
+        return ListedSpan(operationName: operationName, context: context(), started: started)
+    }
+
+    func extract<Carrier, Extract>(_ carrier: Carrier, into context: inout ServiceContext, using extractor: Extract)
+    where Extract: Extractor, Extract.Carrier == Carrier {}
+
+    func inject<Carrier, Inject>(_ context: ServiceContext, into carrier: inout Carrier, using injector: Inject)
+    where Inject: Injector, Inject.Carrier == Carrier {}
+
+    func forceFlush() {}
+}
+
+final class ListedSpan: Tracing.Span {
+    private let name: Mutex<String>
+    private let values = Mutex(SpanAttributes())
+    private let started: StartedSpans
+    let context: ServiceContext
+
+    init(operationName: String, context: ServiceContext, started: StartedSpans) {
+        name = Mutex(operationName)
+        self.context = context
+        self.started = started
+    }
+
+    var operationName: String {
+        get { name.withLock { $0 } }
+        set { name.withLock { $0 = newValue } }
+    }
+    var attributes: SpanAttributes {
+        get { values.withLock { $0 } }
+        set {
+            values.withLock { $0 = newValue }
+            if newValue["http.status_code"] != nil { started.statusCodes.withLock { $0 += 1 } }
+        }
+    }
+    var isRecording: Bool { true }
+    func setStatus(_ status: SpanStatus) {}
+    func addEvent(_ event: SpanEvent) {}
+    func recordError<Instant: TracerInstant>(_ error: any Error, attributes: SpanAttributes, at instant: @autoclosure () -> Instant) {}
+    func addLink(_ link: SpanLink) {}
+    func end<Instant: TracerInstant>(at instant: @autoclosure () -> Instant) { started.ended.withLock { $0 += 1 } }
 }
