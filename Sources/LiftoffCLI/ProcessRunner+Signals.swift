@@ -13,7 +13,7 @@ let interruptSignal = Atomic<Int32>(0)
 extension ProcessRunner {
     /// Makes a first Ctrl-C (SIGINT) or SIGTERM interrupt the run and not `liftoff`: the signal is
     /// handed on to the running child's process group (which does not get the terminal's signals
-    /// itself), and the run waits up to `interruptGraceNs` for it to end and write what it
+    /// itself), and the run waits up to `stopGraceNs` for it to end and write what it
     /// recorded, then ends as `.interrupted`. A second one stops at once: the group is killed and
     /// this process ends with the usual status. Restores SIGCHLD's default, as
     /// `stopChildrenOnInterrupt` does.

@@ -15,7 +15,7 @@ import Synchronization
 /// with `passesOutputThrough`. With a `ready` pattern, the watched streams (both by default) are
 /// read line by line, in linear time, and still copied; the time of the first matching line is
 /// kept. The run lasts until the child and every process it started in its group have ended: a
-/// tree that outlives `timeout` is sent SIGTERM, then SIGKILL a second later.
+/// tree that outlives `timeout` is sent SIGTERM, then SIGKILL 5 s later (`stopGraceNs`), as is a program stopped at its ready line.
 struct ProcessRunner {
     /// How a run ended.
     enum Outcome: Equatable {
@@ -159,7 +159,7 @@ struct ProcessRunner {
                 stoppedAt = now
             }
             if let stopped = stoppedAt {
-                let grace = interruptedAt != nil ? ProcessRunner.interruptGraceNs : 1_000_000_000
+                let grace = ProcessRunner.stopGraceNs
                 if !killed && now - stopped > grace {
                     kill(-pid, SIGKILL)
                     killed = true
@@ -198,7 +198,7 @@ struct ProcessRunner {
         }
         if let stopped = stoppedAt ?? strayStop {
             // Stopped (ready, out of time, interrupted): time to write what they record, then killed.
-            let grace = interruptedAt != nil ? ProcessRunner.interruptGraceNs : 1_000_000_000
+            let grace = ProcessRunner.stopGraceNs
             while kill(-pid, 0) == 0 && MonotonicClock.nowNs &- stopped < grace {
                 ProcessRunner.reapOrphans()
                 usleep(2_000)
@@ -228,8 +228,10 @@ struct ProcessRunner {
     /// How long the processes a program started may outlive it and still count as its launch.
     static let treeGraceNs: UInt64 = 1_000_000_000
 
-    /// How long an interrupted program (and its agent) may take to write what it recorded.
-    static let interruptGraceNs: UInt64 = 5_000_000_000
+    /// How long a stopped program (ready, out of time or interrupted), its agent and the processes
+    /// it started may take to end and write what they recorded before they are killed: a server's
+    /// graceful shutdown and its profile's symbolization take a second or two.
+    static let stopGraceNs: UInt64 = 5_000_000_000
 
     /// The signal that interrupted `liftoff` (see `forwardInterrupts`), or 0.
     static var interruption: Int32 { interruptSignal.load(ordering: .sequentiallyConsistent) }
