@@ -31,6 +31,12 @@ struct ProcessRunner {
 
         var succeeded: Bool { self == .exited(0) || self == .stoppedWhenReady }
 
+        /// Whether `liftoff` was interrupted and handed the signal on.
+        var isInterruption: Bool {
+            if case .interrupted = self { return true }
+            return false
+        }
+
         /// `exit status 3`, `signal 11 (SIGSEGV)`, `timed out`.
         var description: String {
             switch self {

@@ -115,7 +115,8 @@ struct ProfileCommand: ParsableCommand {
         } catch let error as ProfileError {
             throw CLIError(error.message)
         }
-        let readyMissed = watch.ready != nil && readyNs == nil
+        // An interrupted program was not given the time to become ready.
+        let readyMissed = watch.ready != nil && readyNs == nil && !result.outcome.isInterruption
         let status = ProfileCommand.exitStatus(result.outcome, readyMissed: readyMissed)
         let lines = [
             ProfileCommand.headline(
@@ -131,10 +132,7 @@ struct ProfileCommand: ParsableCommand {
     /// gives it (its exit status; 128 + the signal that ended it), 0 when it was stopped after its
     /// ready line, and 124 (as `timeout` gives) when `--ready` never matched or it outlived `--timeout`.
     static func exitStatus(_ outcome: ProcessRunner.Outcome, readyMissed: Bool) -> Int32 {
-        if case .interrupted = outcome {
-        } else if readyMissed {
-            return 124
-        }
+        if readyMissed { return 124 }
         switch outcome {
         case .exited(let status): return status
         case .signalled(let signal): return 128 &+ min(max(signal, 0), 127)
@@ -161,7 +159,7 @@ struct ProfileCommand: ParsableCommand {
             what = "\(outcome.description) after \(after)"
         }
         var line = "Profiled \(command): \(what)."
-        if let stream, outcome != .interrupted(SIGINT), outcome != .interrupted(SIGTERM) {
+        if let stream {
             line += " It never became ready: no output line matched --ready on \(stream)."
         }
         if status != 0 { line += " liftoff exits with \(status)." }

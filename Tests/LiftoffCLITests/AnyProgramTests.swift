@@ -19,22 +19,14 @@ enum AnyPrograms {
             unsigned long long wall = ns(CLOCK_MONOTONIC), cpu = ns(CLOCK_THREAD_CPUTIME_ID);
             burn_hot(argc > 1 ? atol(argv[1]) : 50000000);
             cpu = ns(CLOCK_THREAD_CPUTIME_ID) - cpu; wall = ns(CLOCK_MONOTONIC) - wall;
-            printf("burned %s cpu_ns=%llu wall_ns=%llu\\n", argc > 1 ? argv[1] : "50000000", cpu, wall);
+            printf("burned %s\\nwork burn_hot cpu_ns=%llu wall_ns=%llu\\n", argc > 1 ? argv[1] : "50000000", cpu, wall);
             return 0;
         }
         """
 
     /// The work each `burn` reported, in the order it printed.
     static func burnedWork(_ output: String) -> [SampledWork] {
-        output.split(separator: "\n").compactMap { line in
-            let fields = line.split(separator: " ")
-            guard fields.first == "burned", fields.count == 4,
-                let cpu = UInt64(fields[2].dropFirst("cpu_ns=".count)), let wall = UInt64(fields[3].dropFirst("wall_ns=".count))
-            else { return nil }
-            var work = SampledWork()
-            work.add(cpuNs: cpu, wallNs: wall)
-            return work
-        }
+        ReportedWork.stretches(output).filter { $0.name == "burn_hot" }.map(\.work)
     }
 
     /// A program with its own profiler: ITIMER_PROF ticks counted by its SIGPROF handler.

@@ -112,19 +112,27 @@ public final class MeasuredWork: Sendable {
 /// Work that a program outside the test process measured on its own threads and printed, one line
 /// per stretch: `work <name> cpu_ns=<N> wall_ns=<M>` (``SampledWork/cReporter`` prints them).
 public enum ReportedWork {
+    /// Each line of `output` that reports work, in order: one stretch each.
+    public static func stretches(_ output: String) -> [(name: String, work: SampledWork)] {
+        output.split(separator: "\n").compactMap { line in
+            let fields = line.split(separator: " ")
+            guard fields.count == 4, fields[0] == "work", fields[2].hasPrefix("cpu_ns="), fields[3].hasPrefix("wall_ns="),
+                let cpu = UInt64(fields[2].dropFirst("cpu_ns=".count)), let wall = UInt64(fields[3].dropFirst("wall_ns=".count))
+            else { return nil }
+            var work = SampledWork()
+            work.add(cpuNs: cpu, wallNs: wall)
+            return (String(fields[1]), work)
+        }
+    }
+
     /// The work each name reported in `output`, its stretches added up, in the order names first
     /// appear.
     public static func read(_ output: String) -> [(name: String, work: SampledWork)] {
         var order: [String] = []
         var works: [String: SampledWork] = [:]
-        for line in output.split(separator: "\n") {
-            let fields = line.split(separator: " ")
-            guard fields.count == 4, fields[0] == "work", fields[2].hasPrefix("cpu_ns="), fields[3].hasPrefix("wall_ns="),
-                let cpu = UInt64(fields[2].dropFirst("cpu_ns=".count)), let wall = UInt64(fields[3].dropFirst("wall_ns=".count))
-            else { continue }
-            let name = String(fields[1])
+        for (name, work) in stretches(output) {
             if works[name] == nil { order.append(name) }
-            works[name, default: SampledWork()].add(cpuNs: cpu, wallNs: wall)
+            works[name] = (works[name] ?? SampledWork()) + work
         }
         return order.map { ($0, works[$0]!) }
     }
