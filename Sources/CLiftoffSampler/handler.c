@@ -6,6 +6,8 @@
 #include "lo_internal.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -106,17 +108,19 @@ typedef struct lo_resumed {
     _Atomic pid_t tid;           // 0: free; -1: being written
     _Atomic uint32_t generation; // changes with every claim, so a reader can tell a reused entry
     int depth;
+    uintptr_t wait_word;         // a futex wait's word (the call's first argument), or 0
     uintptr_t frames[LO_MAX_FRAMES];
 } lo_resumed;
 
 static lo_resumed g_resumed[LO_MAX_RESUMED];
 
-static int lo_resumed_claim(pid_t tid, const uintptr_t *frames, int depth) {
+static int lo_resumed_claim(pid_t tid, const uintptr_t *frames, int depth, uintptr_t wait_word) {
     for (int i = 0; i < LO_MAX_RESUMED; i++) {
         pid_t expected = 0;
         if (!atomic_compare_exchange_strong(&g_resumed[i].tid, &expected, -1)) continue;
         atomic_fetch_add(&g_resumed[i].generation, 1);
         g_resumed[i].depth = depth;
+        g_resumed[i].wait_word = wait_word;
         memcpy(g_resumed[i].frames, frames, (size_t)depth * sizeof(uintptr_t));
         atomic_store_explicit(&g_resumed[i].tid, tid, memory_order_release);
         return i;
@@ -137,9 +141,16 @@ static int lo_resumed_stack(pid_t tid, uintptr_t *buffer, int capacity) {
     return -1;
 }
 
+static _Atomic int g_waits_released; // the process crashes: no wait is resumed any more
+
 static void lo_resume_wait(void *context, const uintptr_t *frames, int depth) {
-    if (!lo_interrupted_call_cut_short(context)) return;
-    int entry = depth > 0 ? lo_resumed_claim(lo_current_tid(), frames, depth) : -1;
+    if (!lo_interrupted_call_cut_short(context) || atomic_load(&g_waits_released)) return;
+    int entry = depth > 0 ? lo_resumed_claim(lo_current_tid(), frames, depth, lo_interrupted_call_word(context)) : -1;
+    // Claimed, then checked again: lo_sampler_release_waits sets the flag, then looks for claims.
+    if (atomic_load(&g_waits_released)) {
+        if (entry >= 0) atomic_store(&g_resumed[entry].tid, 0);
+        return;
+    }
     long result = syscall(SYS_restart_syscall);
     if (result == -1) result = -(long)errno;
     if (entry >= 0) atomic_store(&g_resumed[entry].tid, 0);
@@ -205,9 +216,14 @@ static int lo_unwind_stack(void *context, uintptr_t *frames, int *truncated, lo_
                     // from an async function, the executor's frame too): the same stack with
                     // frames missing after the first.
                     int missing = depth - reference_depth;
+                    size_t compared = reference_depth >= 1 ? (size_t)(reference_depth - 1) : 0;
+                    if (missing == 0 && *truncated && reference_truncated && reference_depth >= 2) {
+                        // Both cut at the capacity: libunwind's holds as many frames, one later.
+                        missing = 1;
+                        compared = (size_t)(reference_depth - 2);
+                    }
                     int skipped_caller = guessed && missing >= 1 && reference_depth >= 1 && frames[0] == reference[0] &&
-                                         memcmp(frames + 1 + missing, reference + 1,
-                                                (size_t)(reference_depth - 1) * sizeof(uintptr_t)) == 0;
+                                         memcmp(frames + 1 + missing, reference + 1, compared * sizeof(uintptr_t)) == 0;
                     if (skipped_caller) LO_COUNT(walk_callers_recovered, 1);
                     else lo_note_mismatch(frames, depth, reference, reference_depth);
                 }
@@ -330,6 +346,7 @@ void lo_handler_after_fork(void) {
     atomic_store(&g_request_tid, 0);
     atomic_store(&g_request_done, atomic_load(&g_request_seq));
     for (int i = 0; i < LO_MAX_RESUMED; i++) atomic_store(&g_resumed[i].tid, 0);
+    atomic_store(&g_waits_released, 0);
 }
 
 int lo_walk_context(void *context, uintptr_t *frames) {
@@ -382,6 +399,24 @@ void lo_warm_current_thread(void) {
 }
 
 void lo_signal_current_thread(void) { syscall(SYS_tgkill, getpid(), lo_current_tid(), SIGPROF); }
+
+// For a process about to crash: no wait is resumed from now on.
+void lo_handler_stop_resuming(void) { atomic_store(&g_waits_released, 1); }
+
+// Wakes the futex waits that handlers resumed (FUTEX_WAKE on the call's word wakes its waiters,
+// and nobody when the call was another); the number of threads still in a resumed wait.
+int lo_handler_wake_resumed(void) {
+    int waiting = 0;
+    for (int i = 0; i < LO_MAX_RESUMED; i++) {
+        if (atomic_load(&g_resumed[i].tid) <= 0) continue;
+        waiting++;
+        uintptr_t word = g_resumed[i].wait_word;
+        if (word == 0) continue;
+        syscall(SYS_futex, (void *)word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+        syscall(SYS_futex, (void *)word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+    }
+    return waiting;
+}
 
 int lo_handler_resumed_stack(pid_t tid, uintptr_t *buffer, int capacity) {
     return lo_resumed_stack(tid, buffer, capacity);
