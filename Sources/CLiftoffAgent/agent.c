@@ -46,7 +46,9 @@ static lo_main_function program_main;
 
 static int stamped_main(int argc, char **argv, char **envp) {
     if (lo_agent_records()) lo_agent.main_entry_ns = lo_monotonic_ns();
-    return program_main(argc, argv, envp);
+    // A tail call: no frame of the agent's stays below `main` in the program's stacks (its
+    // samples, a crash's backtrace).
+    __attribute__((musttail)) return program_main(argc, argv, envp);
 }
 
 int __libc_start_main(lo_main_function main, int argc, char **argv, void (*init)(void), void (*fini)(void),
@@ -65,7 +67,7 @@ static void on_exit_handler(void) { lo_agent_write_stopped(0); }
 static void in_child(void) {
     lo_agent_forked_pid = (pid_t)syscall(SYS_getpid);
     lo_agent_fork_ns = lo_monotonic_ns();
-    if (lo_agent.pid == 0 || !lo_agent.follows_children) return;
+    if (lo_agent.pid == 0 || !lo_agent.follows_children || atomic_load(&lo_agent_crashed)) return;
     lo_sampler_after_fork();
     lo_agent.parent = lo_agent.pid;
     lo_agent.pid = lo_agent_forked_pid;

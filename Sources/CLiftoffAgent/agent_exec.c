@@ -162,7 +162,7 @@ static char *const *before_exec(char *const *envp, lo_env *env, int *ended) {
         uint32_t next = lo_agent.image == UINT32_MAX ? UINT32_MAX : lo_agent.image + 1;
         return agent_environment(envp, env, pid, lo_agent.process_start_ns, next);
     }
-    if (!lo_agent.follows_children) return without_agent(envp, env);
+    if (!lo_agent.follows_children || atomic_load(&lo_agent_crashed)) return without_agent(envp, env);
     // A child: forked (its fork time is known) or vforked (not: its constructor's time stands in).
     uint64_t start = pid == lo_agent_forked_pid ? lo_agent_fork_ns : 0;
     return agent_environment(envp, env, pid, start, 0);
@@ -278,7 +278,7 @@ static int spawn(const char *name, pid_t *pid, const char *path, const posix_spa
     lo_env env;
     char *const *passed = envp;
     if (lo_agent.directory[0] != 0) {
-        passed = lo_agent.follows_children ? agent_environment(envp, &env, 0, lo_monotonic_ns(), 0) : without_agent(envp, &env);
+        passed = lo_agent.follows_children && !atomic_load(&lo_agent_crashed) ? agent_environment(envp, &env, 0, lo_monotonic_ns(), 0) : without_agent(envp, &env);
     }
     return LO_NEXT(lo_spawn_function, name)(pid, path, actions, attributes, argv, passed);
 }

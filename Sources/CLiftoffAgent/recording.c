@@ -27,6 +27,7 @@ lo_agent_state lo_agent;
 pid_t lo_agent_forked_pid;
 uint64_t lo_agent_fork_ns;
 int lo_agent_owns_sigprof;
+atomic_int lo_agent_crashed;
 static atomic_int written;
 static atomic_int write_done; // the recording claimed by `written` is complete
 static atomic_uint program_flags;
@@ -421,7 +422,7 @@ void lo_agent_set_program_flag(uint32_t flag, int on) {
     }
 }
 
-const int lo_agent_exit_signals[LO_AGENT_EXIT_SIGNAL_COUNT] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+const int lo_agent_exit_signals[LO_AGENT_EXIT_SIGNAL_COUNT] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP};
 
 void lo_agent_block_exit_signals(sigset_t *previous_mask) {
     sigset_t set;

@@ -5,6 +5,7 @@
 
 #include <limits.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -65,13 +66,15 @@ void lo_agent_wait_for_writer(void);
 // After an exec that failed: sampling goes on, into the next image's recording.
 void lo_agent_resume(void);
 // The signals that end a process, whose handlers write the recording first.
-#define LO_AGENT_EXIT_SIGNAL_COUNT 9
+#define LO_AGENT_EXIT_SIGNAL_COUNT 10
 extern const int lo_agent_exit_signals[LO_AGENT_EXIT_SIGNAL_COUNT];
 // Blocks the exit signals on the calling thread while a recording is written, so that one of
 // them (SIGTERM) cannot end the process halfway through; `previous_mask` gets the mask before.
 void lo_agent_block_exit_signals(sigset_t *previous_mask);
 // Whether the agent keeps SIGPROF's handler (set once sampling started, until it stands down).
 extern int lo_agent_owns_sigprof;
+// Set when the process crashed: what its crash handler runs is not followed.
+extern atomic_int lo_agent_crashed;
 // Decimal digits of `value` into `out` (at least 21 bytes), NUL-terminated: the length.
 size_t lo_agent_format_u64(char *out, uint64_t value);
 

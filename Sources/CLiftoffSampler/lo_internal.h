@@ -213,6 +213,8 @@ int lo_interrupted_in_syscall(void *context);
 int lo_interrupted_call_cut_short(void *context);
 // In a handler: sets what the interrupted system call returns.
 void lo_set_call_result(void *context, long result);
+// The interrupted call's first argument (a futex wait's word), where the context still holds it; 0 if not.
+uintptr_t lo_interrupted_call_word(void *context);
 // Outside handlers, while a session runs: the walk from `context` (getcontext), counted as a
 // handler; -1 without a session or a usable snapshot.
 int lo_walk_context(void *context, uintptr_t *frames);
@@ -279,6 +281,10 @@ void lo_snapshot_after_fork(void); // in a fork child: no dlclose is under way
 // capture.c's side of a stack request: the stack of the wait `tid` is in while a handler resumes
 // it (-1 when none), and asking `tid`'s handler for its stack (-1 when it does not answer in time).
 int lo_handler_resumed_stack(pid_t tid, uintptr_t *buffer, int capacity);
+// For a process about to crash: resumed waits are no longer resumed, and futex ones are woken
+// (the number of threads still in one).
+void lo_handler_stop_resuming(void);
+int lo_handler_wake_resumed(void);
 int lo_handler_ask(pid_t tid, uintptr_t *buffer, int capacity, int timeout_ms);
 void lo_handler_install_once(void);
 int lo_handler_installed(void);

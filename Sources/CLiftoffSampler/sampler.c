@@ -200,6 +200,25 @@ void lo_sampler_halt(void) {
     }
 }
 
+static int lo_sampler_thread_gone(void) {
+    pid_t tid = atomic_load(&g_sampler_tid);
+    if (tid == 0 || tid == lo_current_tid()) return 1;
+    return syscall(SYS_tgkill, getpid(), tid, 0) != 0 && errno == ESRCH;
+}
+
+// A thread waiting inside the sampler's handler has SIGPROF blocked, and a crash handler that
+// suspends threads with it (Swift's backtracer) could not reach it: futex waits are woken, other
+// waits end when they would have, and none is resumed from now on. The sampler thread ends too, so
+// a crash handler lists only the program's threads.
+void lo_sampler_release_waits(uint64_t bound_ns) {
+    lo_handler_stop_resuming();
+    uint64_t deadline = lo_monotonic_ns() + bound_ns;
+    while ((lo_handler_wake_resumed() > 0 || !lo_sampler_thread_gone()) && lo_monotonic_ns() < deadline) {
+        struct timespec pause = {0, 200000};
+        nanosleep(&pause, NULL);
+    }
+}
+
 void lo_sampler_reset_after_fork(void) {
     // Only the thread that called fork exists here: the sampler thread, and any lock another
     // thread held, are gone. Everything starts over, without waiting for anyone.

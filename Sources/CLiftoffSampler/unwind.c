@@ -93,6 +93,15 @@ int lo_interrupted_call_cut_short(void *context) {
 #endif
 }
 
+uintptr_t lo_interrupted_call_word(void *context) {
+#if defined(__x86_64__)
+    return (uintptr_t)((ucontext_t *)context)->uc_mcontext.gregs[REG_RDI];
+#else
+    (void)context; // x0, the first argument, now holds the result
+    return 0;
+#endif
+}
+
 void lo_set_call_result(void *context, long result) {
     ucontext_t *uc = (ucontext_t *)context;
 #if defined(__x86_64__)

@@ -15,9 +15,27 @@ struct LaunchWatchOptions: ParsableArguments {
     @Option(name: .long, parsing: .unconditional, help: "Seconds a run may take before it is stopped and counted as failed.")
     var timeout: Double = 60
 
+    @Option(
+        name: .long, parsing: .unconditional,
+        help: "Seconds after which the program is stopped with SIGTERM, given time to write, and counted as done (a server profiled for a while).")
+    var duration: Double?
+
+    @Flag(
+        name: .long,
+        help: "Follow a process that leaves the program's process group (a daemon) like the program itself: to its end, its --ready line, --duration or --timeout. By default it is stopped when the program ends.")
+    var followDaemons = false
+
     func validate() throws {
         guard timeout > 0, timeout.isFinite else {
             throw ValidationError("--timeout must be a positive number of seconds, not \(timeout).")
+        }
+        if let duration {
+            guard duration > 0, duration.isFinite, duration <= 1e6 else {
+                throw ValidationError("--duration must be a positive number of seconds, not \(duration).")
+            }
+            guard duration < timeout else {
+                throw ValidationError("--duration \(duration) must be shorter than --timeout \(timeout).")
+            }
         }
         if let ready, (try? NSRegularExpression(pattern: ready)) == nil {
             throw ValidationError("--ready '\(ready)' is not a valid regular expression.")

@@ -15,8 +15,8 @@ extension ProcessRunner {
     /// handed on to the running child's process group (which does not get the terminal's signals
     /// itself), and the run waits up to `stopGraceNs` for it to end and write what it
     /// recorded, then ends as `.interrupted`. A second one stops at once: the group is killed and
-    /// this process ends with the usual status. Restores SIGCHLD's default, as
-    /// `stopChildrenOnInterrupt` does.
+    /// this process ends with the usual status. Restores SIGCHLD's default, so every child can be
+    /// waited for.
     static func forwardInterrupts() {
         let handler: @convention(c) (Int32) -> Void = { signal in
             let group = runningChildGroup.load(ordering: .sequentiallyConsistent)
@@ -31,19 +31,6 @@ extension ProcessRunner {
         }
         _ = runningChildGroup.load(ordering: .sequentiallyConsistent)
         _ = interruptSignal.load(ordering: .sequentiallyConsistent)
-        installInterruptHandler(handler)
-    }
-
-    /// Makes Ctrl-C (SIGINT) and SIGTERM also stop the running child's process group, which
-    /// does not get the terminal's signals itself, then end this process with the usual status;
-    /// restores SIGCHLD's default so every child can be waited for.
-    static func stopChildrenOnInterrupt() {
-        let handler: @convention(c) (Int32) -> Void = { signal in
-            let group = runningChildGroup.load(ordering: .sequentiallyConsistent)
-            if group > 0 { kill(-group, SIGKILL) }
-            _exit(128 + signal)
-        }
-        _ = runningChildGroup.load(ordering: .sequentiallyConsistent)  // initialized before any handler runs
         installInterruptHandler(handler)
     }
 

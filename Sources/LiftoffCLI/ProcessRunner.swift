@@ -17,40 +17,6 @@ import Synchronization
 /// kept. The run lasts until the child and every process it started in its group have ended: a
 /// tree that outlives `timeout` is sent SIGTERM, then SIGKILL 5 s later (`stopGraceNs`), as is a program stopped at its ready line.
 struct ProcessRunner {
-    /// How a run ended.
-    enum Outcome: Equatable {
-        case exited(Int32)
-        case signalled(Int32)
-        case timedOut
-        /// It printed its ready line and was then stopped (SIGTERM): a server's launch is over.
-        case stoppedWhenReady
-        /// Its exit status could not be collected (another part of the process reaped it).
-        case unknown
-        /// `liftoff` was interrupted (Ctrl-C, SIGTERM) with this signal, and handed it on.
-        case interrupted(Int32)
-
-        var succeeded: Bool { self == .exited(0) || self == .stoppedWhenReady }
-
-        /// Whether `liftoff` was interrupted and handed the signal on.
-        var isInterruption: Bool {
-            if case .interrupted = self { return true }
-            return false
-        }
-
-        /// `exit status 3`, `signal 11 (SIGSEGV)`, `timed out`.
-        var description: String {
-            switch self {
-            case .exited(let status): return "exit status \(status)"
-            case .signalled(let signal): return "signal \(signal)" + (ProcessRunner.signalName(signal).map { " (\($0))" } ?? "")
-            case .timedOut: return "timed out"
-            case .stoppedWhenReady: return "stopped when ready"
-            case .unknown: return "exit status unknown"
-            case .interrupted(let signal):
-                return "interrupted by " + (ProcessRunner.signalName(signal) ?? "signal \(signal)")
-            }
-        }
-    }
-
     /// What one run measured.
     struct Result {
         var outcome: Outcome
@@ -62,6 +28,9 @@ struct ProcessRunner {
         var exitNs: UInt64
         /// Nanoseconds from spawn to the first output line matching the ready pattern.
         var readyNs: UInt64?
+        /// Processes that left the program's process group (daemons) and were still running when
+        /// the run ended: stopped with SIGTERM, given time to write, then killed. `name (pid)`.
+        var stoppedDaemons: [String] = []
     }
 
     var arguments: [String]
@@ -73,6 +42,12 @@ struct ProcessRunner {
     var readyStreams: ReadyStreams = .both
     /// Whether the child's output also goes to this process's standard output and error.
     var passesOutputThrough = false
+    /// Seconds after which the program is stopped (SIGTERM, then the same grace as a ready
+    /// server); nil: it runs until it ends, is ready or times out.
+    var durationSeconds: Double?
+    /// Whether a process that leaves the program's process group (a daemon) is waited for, like
+    /// the program: to its end, its ready line or the timeout.
+    var followsDaemons = false
 
     /// Spawns the program and waits for it.
     /// - Parameter launchVariable: an environment variable to set to the spawn time (monotonic
@@ -152,7 +127,9 @@ struct ProcessRunner {
         let pidfd = lo_pidfd_open(pid)
         defer { if pidfd >= 0 { close(pidfd) } }
         let deadline = spawnNs &+ UInt64(min(timeoutSeconds, 1e6) * 1e9)
+        let stopAt = durationSeconds.map { spawnNs &+ UInt64(min($0, 1e6) * 1e9) }
         var timedOut = false
+        var stoppedForDuration = false
         var stoppedAt: UInt64?
         var interruptedAt: UInt64?
         var killed = false
@@ -176,6 +153,10 @@ struct ProcessRunner {
                 stoppedAt = now
             } else if readyTime.value != nil {
                 // A server keeps running once it is ready: its launch is over, so stop it.
+                kill(-pid, SIGTERM)
+                stoppedAt = now
+            } else if let stopAt, now > stopAt {
+                stoppedForDuration = true
                 kill(-pid, SIGTERM)
                 stoppedAt = now
             }
@@ -210,6 +191,29 @@ struct ProcessRunner {
                 usleep(2_000)
             }
         }
+        // Daemons: descendants that left the group and outlived the program.
+        if followsDaemons && stoppedAt == nil && ProcessRunner.adoptsOrphans.load(ordering: .acquiring) {
+            while !ProcessRunner.children(of: getpid()).isEmpty {
+                ProcessRunner.reapOrphans()
+                let now = MonotonicClock.nowNs
+                if interruptSignal.load(ordering: .sequentiallyConsistent) != 0 {
+                    interruptedAt = now
+                    break
+                } else if now > deadline {
+                    timedOut = true
+                    break
+                } else if readyTime.value != nil {
+                    stoppedAt = now
+                    break
+                } else if let stopAt, now > stopAt {
+                    stoppedForDuration = true
+                    break
+                }
+                usleep(20_000)
+                exitAt = MonotonicClock.nowNs
+            }
+        }
+        let daemons = ProcessRunner.stopOrphans(graceNs: ProcessRunner.stopGraceNs)
         // Whatever the run left behind: its process group, and orphans that left the group.
         kill(-pid, SIGKILL)
         ProcessRunner.endOrphans()
@@ -221,6 +225,8 @@ struct ProcessRunner {
             outcome = .interrupted(interruptSignal.load(ordering: .sequentiallyConsistent))
         } else if timedOut {
             outcome = .timedOut
+        } else if stoppedForDuration {
+            outcome = .stoppedAfterDuration
         } else if stoppedAt != nil {
             outcome = .stoppedWhenReady
         } else if code & 0x7f == 0 {
@@ -228,7 +234,9 @@ struct ProcessRunner {
         } else {
             outcome = .signalled(code & 0x7f)
         }
-        return Result(outcome: outcome, pid: pid, spawnNs: spawnNs, exitNs: exitAt - spawnNs, readyNs: readyTime.value)
+        return Result(
+            outcome: outcome, pid: pid, spawnNs: spawnNs, exitNs: exitAt - spawnNs, readyNs: readyTime.value,
+            stoppedDaemons: followsDaemons ? [] : daemons)
     }
 
     /// How long the processes a program started may outlive it and still count as its launch.
@@ -369,58 +377,6 @@ struct ProcessRunner {
         return false
     }
 
-    /// Reaps the adopted orphans that have ended (see `adoptOrphans`), so they do not keep the
-    /// run's process group alive as zombies.
-    private static func reapOrphans() {
-        guard adoptsOrphans.load(ordering: .acquiring) else { return }
-        var status: Int32 = 0
-        while waitpid(-1, &status, WNOHANG) > 0 {}
-    }
-
-    /// Whether this process adopts the orphans of the programs it runs (see `adoptOrphans`).
-    private static let adoptsOrphans = Atomic<Bool>(false)
-
-    /// Makes this process the subreaper of the programs it runs, so that a grandchild left
-    /// running when its parent exits (`sh -c 'server &'`) becomes its child, to be ended with
-    /// the run. For the `liftoff` process only: it then treats every child but the running
-    /// one as such an orphan.
-    static func adoptOrphans() {
-        if lo_become_subreaper() == 0 { adoptsOrphans.store(true, ordering: .releasing) }
-    }
-
-    /// Kills and reaps every child of this process: the orphans a finished run left behind.
-    static func endOrphans() {
-        guard adoptsOrphans.load(ordering: .acquiring) else { return }
-        // An orphan killed here may leave orphans of its own: a few rounds.
-        for _ in 0..<8 {
-            let orphans = children(of: getpid())
-            if orphans.isEmpty { return }
-            for orphan in orphans { kill(orphan, SIGKILL) }
-            for orphan in orphans {
-                var status: Int32 = 0
-                while waitpid(orphan, &status, 0) < 0 && errno == EINTR {}
-            }
-        }
-    }
-
-    /// The processes whose parent is `parent`, from /proc.
-    static func children(of parent: pid_t) -> [pid_t] {
-        guard let directory = opendir("/proc") else { return [] }
-        defer { closedir(directory) }
-        var result: [pid_t] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            guard let pid = pid_t(name), let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-                let close = stat.lastIndex(of: ")")
-            else { continue }
-            // After "pid (comm)": state, then the parent's pid.
-            let fields = stat[stat.index(after: close)...].split(separator: " ")
-            if fields.count > 1, pid_t(fields[1]) == parent { result.append(pid) }
-        }
-        return result
-    }
 }
 
 /// When the ready line appeared, handed from the threads reading the child's output.

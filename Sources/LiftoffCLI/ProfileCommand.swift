@@ -29,11 +29,12 @@ struct ProfileCommand: ParsableCommand {
 
             With --ready, the program is ready at its first output line matching the expression \
             (on standard output or error; --ready-stream picks one), then stopped with SIGTERM: \
-            a server's launch.
+            a server's launch. With --duration N, it is stopped the same way after N seconds: \
+            a server profiled for a while.
 
             The profile is written however the program ends. liftoff then exits with the \
             program's own status: its exit status, 128 + the signal that ended it (139 for a \
-            SIGSEGV), 0 when it was stopped after its ready line, and 124 when --ready never \
+            SIGSEGV), 0 when it was stopped after its ready line or --duration, and 124 when --ready never \
             matched or it outlived --timeout. Ctrl-C or SIGTERM hands the signal on to the \
             program and waits up to 5 s for it to end and write what it recorded; the profile \
             is built from that, and liftoff exits 130 (143 for SIGTERM). A second Ctrl-C stops \
@@ -43,6 +44,7 @@ struct ProfileCommand: ParsableCommand {
             Examples:
               liftoff profile -- ./MyServer --port 0
               liftoff profile --ready 'listening on' --out Reports/server -- ./server
+              liftoff profile --duration 30 -- ./server
               liftoff profile --rate 4000 -- python3 -c 'import json'
             """
     )
@@ -91,7 +93,8 @@ struct ProfileCommand: ParsableCommand {
         environment = launch.environment(environment)
         var runner = ProcessRunner(
             arguments: command, environment: environment, log: log, ready: try watch.pattern(),
-            timeoutSeconds: watch.timeout, readyStreams: watch.readyStream)
+            timeoutSeconds: watch.timeout, readyStreams: watch.readyStream, durationSeconds: watch.duration,
+            followsDaemons: watch.followDaemons)
         runner.passesOutputThrough = true
         ProcessRunner.forwardInterrupts()
         ProcessRunner.adoptOrphans()
@@ -118,13 +121,26 @@ struct ProfileCommand: ParsableCommand {
         // An interrupted program was not given the time to become ready.
         let readyMissed = watch.ready != nil && readyNs == nil && !result.outcome.isInterruption
         let status = ProfileCommand.exitStatus(result.outcome, readyMissed: readyMissed)
+        // A crash: when the program's recording ended (the fatal signal), and so how long its own
+        // crash handler (Swift's backtracer) ran after it, unprofiled.
+        let crashNs = profile.processes.first { $0.id == Int(result.pid) && $0.signal != nil }?.endNs
         let lines = [
             ProfileCommand.headline(
                 command.joined(separator: " "), outcome: result.outcome, afterNs: result.exitNs,
-                readyMissedOn: readyMissed ? watch.readyStream.phrase : nil, status: status),
+                readyMissedOn: readyMissed ? watch.readyStream.phrase : nil, status: status, crashNs: crashNs),
             DemoCommand.summary(profile, result: nil, folder: folder.path),
         ]
-        try StandardOutput.print(lines.joined(separator: "\n"))
+        var shown = lines
+        if !result.stoppedDaemons.isEmpty {
+            let list = result.stoppedDaemons.joined(separator: ", ")
+            let one = result.stoppedDaemons.count == 1
+            shown.insert(
+                "\(list) left the program's process group (a daemon) and \(one ? "was" : "were") still running when the "
+                    + "program ended: stopped with SIGTERM, and profiled until then. --follow-daemons follows "
+                    + "\(one ? "it" : "them") to \(one ? "its" : "their") end, its --ready line or --duration.",
+                at: 1)
+        }
+        try StandardOutput.print(shown.joined(separator: "\n"))
         if status != 0 { throw ExitCode(status) }
     }
 
@@ -138,13 +154,14 @@ struct ProfileCommand: ParsableCommand {
         case .signalled(let signal): return 128 &+ min(max(signal, 0), 127)
         case .timedOut: return 124
         case .interrupted(let signal): return 128 &+ min(max(signal, 0), 127)
-        case .stoppedWhenReady, .unknown: return 0
+        case .stoppedWhenReady, .stoppedAfterDuration, .unknown: return 0
         }
     }
 
     /// The summary's first line: what happened to the program, and the exit status that says so.
     static func headline(
-        _ command: String, outcome: ProcessRunner.Outcome, afterNs: UInt64, readyMissedOn stream: String?, status: Int32
+        _ command: String, outcome: ProcessRunner.Outcome, afterNs: UInt64, readyMissedOn stream: String?, status: Int32,
+        crashNs: UInt64? = nil
     ) -> String {
         let after = String(format: "%.1f ms", Double(afterNs) / 1e6)
         let what: String
@@ -153,6 +170,12 @@ struct ProfileCommand: ParsableCommand {
             what = "ended by \(outcome.description) after \(after)"
         case .signalled:
             what = "crashed with \(outcome.description) after \(after)"
+                + (crashNs.map { crash in
+                    guard crash < afterNs else { return "" }
+                    return String(
+                        format: " (the crash at %.1f ms, then %.1f ms in its own crash handler, not profiled)",
+                        Double(crash) / 1e6, Double(afterNs - crash) / 1e6)
+                } ?? "")
         case .interrupted:
             what = "\(outcome.description) after \(after), handed on to it; the profile holds what it recorded until then"
         default:
@@ -187,7 +210,9 @@ struct ProfileCommand: ParsableCommand {
             }
         }
         let answered = profile.counts.captured
-        if profile.samples.count == 0, profile.counts.signalsSent > 0, answered == 0 {
+        // A process that crashed or was stopped early may end before its first answers came back.
+        let endedEarly = profile.processes.contains { $0.signal != nil }
+        if profile.samples.count == 0, profile.counts.signalsSent > (endedEarly ? 20 : 0), answered == 0 {
             notes.append(
                 "None of the \(profile.counts.signalsSent) SIGPROF signals the sampler sent was answered: the program "
                     + "blocks SIGPROF on its threads, so it could not be sampled.")

@@ -26,8 +26,12 @@ struct RecordCommand: ParsableCommand {
             ended. All runs of a command must be measured the same way. Profiles go to \
             OUT/runs/run-NNN.json and the child's output to \
             run-NNN.log. Each finished run is appended to OUT/runs.jsonl at once; at the end \
-            OUT/record.json lists every run with its times and replaces the journal. If recording \
-            stops early, liftoff compare reads the journal.
+            OUT/record.json lists every run with its times and replaces the journal. Ctrl-C or \
+            SIGTERM hands the signal on to the running program (which has 5 s to end and write), \
+            then record.json lists the runs finished until then and liftoff exits 130 (143 for \
+            SIGTERM); a second Ctrl-C stops at once. If recording is killed, liftoff compare reads \
+            the journal. --duration S stops each run after S seconds (SIGTERM, the same grace) and \
+            counts it as done.
 
             A program that links Liftoff writes its own profile. Any other program (as its \
             executable shows, without a warm-up run) is sampled by the injected agent, with every \
@@ -94,15 +98,18 @@ struct RecordCommand: ParsableCommand {
             sides.append(try Side(name: "", command: command, folder: root))
         }
         let pattern = try watch.pattern()
-        ProcessRunner.stopChildrenOnInterrupt()
+        // Ctrl-C or SIGTERM is handed on to the running program, which has the usual grace to end
+        // and write; the runs finished until then are kept in record.json. A second one stops at once.
+        ProcessRunner.forwardInterrupts()
         ProcessRunner.adoptOrphans()
         // A program without Liftoff is sampled by the agent, so each run has a profile all the same.
         for side in sides where !noAgent && !Injectability.linksLiftoff(side.command[0]) {
             if (try? Injectability.check(side.command[0])) != nil { side.agent = try? ProfileCommand.agentLibrary() }
         }
         let progress = Progress(total: runs * sides.count, quiet: quiet)
-        for round in 0..<warmup {
+        warmup: for round in 0..<warmup {
             for side in order(sides, round: round) {
+                if ProcessRunner.interruption != 0 { break warmup }
                 progress.note("warm-up \(round + 1)/\(warmup)\(side.label)")
                 let profile = side.folder.appendingPathComponent("runs/warmup.json")
                 _ = try? launch(side, log: side.folder.appendingPathComponent("runs/warmup.log"), profile: profile, pattern: pattern)
@@ -110,8 +117,9 @@ struct RecordCommand: ParsableCommand {
                 agentLaunch(side, profile: profile)?.cleanUp()
             }
         }
-        for round in 0..<runs {
+        rounds: for round in 0..<runs {
             for side in order(sides, round: round) {
+                if ProcessRunner.interruption != 0 { break rounds }
                 let index = side.manifest.runs.count + 1
                 let stem = String(format: "runs/run-%03d", index)
                 let entry = try recordRun(side, index: index, stem: stem, pattern: pattern)
@@ -124,6 +132,14 @@ struct RecordCommand: ParsableCommand {
         progress.finish()
         for side in sides { try side.saveManifest() }
         if !quiet { try StandardOutput.print(summary(sides)) }
+        let interruption = ProcessRunner.interruption
+        if interruption != 0 {
+            let finished = sides.map { $0.manifest.runs.filter(\.succeeded).count }.reduce(0, +)
+            let name = ProcessRunner.signalName(interruption) ?? "signal \(interruption)"
+            FileHandle.standardError.write(
+                Data("Interrupted by \(name): the \(finished) finished run\(finished == 1 ? "" : "s") are kept in \(root.path).\n".utf8))
+            throw ExitCode(128 &+ interruption)
+        }
         for side in sides where !side.manifest.runs.contains(where: \.succeeded) {
             let last = side.manifest.runs.last.map { " (the last: \($0.outcome))" } ?? ""
             throw CLIError(
@@ -158,7 +174,8 @@ struct RecordCommand: ParsableCommand {
         }
         let runner = ProcessRunner(
             arguments: side.command, environment: environment, log: log, ready: pattern, timeoutSeconds: watch.timeout,
-            readyStreams: watch.readyStream)
+            readyStreams: watch.readyStream, durationSeconds: watch.duration,
+            followsDaemons: watch.followDaemons)
         var result = try runner.run(launchVariable: ProfileRecorder.launchTimeVariable)
         if result.outcome == .timedOut { result.readyNs = nil }
         return result

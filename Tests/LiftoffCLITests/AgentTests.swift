@@ -81,6 +81,54 @@ enum AgentPrograms {
         @main struct Main { static func main() async { print(await middle() > 0) } }
         """
 
+    /// Compresses until SIGTERM, which its own handler notes; then it cleans up, restores the
+    /// default action and raises the signal again, as xz and many tools do.
+    static let cleansUpOnTerm = SampledWork.cReporter + """
+        #include <signal.h>
+        #include <stdint.h>
+        #include <unistd.h>
+        static volatile sig_atomic_t stop_requested;
+        static void on_term(int sig) { (void)sig; stop_requested = 1; }
+        __attribute__((noinline)) uint64_t compress_block(void) {
+            work_clock start = work_start();
+            uint64_t h = 1;
+            while (!stop_requested) for (int i = 0; i < 1000; i++) h = h * 31 + i;
+            work_report("compress_block", start);
+            return h;
+        }
+        int main(void) {
+            struct sigaction action = {0};
+            action.sa_handler = on_term;
+            sigaction(SIGTERM, &action, NULL);
+            printf("compressing\\n");
+            fflush(stdout);
+            // Opening its files: the agent's sampler thread gets its first tick in, even on a busy
+            // machine (what a launch does before it is covered elsewhere).
+            usleep(50000);
+            uint64_t h = compress_block();
+            fprintf(stderr, "removing the partial output %llu\\n", (unsigned long long)(h & 1));
+            signal(SIGTERM, SIG_DFL);
+            raise(SIGTERM);
+            return 1;
+        }
+        """
+
+    /// Dispatch workers count words, then `main` stops on a `fatalError` (SIGILL), with Swift's
+    /// backtracer on as it is by default (built -Onone, its backtrace reaches `main`).
+    static let crashingSwiftProgram = """
+        import Dispatch
+        @inline(never) func countWords(_ seed: Int) -> Int {
+            var words: [String: Int] = [:]
+            for j in 0..<150_000 { words["w\\(j % 5000)-\\(seed)", default: 0] += j }
+            return words.count
+        }
+        let group = DispatchGroup()
+        for seed in 0..<4 { DispatchQueue.global().async(group: group) { if countWords(seed) == 42 { print("42") } } }
+        group.wait()
+        @inline(never) func loadConfig() -> Never { fatalError("missing config file /etc/app/config.json") }
+        loadConfig()
+        """
+
     /// Compiles `source` with `compiler` and `arguments`; the executable's path.
     static func build(_ name: String, source: String, ext: String, compiler: String, _ arguments: [String]) throws -> String {
         let file = folder.appendingPathComponent("\(name).\(ext)")
@@ -222,6 +270,108 @@ struct AgentTests {
 
         let exitedEarly = try profile(["/bin/sh", "-c", "echo starting"], extra: ["--ready", "listening on"])
         #expect(exitedEarly.status == 124, "an exit before the ready line is not a launch: \(exitedEarly.stdout)")
+    }
+
+    @Test("a Swift program that crashes ends as it does bare: its signal, its backtrace, about its time; the backtracer is not profiled")
+    func swiftCrash() throws {
+        let program = try AgentPrograms.build(
+            "swift-crash", source: AgentPrograms.crashingSwiftProgram, ext: "swift", compiler: "/opt/swift/usr/bin/swiftc",
+            ["-Onone", "-g"])
+        let bare = Process()
+        bare.executableURL = URL(fileURLWithPath: program)
+        let pipe = Pipe()
+        bare.standardOutput = pipe
+        bare.standardError = pipe
+        let started = Date()
+        try bare.run()
+        let bareOutput = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        bare.waitUntilExit()
+        let bareMs = Date().timeIntervalSince(started) * 1000
+        try #require(bare.terminationReason == .uncaughtSignal && bare.terminationStatus == SIGILL, "\(bareOutput)")
+        try #require(bareOutput.contains("*** Program crashed: Illegal instruction"), "Swift's backtracer runs: \(bareOutput)")
+
+        let run = try profile([program])
+        #expect(run.status == 128 + SIGILL, "SIGILL, as bare: \(run.stdout)")
+        #expect(run.stdout.contains("crashed with signal 4 (SIGILL) after"), "\(run.stdout)")
+        #expect(run.stdout.contains("in its own crash handler, not profiled"), "\(run.stdout)")
+        #expect(!run.log.contains("failed to suspend thread"), "the backtracer reaches every thread: \(run.log)")
+        #expect(!run.log.contains("liftoff-sampler"), "the sampler thread is gone before the backtracer lists threads")
+        let bareFrames = Self.crashedThreadFrames(bareOutput)
+        #expect(bareFrames.contains("loadConfig()"), "\(bareFrames)")
+        #expect(
+            Self.crashedThreadFrames(run.log) == bareFrames,
+            "the crashed thread's backtrace, frame by frame:\n\(run.log)\nbare:\n\(bareOutput)")
+        let profile = try #require(run.profile)
+        #expect(profile.processes.map(\.programName) == ["swift-crash"], "swift-backtrace runs without the agent")
+        #expect(profile.processes.first?.signal == Int(SIGILL))
+        #expect(functions(profile).contains { $0.contains("countWords") }, "the work before the crash is sampled")
+        let after = try #require(run.stdout.firstMatch(of: #/after ([0-9.]+) ms/#).flatMap { Double($0.1) })
+        #expect(after <= 1.5 * bareMs + 1000, "the crash took \(after) ms under the agent, \(bareMs) ms bare")
+    }
+
+    /// The function names of the crashed thread's frames in a Swift backtrace.
+    static func crashedThreadFrames(_ output: String) -> [String] {
+        let lines = output.split(separator: "\n", omittingEmptySubsequences: false)
+        guard let first = lines.firstIndex(where: { $0.hasPrefix("Thread ") && $0.hasSuffix("crashed:") }) else { return [] }
+        return lines[(first + 1)...].prefix { !$0.hasPrefix("Thread ") && !$0.hasPrefix("Registers") }.compactMap { line in
+            line.firstMatch(of: #/0x[0-9a-f]+ (.+?)(?: \+ [0-9]+)? in /#).map { String($0.1) }
+        }
+    }
+
+    @Test("--duration stops a program that handles SIGTERM itself: recorded until it re-raises the signal, then exit 0")
+    func durationAndOwnStopHandler() throws {
+        let program = try AnyPrograms.build("cleans-up", AgentPrograms.cleansUpOnTerm)
+        let started = Date()
+        let run = try profile([program], extra: ["--duration", "1"])
+        #expect(Date().timeIntervalSince(started) < 15, "stopped after --duration")
+        #expect(run.status == 0, "stopped after --duration is a run that did what was asked: \(run.stdout)\(run.stderr)")
+        #expect(run.stdout.contains("stopped after --duration after"), "\(run.stdout)")
+        #expect(run.log.contains("removing the partial output"), "its own handler ran: \(run.log)")
+        let profile = try #require(run.profile, "the profile is written: \(run.stderr)")
+        #expect(profile.processes.first?.signal == Int(SIGTERM), "it ended with the SIGTERM it raised again")
+        let work = try #require(ReportedWork.named("compress_block", in: run.log), "\(run.log)")
+        var inBlock = 0
+        for row in 0..<profile.samples.count where profile.samples.state[row] == .running {
+            let names = profile.frameIndices(ofStack: profile.samples.stack[row]).map { profile.frames[$0].name }
+            if names.contains("compress_block") { inBlock += Int(profile.samples.weight[row]) }
+        }
+        work.expectAgreement(withRunning: inBlock, intervalNs: profile.samplingIntervalNs, of: "compress_block, until the signal")
+    }
+
+    @Test("a signal the program ignores stays ignored in what it runs with exec, as nohup needs")
+    func ignoredSignalInherited() throws {
+        let script = "trap '' HUP; exec /bin/sh -c 'kill -HUP $$; echo survived the hangup'"
+        let run = try profile(["/bin/sh", "-c", script])
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+        #expect(run.log.contains("survived the hangup"), "\(run.log)")
+    }
+
+    @Test("a daemon that leaves the process group is stopped and named when the program ends, or followed to its ready line")
+    func daemon() throws {
+        let daemon = """
+            import os, sys, time
+            print("starting", flush=True)
+            if os.fork() > 0: sys.exit(0)
+            os.setsid()
+            if os.fork() > 0: os._exit(0)
+            sum(i * i for i in range(3000000))
+            print("daemon listening", flush=True)
+            time.sleep(30)
+            """
+        let started = Date()
+        let stopped = try profile(["/usr/bin/python3", "-c", daemon])
+        #expect(Date().timeIntervalSince(started) < 20, "not waited for")
+        #expect(stopped.status == 0, "\(stopped.stdout)\(stopped.stderr)")
+        #expect(
+            stopped.stdout.contains(#/python3 \([0-9]+\) left the program's process group \(a daemon\)/#)
+                && stopped.stdout.contains("--follow-daemons"), "the summary names it: \(stopped.stdout)")
+
+        let followed = try profile(["/usr/bin/python3", "-c", daemon], extra: ["--follow-daemons", "--ready", "daemon listening"])
+        #expect(followed.status == 0, "stopped at the daemon's ready line: \(followed.stdout)\(followed.stderr)")
+        #expect(!followed.stdout.contains("left the program's process group"), "\(followed.stdout)")
+        let profile = try #require(followed.profile)
+        #expect(profile.processes.count == 3, "the program, its first child and the daemon: \(profile.processes.map(\.label))")
+        #expect(profile.marks.contains { $0.name == .ready }, "the daemon's ready line is the launch's")
     }
 
     @Test("Ctrl-C or SIGTERM to liftoff profile hands the signal on: the server ends, its profile is written, exit 130 or 143", arguments: [SIGINT, SIGTERM])

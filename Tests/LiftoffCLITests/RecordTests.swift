@@ -148,14 +148,14 @@ struct RecordTests {
         #expect(ProcessRunner.newline(in: [], from: 0) == nil)
     }
 
-    @Test("an interrupted recording keeps every finished run in its journal, and compare reads it")
-    func interrupted() throws {
-        let folder = temporaryFolder()
+    /// `record` of 100 short runs into `folder`, once a few have finished; its standard error.
+    func recordingSomeRuns(into folder: URL) throws -> (Process, Pipe) {
         let process = Process()
         process.executableURL = try BuiltTool.find().url
         process.arguments = ["record", "--runs", "100", "--warmup", "0", "--quiet", "--out", folder.path, "--", "/bin/sleep", "0.05"]
+        let errors = Pipe()
+        process.standardError = errors
         try process.run()
-        // Wait for a few runs to finish, then interrupt as Ctrl-C would.
         let journal = folder.appendingPathComponent("runs.jsonl")
         let deadline = Date().addingTimeInterval(20)
         while Date() < deadline {
@@ -163,13 +163,33 @@ struct RecordTests {
             if lines >= 4 { break }
             usleep(20_000)
         }
+        return (process, errors)
+    }
+
+    @Test("Ctrl-C to record hands the signal to the running program, keeps every finished run in record.json, exits 130")
+    func interrupted() throws {
+        let folder = temporaryFolder()
+        let (process, errors) = try recordingSomeRuns(into: folder)
         kill(process.processIdentifier, SIGINT)
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        #expect(process.terminationReason == .exit && process.terminationStatus == 130 || process.terminationReason == .uncaughtSignal)
-        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("record.json").path))
+        #expect(process.terminationReason == .exit && process.terminationStatus == 130, "\(stderr)")
+        #expect(stderr.contains("Interrupted by SIGINT: the ") && stderr.contains("finished run"), "\(stderr)")
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("record.json").path), "record.json is written")
         let runs = try RunSet.load(folder.path)
         #expect(runs.profiles.count >= 3, "the runs that finished before the interrupt are kept")
         #expect(runs.profiles.allSatisfy { ($0.timeToFirstFrameNs ?? 0) >= 50_000_000 })
+    }
+
+    @Test("a recording killed outright keeps every finished run in its journal, and compare reads it")
+    func killed() throws {
+        let folder = temporaryFolder()
+        let (process, _) = try recordingSomeRuns(into: folder)
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("record.json").path))
+        let runs = try RunSet.load(folder.path)
+        #expect(runs.profiles.count >= 3, "the runs that finished before the kill are kept")
     }
 
     @Test("a program that cannot start, or a missing command, is one clear sentence and a non-zero exit")

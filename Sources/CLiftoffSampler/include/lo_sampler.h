@@ -134,6 +134,10 @@ int lo_sampler_is_running(void);
 /// What the store holds then can be read, but the session is not stopped: call nothing else but
 /// `lo_sampler_store` and `lo_sampler_counts` afterwards.
 void lo_sampler_halt(void);
+/// After `lo_sampler_halt`, for a process about to crash (async-signal-safe): ends the waits that
+/// the sampler's handler resumed, where SIGPROF is blocked, so that a crash handler that suspends
+/// threads with a signal reaches every thread. Waits up to `bound_ns` for them to leave.
+void lo_sampler_release_waits(uint64_t bound_ns);
 
 /// In the child of fork() (a pthread_atfork child handler): forgets the parent's session, whose
 /// sampler thread does not exist here, so that `lo_sampler_start` starts the child's own.
