@@ -395,6 +395,10 @@ int lo_agent_start_sampling(void) {
     lo_config config = {lo_agent.rate_hz, 256, LO_SAMPLE_ALL_THREADS};
     if (lo_sampler_start(&config) != LO_OK) return 0;
     lo_sampler_register_current_thread();
+    // The program starts once the sampler has checked its threads: on a busy machine the sampler
+    // thread can wait long for a core, and a main thread that blocks meanwhile (a sleep, a read)
+    // would be seen only from its first tick. The wait itself is in no sample.
+    lo_sampler_await_first_tick_unsampled(1000000000ull);
     return 1;
 }
 

@@ -265,6 +265,8 @@ size_t lo_store_bytes(void);
 void lo_threads_begin(int all_threads, uint32_t rate_hz, pid_t sampler_tid);
 // One tick: lists threads when due, reads CPU clocks, records waits and signals runners.
 void lo_threads_tick(pid_t pid, uint64_t now_ns, uint64_t tick);
+// Leaves thread `tid` out of the ticks (0: none), while it waits for the first one.
+void lo_threads_set_unsampled(pid_t tid);
 // Drain visitor: a handler's answer.
 void lo_threads_answer(const lo_slot *slot);
 // Session end: keeps the names of every thread seen, frees the table.

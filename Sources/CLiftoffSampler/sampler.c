@@ -186,6 +186,13 @@ int lo_sampler_await_first_tick(uint64_t timeout_ns) {
     return 1;
 }
 
+int lo_sampler_await_first_tick_unsampled(uint64_t timeout_ns) {
+    lo_threads_set_unsampled(lo_current_tid());
+    int done = lo_sampler_await_first_tick(timeout_ns);
+    lo_threads_set_unsampled(0);
+    return done;
+}
+
 void lo_sampler_halt(void) {
     // No lock, no join, no condition variable: only atomics, a clock and nanosleep.
     atomic_store(&g_keep_sampling, 0);

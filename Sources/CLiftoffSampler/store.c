@@ -8,6 +8,9 @@
 
 static uint64_t *g_store;
 static size_t g_store_words, g_store_capacity;
+static size_t g_store_limit = LO_STORE_DEFAULT_LIMIT_WORDS;
+
+void lo_sampler_set_store_limit(size_t words) { g_store_limit = words ? words : LO_STORE_DEFAULT_LIMIT_WORDS; }
 
 void lo_store_reset(void) {
     free(g_store);
@@ -18,9 +21,16 @@ void lo_store_reset(void) {
 void lo_store_append(int32_t tid, uint64_t time_ns, uint64_t task, uint64_t cpu_ns, uint64_t ticks, uint16_t flags,
                      const uintptr_t *frames, int depth, uint32_t async) {
     size_t needed = g_store_words + LO_SAMPLE_HEADER_WORDS + (size_t)depth;
+    // Bounded: a program sampled for hours (a server profiled without --ready) keeps its first
+    // samples, the launch, and counts the rest as dropped.
+    if (needed > g_store_limit) {
+        LO_COUNT(dropped, 1);
+        return;
+    }
     if (needed > g_store_capacity) {
         size_t capacity = g_store_capacity ? g_store_capacity : 1u << 16;
         while (capacity < needed) capacity *= 2;
+        if (capacity > g_store_limit) capacity = g_store_limit;
         uint64_t *grown = realloc(g_store, capacity * sizeof(uint64_t));
         if (grown == NULL) {
             LO_COUNT(dropped, 1);

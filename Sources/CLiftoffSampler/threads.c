@@ -315,6 +315,25 @@ static uint64_t lo_check(lo_thread *thread, pid_t pid, uint64_t now_ns, uint64_t
     }
     uint64_t moved = cpu > thread->read_cpu ? cpu - thread->read_cpu : 0;
     thread->read_cpu = cpu;
+    // A thread in a wait the handler resumed has SIGPROF blocked until the wait ends: a signal would
+    // stay pending all along, and the wait would be in no sample. It waits at the stack the handler
+    // found; a signal already pending is answered when the wait ends, for the ticks after this one.
+    uintptr_t resumed[LO_MAX_FRAMES];
+    int depth = lo_handler_resumed_stack(thread->tid, resumed, LO_MAX_FRAMES);
+    if (depth > 0) {
+        uint64_t covered = tick > thread->last_tick ? tick - thread->last_tick : 1;
+        lo_store_append(thread->tid, now_ns, 0, 0, covered, LO_SAMPLE_IN_SYSCALL, resumed, depth, 0);
+        thread->last_tick = tick;
+        thread->base_cpu = cpu;
+        thread->has_stack = 1;
+        thread->stack_waits = 1;
+        thread->checked = 1;
+        if (thread->pending) {
+            thread->sent_tick = tick + 1;
+            thread->sent_ns = now_ns;
+        }
+        return moved;
+    }
     if (thread->pending) {
         if (now_ns < thread->sent_ns || now_ns - thread->sent_ns < LO_PENDING_TIMEOUT_NS) return moved;
         // Signals blocked, or the answer was dropped: try again.
@@ -407,6 +426,12 @@ static int lo_is_idle(const lo_thread *thread) {
 // each listing of the threads). The process's clock walks every thread, so with more than
 // LO_GROUP_SPAN idle threads, or above 1 kHz, the group is checked every few ticks, not each one.
 
+// A thread that waits for the sampler's first tick (lo_sampler_await_first_tick_unsampled): not
+// checked until it is done, so its wait is in no sample.
+static _Atomic pid_t g_unsampled_tid;
+
+void lo_threads_set_unsampled(pid_t tid) { atomic_store(&g_unsampled_tid, tid); }
+
 void lo_threads_tick(pid_t pid, uint64_t now_ns, uint64_t tick) {
     g_current_tick = tick;
     g_current_tick_ns = now_ns;
@@ -421,7 +446,7 @@ void lo_threads_tick(pid_t pid, uint64_t now_ns, uint64_t tick) {
     for (size_t i = 0; i < g_count; i++) {
         lo_thread *thread = &g_table[i];
         thread->ran_now = 0;
-        if (thread->gone) continue;
+        if (thread->gone || thread->tid == atomic_load(&g_unsampled_tid)) continue;
         if (lo_is_idle(thread)) {
             idle++;
             continue;

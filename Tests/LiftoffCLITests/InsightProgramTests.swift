@@ -198,7 +198,8 @@ struct InsightProgramTests {
         let program = try AnyPrograms.build("insight-sleep", InsightPrograms.sleep, ["-O1", "-g"])
         let (_, _, folder) = try explain([program])
         let check = try BuiltTool.find().run(["check", folder.path, "--insight", "main-thread-sleep=50ms"])
-        #expect(check.status == 2)
+        let summary = try BuiltTool.find().run(["report", folder.appendingPathComponent("profile.json").path, "--format", "folded", "--per-thread"]).stdout
+        #expect(check.status == 2, "\(check.stdout)\nThe profile:\n\(summary)")
         #expect(check.stdout.contains("over its budget of 50 ms"))
         #expect(check.stdout.contains("load_config"))
         let bad = try BuiltTool.find().run(["check", folder.path, "--insight", "main-thread-nap=5ms"])

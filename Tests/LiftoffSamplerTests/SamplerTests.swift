@@ -184,6 +184,25 @@ struct SamplerTests {
                 <= recording.counts.signalsSent)
     }
 
+    @Test("the store is bounded: past its limit the first samples stay and the rest are counted as dropped")
+    func boundedStore() throws {
+        // 4,096 words: a few dozen samples of this thread's stack (the test runner's frames included).
+        lo_sampler_set_store_limit(4096)
+        defer { lo_sampler_set_store_limit(0) }
+        try Sampler.start(SamplerConfiguration(rateHz: 2000, threads: .registered))
+        let stop = deadline(afterMilliseconds: 400)
+        Sampler.withCurrentThreadRegistered(name: "busy") { busyWork(until: stop) }
+        let recording = Sampler.stop()
+        let words = recording.samples.reduce(0) { $0 + Int(LO_SAMPLE_HEADER_WORDS) + $1.addresses.count }
+        #expect(words <= 4096, "the store holds \(words) words")
+        let largest = Int(LO_SAMPLE_HEADER_WORDS) + Int(LO_MAX_FRAMES)
+        #expect(words > 4096 - largest, "filled up to the last sample that fits: \(words) words")
+        #expect(recording.counts.dropped > 100, "\(recording.counts.dropped) samples counted as dropped")
+        let first = try #require(recording.samples.first?.timeNs)
+        let last = try #require(recording.samples.last?.timeNs)
+        #expect(last - first < 300_000_000, "the samples kept are the first ones, not the last")
+    }
+
     @Test("rates outside 1 Hz ... 10 kHz and bad ring sizes are refused", arguments: [0, 10_001, -5])
     func badRates(rate: Int) {
         #expect(throws: SamplerError.self) { try Sampler.start(SamplerConfiguration(rateHz: rate)) }

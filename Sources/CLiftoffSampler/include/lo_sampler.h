@@ -82,7 +82,7 @@ typedef struct lo_config {
 typedef struct lo_counts {
     uint64_t signals_sent;   ///< SIGPROF signals sent by the sampler thread
     uint64_t captured;       ///< samples written to the ring
-    uint64_t dropped;        ///< samples lost because the ring was full
+    uint64_t dropped;        ///< samples lost because the ring was full, or the store at its limit
     uint64_t failed;         ///< handler runs where unw_backtrace found no frame
     uint64_t skipped;        ///< handler runs that gave up waiting for another thread's unwind
     uint64_t truncated;      ///< captured samples cut at LO_MAX_FRAMES
@@ -125,6 +125,9 @@ lo_status lo_sampler_start(const lo_config *config);
 /// the sampler thread may wait for a core a long time on a busy machine, and what runs before its
 /// first tick is not sampled. Returns 1 once it has, 0 on timeout or when no session runs.
 int lo_sampler_await_first_tick(uint64_t timeout_ns);
+/// `lo_sampler_await_first_tick`, with the calling thread left out of the ticks while it waits:
+/// the wait is in no sample (the agent's, before `main`).
+int lo_sampler_await_first_tick_unsampled(uint64_t timeout_ns);
 /// Stops sampling, waits for running handlers, drains the ring; a no-op when stopped.
 void lo_sampler_stop(void);
 /// Whether a session is running.
@@ -172,6 +175,11 @@ lo_counts lo_sampler_counts(void);
 /// The store: `*word_count` words of samples in the layout above. Valid until
 /// the next `lo_sampler_start` or `lo_sampler_clear_store`.
 const uint64_t *lo_sampler_store(size_t *word_count);
+/// The store's limit: 32 Mi words (256 MiB, about a million samples of 30 frames). Samples past
+/// it are counted as dropped.
+#define LO_STORE_DEFAULT_LIMIT_WORDS ((size_t)32 << 20)
+/// Sets the store's limit in words (0: the default), for the next samples stored.
+void lo_sampler_set_store_limit(size_t words);
 /// With LO_VERIFY_WALK: the first stack on which the walks disagreed, the walk's and libunwind's
 /// (LO_MAX_FRAMES each); returns 0 when there was none.
 int lo_sampler_walk_mismatch(uintptr_t *walked, int *walked_depth, uintptr_t *reference, int *reference_depth);
