@@ -14,7 +14,7 @@ int lo_capture_thread_stack(pid_t tid, uintptr_t *buffer, int capacity, int time
     if (buffer == NULL || capacity <= 0) return 0;
     lo_handler_install_once();
     // A thread in a wait a handler resumed cannot take the signal until the wait ends.
-    int resumed = lo_handler_resumed_stack(tid, buffer, capacity);
+    int resumed = lo_handler_resumed_stack(tid, buffer, capacity, NULL, NULL);
     if (resumed >= 0) return resumed;
     pthread_mutex_lock(&g_request_lock);
     int own_snapshot = lo_sampler_begin_request();

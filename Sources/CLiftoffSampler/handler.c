@@ -109,18 +109,23 @@ typedef struct lo_resumed {
     _Atomic uint32_t generation; // changes with every claim, so a reader can tell a reused entry
     int depth;
     uintptr_t wait_word;         // a futex wait's word (the call's first argument), or 0
+    uint64_t task;               // the Swift task the thread waits in, or 0
+    uint32_t async;              // where the async callers are in `frames` (as a sample's)
     uintptr_t frames[LO_MAX_FRAMES];
 } lo_resumed;
 
 static lo_resumed g_resumed[LO_MAX_RESUMED];
 
-static int lo_resumed_claim(pid_t tid, const uintptr_t *frames, int depth, uintptr_t wait_word) {
+static int lo_resumed_claim(pid_t tid, const uintptr_t *frames, int depth, uintptr_t wait_word, uint64_t task,
+                            uint32_t async) {
     for (int i = 0; i < LO_MAX_RESUMED; i++) {
         pid_t expected = 0;
         if (!atomic_compare_exchange_strong(&g_resumed[i].tid, &expected, -1)) continue;
         atomic_fetch_add(&g_resumed[i].generation, 1);
         g_resumed[i].depth = depth;
         g_resumed[i].wait_word = wait_word;
+        g_resumed[i].task = task;
+        g_resumed[i].async = async;
         memcpy(g_resumed[i].frames, frames, (size_t)depth * sizeof(uintptr_t));
         atomic_store_explicit(&g_resumed[i].tid, tid, memory_order_release);
         return i;
@@ -129,23 +134,29 @@ static int lo_resumed_claim(pid_t tid, const uintptr_t *frames, int depth, uintp
 }
 
 // The stack thread `tid` waits in while a handler resumes its wait: the frame count, or -1.
-static int lo_resumed_stack(pid_t tid, uintptr_t *buffer, int capacity) {
+static int lo_resumed_stack(pid_t tid, uintptr_t *buffer, int capacity, uint64_t *task, uint32_t *async) {
     for (int i = 0; i < LO_MAX_RESUMED; i++) {
         if (atomic_load_explicit(&g_resumed[i].tid, memory_order_acquire) != tid) continue;
         uint32_t generation = atomic_load(&g_resumed[i].generation);
         int depth = g_resumed[i].depth < capacity ? g_resumed[i].depth : capacity;
         memcpy(buffer, g_resumed[i].frames, (size_t)depth * sizeof(uintptr_t));
+        uint64_t waiting_task = g_resumed[i].task;
+        uint32_t waiting_async = g_resumed[i].async;
         atomic_thread_fence(memory_order_acquire);
-        if (atomic_load(&g_resumed[i].tid) == tid && atomic_load(&g_resumed[i].generation) == generation) return depth;
+        if (atomic_load(&g_resumed[i].tid) == tid && atomic_load(&g_resumed[i].generation) == generation) {
+            if (task) *task = waiting_task;
+            if (async) *async = waiting_async;
+            return depth;
+        }
     }
     return -1;
 }
 
 static _Atomic int g_waits_released; // the process crashes: no wait is resumed any more
 
-static void lo_resume_wait(void *context, const uintptr_t *frames, int depth) {
+static void lo_resume_wait(void *context, const uintptr_t *frames, int depth, uint64_t task, uint32_t async) {
     if (!lo_interrupted_call_cut_short(context) || atomic_load(&g_waits_released)) return;
-    int entry = depth > 0 ? lo_resumed_claim(lo_current_tid(), frames, depth, lo_interrupted_call_word(context)) : -1;
+    int entry = depth > 0 ? lo_resumed_claim(lo_current_tid(), frames, depth, lo_interrupted_call_word(context), task, async) : -1;
     // Claimed, then checked again: lo_sampler_release_waits sets the flag, then looks for claims.
     if (atomic_load(&g_waits_released)) {
         if (entry >= 0) atomic_store(&g_resumed[entry].tid, 0);
@@ -267,6 +278,8 @@ static void lo_handler(int signal_number, siginfo_t *info, void *context) {
     lo_readers_enter();
     uint64_t request = atomic_load(&g_request_seq);
     int truncated = 0, depth = 0;
+    uint64_t sampled_task = 0;
+    uint32_t sampled_async = 0;
     uintptr_t frames[LO_MAX_FRAMES];
     int for_request = atomic_load(&g_request_tid) == lo_current_tid() && atomic_load(&g_request_done) != request;
     int sampling = atomic_load(&g_active) && lo_ring_ready();
@@ -277,6 +290,7 @@ static void lo_handler(int signal_number, siginfo_t *info, void *context) {
     } else if (for_request || sampling) {
         uintptr_t running = sampling ? lo_handler_current_task() : 0;
         uint64_t task = lo_task_identity(running);
+        sampled_task = task;
         lo_async_frame async;
         depth = lo_unwind_stack(context, frames, &truncated, &async);
         if (for_request) {
@@ -292,6 +306,7 @@ static void lo_handler(int signal_number, siginfo_t *info, void *context) {
         if (!sampling) goto done;
         uint32_t async_placed = 0, async_count = 0;
         if (depth > 0) depth = lo_add_async_callers(running, &async, frames, depth, &truncated, &async_placed, &async_count);
+        sampled_async = async_placed | async_count << 16;
         if (depth < 0) {
             LO_COUNT(skipped, 1);
             depth = 0;
@@ -313,7 +328,7 @@ static void lo_handler(int signal_number, siginfo_t *info, void *context) {
 done:
     lo_readers_exit();
     // Outside the count of running handlers: the wait may last long after sampling stopped.
-    if (!t_warming) lo_resume_wait(context, frames, depth < 0 ? 0 : depth);
+    if (!t_warming) lo_resume_wait(context, frames, depth < 0 ? 0 : depth, sampled_task, sampled_async);
     errno = saved_errno;
 }
 
@@ -418,8 +433,8 @@ int lo_handler_wake_resumed(void) {
     return waiting;
 }
 
-int lo_handler_resumed_stack(pid_t tid, uintptr_t *buffer, int capacity) {
-    return lo_resumed_stack(tid, buffer, capacity);
+int lo_handler_resumed_stack(pid_t tid, uintptr_t *buffer, int capacity, uint64_t *task, uint32_t *async) {
+    return lo_resumed_stack(tid, buffer, capacity, task, async);
 }
 
 int lo_handler_ask(pid_t tid, uintptr_t *buffer, int capacity, int timeout_ms) {
@@ -439,7 +454,7 @@ int lo_handler_ask(pid_t tid, uintptr_t *buffer, int capacity, int timeout_ms) {
             struct timespec pause = {0, 100000};
             nanosleep(&pause, NULL);
             // The signal may have found it already in a resumed wait, or landed after another one.
-            if (atomic_load(&g_request_done) != request && (result = lo_resumed_stack(tid, buffer, capacity)) >= 0) break;
+            if (atomic_load(&g_request_done) != request && (result = lo_resumed_stack(tid, buffer, capacity, NULL, NULL)) >= 0) break;
         }
         if (result < 0 && atomic_load(&g_request_done) == request) {
             int slot = (int)(request & 1);

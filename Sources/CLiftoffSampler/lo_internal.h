@@ -282,7 +282,8 @@ void lo_threads_after_fork(void);  // in a fork child: forgets the parent's thre
 void lo_snapshot_after_fork(void); // in a fork child: no dlclose is under way
 // capture.c's side of a stack request: the stack of the wait `tid` is in while a handler resumes
 // it (-1 when none), and asking `tid`'s handler for its stack (-1 when it does not answer in time).
-int lo_handler_resumed_stack(pid_t tid, uintptr_t *buffer, int capacity);
+// The stack (and Swift task, async callers) of thread `tid` in a wait a handler resumed: its depth, or -1.
+int lo_handler_resumed_stack(pid_t tid, uintptr_t *buffer, int capacity, uint64_t *task, uint32_t *async);
 // For a process about to crash: resumed waits are no longer resumed, and futex ones are woken
 // (the number of threads still in one).
 void lo_handler_stop_resuming(void);

@@ -319,10 +319,12 @@ static uint64_t lo_check(lo_thread *thread, pid_t pid, uint64_t now_ns, uint64_t
     // stay pending all along, and the wait would be in no sample. It waits at the stack the handler
     // found; a signal already pending is answered when the wait ends, for the ticks after this one.
     uintptr_t resumed[LO_MAX_FRAMES];
-    int depth = lo_handler_resumed_stack(thread->tid, resumed, LO_MAX_FRAMES);
+    uint64_t task = 0;
+    uint32_t async = 0;
+    int depth = lo_handler_resumed_stack(thread->tid, resumed, LO_MAX_FRAMES, &task, &async);
     if (depth > 0) {
         uint64_t covered = tick > thread->last_tick ? tick - thread->last_tick : 1;
-        lo_store_append(thread->tid, now_ns, 0, 0, covered, LO_SAMPLE_IN_SYSCALL, resumed, depth, 0);
+        lo_store_append(thread->tid, now_ns, task, 0, covered, LO_SAMPLE_IN_SYSCALL, resumed, depth, async);
         thread->last_tick = tick;
         thread->base_cpu = cpu;
         thread->has_stack = 1;

@@ -50,4 +50,30 @@ extension SamplerTests {
             #expect(!names.contains { $0.contains("lo_handler") }, "the answer is the program's stack, not the handler's")
         }
     }
+
+    @Test("a sleep the handler resumed is recorded waiting for all its ticks, in the Swift task that sleeps")
+    func resumedSleepIsRecordedWhole() async throws {
+        try Sampler.start(SamplerConfiguration(rateHz: 1000))
+        let tid = Mutex(0)
+        let sleeper = Task.detached {
+            tid.withLock { $0 = CurrentThread.id }
+            // Running right up to the sleep: a tick finds the thread has run since its last answer
+            // while the handler already resumed its sleep, where SIGPROF is blocked.
+            busyWork(until: deadline(afterMilliseconds: 30))
+            return sleepOnceInUsleep(milliseconds: 300)
+        }
+        let slept = await sleeper.value
+        let recording = Sampler.stop()
+        let thread = tid.withLock { $0 }
+        let symbolizer = ELFSymbolizer()
+        let inSleep = recording.samples.filter { sample in
+            sample.threadID == thread && sample.state == .blocked
+                && sample.addresses.enumerated().contains { index, address in
+                    symbolizer.symbolize(index == 0 ? address : address - 1).name.contains("sleepOnceInUsleep")
+                }
+        }
+        let ticks = inSleep.reduce(0) { $0 + Int($1.weight) }
+        #expect(Double(ticks) >= slept - 10, "\(ticks) ticks waiting in a sleep of \(slept) ms")
+        #expect(inSleep.allSatisfy { $0.task != 0 }, "every tick of the wait is in the task that sleeps")
+    }
 }
