@@ -61,6 +61,7 @@ typedef struct lo_thread {
     pid_t tid;
     uint32_t generation;
     uint8_t pending, has_stack, stack_waits, checked, gone, names_read, maybe_stray, wait_mode, ran_now;
+    uint8_t resumed_recorded; // its resumed wait's stack is in the store: later ticks repeat it
     uint32_t idle_streak;
     uint64_t sent_ns, sent_after_ns, sent_tick, base_cpu, answer_cpu, read_cpu, last_tick;
     uint64_t expect_ins, wait_cpu;
@@ -324,7 +325,14 @@ static uint64_t lo_check(lo_thread *thread, pid_t pid, uint64_t now_ns, uint64_t
     int depth = lo_handler_resumed_stack(thread->tid, resumed, LO_MAX_FRAMES, &task, &async);
     if (depth > 0) {
         uint64_t covered = tick > thread->last_tick ? tick - thread->last_tick : 1;
-        lo_store_append(thread->tid, now_ns, task, 0, covered, LO_SAMPLE_IN_SYSCALL, resumed, depth, async);
+        if (thread->resumed_recorded) {
+            // The same wait: a repeat of its stack, and the thread joins the idle group as any wait does.
+            lo_store_append(thread->tid, now_ns, 0, 0, covered, LO_SAMPLE_WAITING, NULL, 0, 0);
+            if (thread->idle_streak < LO_IDLE_STREAK) thread->idle_streak++;
+        } else {
+            lo_store_append(thread->tid, now_ns, task, 0, covered, LO_SAMPLE_IN_SYSCALL, resumed, depth, async);
+            thread->resumed_recorded = 1;
+        }
         thread->last_tick = tick;
         thread->base_cpu = cpu;
         thread->has_stack = 1;
@@ -583,6 +591,7 @@ void lo_threads_answer(const lo_slot *slot) {
         }
         thread->missed_ticks = 0;
         thread->pending = 0;
+        thread->resumed_recorded = 0;
         thread->last_tick = g_current_tick;
         thread->has_stack = slot->depth > 0;
         thread->stack_waits = (flags & LO_SAMPLE_IN_SYSCALL) != 0;
