@@ -5,6 +5,14 @@ import PackageDescription
 // A Hummingbird 2 server whose startup steps are tracing spans (swift-distributed-tracing's
 // withSpan) and whose HTTP service runs in a ServiceGroup. Bootstrapped with Liftoff's tracer,
 // every span lands in the launch profile; the tests record it with `liftoff record --ready`.
+// What both servers run on: the routes, Hummingbird, the service group and its logger.
+let serverDependencies: [Target.Dependency] = [
+    "ServerCore",
+    .product(name: "Hummingbird", package: "hummingbird"),
+    .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+    .product(name: "Logging", package: "swift-log"),
+]
+
 let package = Package(
     name: "Server",
     dependencies: [
@@ -23,16 +31,14 @@ let package = Package(
             ]),
         .executableTarget(
             name: "Server",
-            dependencies: [
-                "ServerCore",
+            dependencies: serverDependencies + [
                 .product(name: "Liftoff", package: "Liftoff"),
                 .product(name: "LiftoffTracing", package: "Liftoff"),
                 .product(name: "LiftoffServiceLifecycle", package: "Liftoff"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
-                .product(name: "Logging", package: "swift-log"),
             ]),
+        // The same server without Liftoff: what the wired one is measured against after ready.
+        .executableTarget(name: "BareServer", dependencies: serverDependencies),
         .testTarget(
             name: "ServerTests",
             dependencies: [
