@@ -162,9 +162,7 @@ static void hand_on(size_t i, int sig, siginfo_t *info, void *context) {
         // sa_mask, and the signal unless SA_NODEFER. (The agent's blocked every exit signal, and a
         // crash handler's helper thread inherits the mask: a fault it expects to catch would kill.)
         sigset_t mask = context ? ((ucontext_t *)context)->uc_sigmask : program.sa_mask;
-        for (int s = 1; s < NSIG; s++) {
-            if (sigismember(&program.sa_mask, s) == 1) sigaddset(&mask, s);
-        }
+        sigorset(&mask, &mask, &program.sa_mask);
         if (!(program.sa_flags & SA_NODEFER)) sigaddset(&mask, sig);
         else sigdelset(&mask, sig);
         pthread_sigmask(SIG_SETMASK, &mask, NULL);
@@ -172,7 +170,7 @@ static void hand_on(size_t i, int sig, siginfo_t *info, void *context) {
         else program.sa_handler(sig);
         return;
     }
-    if (program.sa_handler == SIG_IGN) return;
+    if (is_ignored(&program)) return;
     /* A fault re-raised by returning: the instruction runs again, now with the default action.
        Any other signal is raised again, unblocked. */
     if (info && info->si_code > 0 && (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE)) return;
@@ -188,9 +186,8 @@ static void on_signal(int sig, siginfo_t *info, void *context) {
     int i = exit_signal_index(sig);
     if (i < 0) return;
     if (!crash && atomic_load(&g_owns_stop_signals) && lo_agent_records()) {
-        struct sigaction program = previous[i];
         // The program handles it and goes on: recorded until it ends.
-        if (has_own_handler(&program)) {
+        if (has_own_handler(&previous[i])) {
             hand_on((size_t)i, sig, info, context);
             return;
         }
@@ -201,7 +198,7 @@ static void on_signal(int sig, siginfo_t *info, void *context) {
     if (crash) atomic_store(&lo_agent_crashed, 1);
     lo_agent_write_halted(LO_AGENT_ENDED_BY_SIGNAL | (uint32_t)(sig & 0xff) << 8);
     lo_agent_wait_for_writer();
-    if (lo_agent_owns_sigprof && (pid_t)syscall(SYS_getpid) == lo_agent.pid) {
+    if (lo_agent_owns_sigprof && lo_agent_records()) {
         give_back_sigprof();
         if (crash) lo_sampler_release_waits(100000000ull);
     }

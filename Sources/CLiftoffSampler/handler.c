@@ -139,7 +139,7 @@ static int lo_resumed_stack(pid_t tid, uintptr_t *buffer, int capacity, uint64_t
         if (atomic_load_explicit(&g_resumed[i].tid, memory_order_acquire) != tid) continue;
         uint32_t generation = atomic_load(&g_resumed[i].generation);
         int depth = g_resumed[i].depth < capacity ? g_resumed[i].depth : capacity;
-        memcpy(buffer, g_resumed[i].frames, (size_t)depth * sizeof(uintptr_t));
+        if (buffer) memcpy(buffer, g_resumed[i].frames, (size_t)depth * sizeof(uintptr_t));
         uint64_t waiting_task = g_resumed[i].task;
         uint32_t waiting_async = g_resumed[i].async;
         atomic_thread_fence(memory_order_acquire);

@@ -283,6 +283,7 @@ void lo_snapshot_after_fork(void); // in a fork child: no dlclose is under way
 // capture.c's side of a stack request: the stack of the wait `tid` is in while a handler resumes
 // it (-1 when none), and asking `tid`'s handler for its stack (-1 when it does not answer in time).
 // The stack (and Swift task, async callers) of thread `tid` in a wait a handler resumed: its depth, or -1.
+// `buffer` NULL: only whether it is in one (and the depth).
 int lo_handler_resumed_stack(pid_t tid, uintptr_t *buffer, int capacity, uint64_t *task, uint32_t *async);
 // For a process about to crash: resumed waits are no longer resumed, and futex ones are woken
 // (the number of threads still in one).

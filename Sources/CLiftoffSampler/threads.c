@@ -322,7 +322,9 @@ static uint64_t lo_check(lo_thread *thread, pid_t pid, uint64_t now_ns, uint64_t
     uintptr_t resumed[LO_MAX_FRAMES];
     uint64_t task = 0;
     uint32_t async = 0;
-    int depth = lo_handler_resumed_stack(thread->tid, resumed, LO_MAX_FRAMES, &task, &async);
+    // Once its stack is stored, only whether it still waits there is asked: the checks run every tick.
+    int depth = lo_handler_resumed_stack(thread->tid, thread->resumed_recorded ? NULL : resumed, LO_MAX_FRAMES, &task,
+                                         &async);
     if (depth > 0) {
         uint64_t covered = tick > thread->last_tick ? tick - thread->last_tick : 1;
         if (thread->resumed_recorded) {

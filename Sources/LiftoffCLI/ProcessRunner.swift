@@ -128,37 +128,33 @@ struct ProcessRunner {
         defer { if pidfd >= 0 { close(pidfd) } }
         let deadline = spawnNs &+ UInt64(min(timeoutSeconds, 1e6) * 1e9)
         let stopAt = durationSeconds.map { spawnNs &+ UInt64(min($0, 1e6) * 1e9) }
-        var timedOut = false
-        var stoppedForDuration = false
+        // Why the run is stopped, once it is, and since when.
+        var stop: Stop?
         var stoppedAt: UInt64?
-        var interruptedAt: UInt64?
+        func stopDue(_ now: UInt64) -> Stop? {
+            if interruptSignal.load(ordering: .sequentiallyConsistent) != 0 { return .interrupted }
+            if now > deadline { return .timedOut }
+            // A server keeps running once it is ready: its launch is over.
+            if readyTime.value != nil { return .ready }
+            if let stopAt, now > stopAt { return .duration }
+            return nil
+        }
         var killed = false
         while !ProcessRunner.hasExited(pid, pidfd: pidfd, waitingMs: 10) {
             let now = MonotonicClock.nowNs
-            let interrupt = interruptSignal.load(ordering: .sequentiallyConsistent)
-            if interrupt != 0 && interruptedAt == nil {
+            if stop != .interrupted && interruptSignal.load(ordering: .sequentiallyConsistent) != 0 {
                 // The handler handed the signal on to the program's group: give it time to write.
-                interruptedAt = now
+                stop = .interrupted
                 stoppedAt = now
-            }
-            if let stopped = stoppedAt {
-                let grace = ProcessRunner.stopGraceNs
-                if !killed && now - stopped > grace {
+            } else if let stopped = stoppedAt {
+                if !killed && now - stopped > ProcessRunner.stopGraceNs {
                     kill(-pid, SIGKILL)
                     killed = true
                 }
-            } else if now > deadline {
-                timedOut = true
-                kill(-pid, SIGTERM)
+            } else if let due = stopDue(now) {
+                stop = due
                 stoppedAt = now
-            } else if readyTime.value != nil {
-                // A server keeps running once it is ready: its launch is over, so stop it.
                 kill(-pid, SIGTERM)
-                stoppedAt = now
-            } else if let stopAt, now > stopAt {
-                stoppedForDuration = true
-                kill(-pid, SIGTERM)
-                stoppedAt = now
             }
         }
         var code: Int32 = 0
@@ -191,22 +187,12 @@ struct ProcessRunner {
                 usleep(2_000)
             }
         }
-        // Daemons: descendants that left the group and outlived the program.
+        // Daemons: descendants that left the group and outlived the program, followed as it was.
         if followsDaemons && stoppedAt == nil && ProcessRunner.adoptsOrphans.load(ordering: .acquiring) {
             while !ProcessRunner.children(of: getpid()).isEmpty {
                 ProcessRunner.reapOrphans()
-                let now = MonotonicClock.nowNs
-                if interruptSignal.load(ordering: .sequentiallyConsistent) != 0 {
-                    interruptedAt = now
-                    break
-                } else if now > deadline {
-                    timedOut = true
-                    break
-                } else if readyTime.value != nil {
-                    stoppedAt = now
-                    break
-                } else if let stopAt, now > stopAt {
-                    stoppedForDuration = true
+                if let due = stopDue(MonotonicClock.nowNs) {
+                    stop = due
                     break
                 }
                 usleep(20_000)
@@ -219,25 +205,22 @@ struct ProcessRunner {
         ProcessRunner.endOrphans()
         readyTime.waitForReader()
         let outcome: Outcome
-        if reaped != pid {
-            outcome = .unknown
-        } else if interruptedAt != nil {
-            outcome = .interrupted(interruptSignal.load(ordering: .sequentiallyConsistent))
-        } else if timedOut {
-            outcome = .timedOut
-        } else if stoppedForDuration {
-            outcome = .stoppedAfterDuration
-        } else if stoppedAt != nil {
-            outcome = .stoppedWhenReady
-        } else if code & 0x7f == 0 {
-            outcome = .exited((code >> 8) & 0xff)
-        } else {
-            outcome = .signalled(code & 0x7f)
+        switch stop {
+        case _ where reaped != pid: outcome = .unknown
+        case .interrupted: outcome = .interrupted(interruptSignal.load(ordering: .sequentiallyConsistent))
+        case .timedOut: outcome = .timedOut
+        case .duration: outcome = .stoppedAfterDuration
+        case .ready: outcome = .stoppedWhenReady
+        case nil: outcome = code & 0x7f == 0 ? .exited((code >> 8) & 0xff) : .signalled(code & 0x7f)
         }
         return Result(
             outcome: outcome, pid: pid, spawnNs: spawnNs, exitNs: exitAt - spawnNs, readyNs: readyTime.value,
             stoppedDaemons: followsDaemons ? [] : daemons)
     }
+
+    /// Why a run stopped its program: Ctrl-C or SIGTERM handed on, the timeout, the ready line or
+    /// `--duration`, whichever came first.
+    private enum Stop { case interrupted, timedOut, ready, duration }
 
     /// How long the processes a program started may outlive it and still count as its launch.
     static let treeGraceNs: UInt64 = 1_000_000_000
