@@ -1,15 +1,11 @@
+internal import CLiftoffDWARF
 import Foundation
 
 /// The function symbols of one ELF object, read from its `.symtab` and `.dynsym` sections
 /// and sorted by address, with the string tables they name kept for lookups; and the object's
 /// build-id and `.gnu_debuglink`, which lead to a separate debug file with the full symbol table.
 struct ELFSymbolTable: Sendable {
-    struct Symbol: Sendable {
-        var start: UInt64
-        var size: UInt64
-        var nameOffset: UInt32
-        var stringTable: UInt8
-    }
+    typealias Symbol = lo_elf_symbol
 
     private(set) var symbols: [Symbol] = []
     private var stringTables: [[UInt8]] = []
@@ -78,14 +74,16 @@ struct ELFSymbolTable: Sendable {
     }
 
     /// How many of `items`, sorted by `start`, start at or below `address` (a binary search).
-    private static func countStarting<T>(atOrBelow address: UInt64, in items: [T], start: (T) -> UInt64) -> Int {
-        var low = 0
-        var high = items.count
+    private static func countStarting<Items: RandomAccessCollection>(
+        atOrBelow address: UInt64, in items: Items, start: (Items.Element) -> UInt64
+    ) -> Int where Items.Index == Int {
+        var low = items.startIndex
+        var high = items.endIndex
         while low < high {
             let middle = (low + high) / 2
             if start(items[middle]) <= address { low = middle + 1 } else { high = middle }
         }
-        return low
+        return low - items.startIndex
     }
 
     /// This table with `other`'s symbols added (a debug file's full table over a stripped
@@ -95,12 +93,18 @@ struct ELFSymbolTable: Sendable {
         let offset = UInt8(clamping: result.stringTables.count)
         guard Int(offset) + stringTables.count <= Int(UInt8.max) else { return other }
         result.stringTables += stringTables
-        let known = Set(other.symbols.map(\.start))
-        for var symbol in symbols where !known.contains(symbol.start) {
-            symbol.stringTable += offset
-            result.symbols.append(symbol)
+        var all = other.symbols.map { symbol in
+            var symbol = symbol
+            symbol.priority = 0
+            return symbol
         }
-        result.symbols.sort { $0.start < $1.start }
+        all += symbols.map { symbol in
+            var symbol = symbol
+            symbol.string_table += offset
+            symbol.priority = 1
+            return symbol
+        }
+        result.symbols = ELFSymbolTable.sortedUnique(all)
         result.buildID = buildID
         result.debugLink = debugLink
         result.functionRanges = functionRanges.isEmpty ? other.functionRanges : functionRanges
@@ -109,9 +113,19 @@ struct ELFSymbolTable: Sendable {
         return result
     }
 
+    /// `symbols` sorted by address, one per address (``lo_elf_sort_unique``'s choice).
+    private static func sortedUnique(_ symbols: [Symbol]) -> [Symbol] {
+        var symbols = symbols
+        let kept = symbols.withUnsafeMutableBufferPointer { buffer in
+            lo_elf_sort_unique(buffer.baseAddress, buffer.count)
+        }
+        symbols.removeSubrange(kept...)
+        return symbols
+    }
+
     func name(of symbol: Symbol) -> String {
-        let table = stringTables[Int(symbol.stringTable)]
-        let start = Int(symbol.nameOffset)
+        let table = stringTables[Int(symbol.string_table)]
+        let start = Int(symbol.name_offset)
         guard start < table.count else { return "" }
         var end = start
         while end < table.count, table[end] != 0 { end += 1 }
@@ -192,19 +206,9 @@ struct ELFSymbolTable: Sendable {
             table.sectionNames.insert(name)
             guard section.type != nobits, let body = contents(section) else { continue }
             if name == ".eh_frame_hdr" {
-                // The FDEs' bytes, from the section that holds them (`.eh_frame`, found once).
-                var home: (section: Section, bytes: UnsafeRawBufferPointer)?
-                table.functionRanges = functionRanges(hdr: body, at: section.address) { address in
-                    func holds(_ candidate: Section) -> Bool {
-                        candidate.type != nobits && candidate.address <= address && address - candidate.address < UInt64(candidate.size)
-                    }
-                    if home == nil || !holds(home!.section) {
-                        guard let found = sections.first(where: holds), let bytes = contents(found) else { return nil }
-                        home = (found, bytes)
-                    }
-                    guard let home else { return nil }
-                    return UnsafeRawBufferPointer(rebasing: home.bytes[Int(address - home.section.address)...])
-                }
+                let frames = sections.first { sectionName($0) == ".eh_frame" && $0.type != nobits }
+                table.functionRanges = functionRanges(
+                    hdr: body, at: section.address, frames: frames.flatMap(contents), at: frames?.address ?? 0)
             } else if name == ".gnu_debugdata" {
                 table.miniDebugInfo = Data(body)
             }
@@ -217,53 +221,42 @@ struct ELFSymbolTable: Sendable {
                 if !name.isEmpty, !name.contains("/") { table.debugLink = name }
             }
         }
-        // One symbol per address: where several name it (aliases such as `malloc`,
-        // `__libc_malloc` and `__GI___libc_malloc`), the one perf would pick.
-        var best: [UInt64: (symbol: Symbol, sized: Bool, binding: UInt8)] = [:]
+        // Symbols name their string table by a byte; an image with more tables is not a real one.
+        var found: [Symbol] = []
+        let extents = sections.map { lo_elf_extent(address: $0.address, size: UInt64($0.size)) }
         let symtab: UInt32 = 2
         let dynsym: UInt32 = 11
         // .symtab first: it is the complete table when present; .dynsym fills in the rest.
         for wanted in [symtab, dynsym] {
-            // Symbols name their string table by a byte; an image with more tables is not a real one.
             for section in sections where section.type == wanted && table.stringTables.count < Int(UInt8.max) - 1 {
                 guard section.link < sections.count, let strings = contents(sections[section.link]),
                     let entries = contents(section)
                 else { continue }
                 let tableIndex = UInt8(table.stringTables.count)
-                table.stringTables.append(Array(strings))
-                let symbolSize = 24
-                var entry = 0
-                while entry <= entries.count - symbolSize {
-                    defer { entry += symbolSize }
-                    guard let nameOffset = integer(in: entries, at: entry, as: UInt32.self),
-                        let info = integer(in: entries, at: entry + 4, as: UInt8.self),
-                        let sectionIndex = integer(in: entries, at: entry + 6, as: UInt16.self),
-                        let value = integer(in: entries, at: entry + 8, as: UInt64.self),
-                        let size = integer(in: entries, at: entry + 16, as: UInt64.self)
-                    else { break }
-                    let type = info & 0xF
-                    // STT_FUNC or STT_GNU_IFUNC, defined in some section.
-                    guard type == 2 || type == 10, sectionIndex != 0, value != 0, nameOffset != 0 else { continue }
-                    // Names are compared only where two symbols share an address.
-                    if let known = best[value] {
-                        let candidate = Symbol(start: value, size: size, nameOffset: nameOffset, stringTable: tableIndex)
-                        guard table.rank(candidate, size != 0, info >> 4) > table.rank(known.symbol, known.sized, known.binding)
-                        else { continue }
+                table.stringTables.append(copy(strings))
+                let capacity = entries.count / 24
+                let first = UInt32(clamping: found.count)
+                found += [Symbol](unsafeUninitializedCapacity: capacity) { buffer, count in
+                    count = extents.withUnsafeBufferPointer { extents in
+                        lo_elf_function_symbols(
+                            entries.baseAddress?.assumingMemoryBound(to: UInt8.self), entries.count,
+                            strings.baseAddress?.assumingMemoryBound(to: UInt8.self), strings.count, tableIndex,
+                            extents.baseAddress, extents.count, first, buffer.baseAddress, capacity)
                     }
-                    // An unsized symbol (`_init`, hand-written assembly) reaches at most the end of its
-                    // section: the PLT after `.init` is not `_init`.
-                    var extent = size
-                    if extent == 0, Int(sectionIndex) < sections.count {
-                        let home = sections[Int(sectionIndex)]
-                        let (end, overflow) = home.address.addingReportingOverflow(UInt64(home.size))
-                        if !overflow, home.address <= value, value < end { extent = end - value }
-                    }
-                    best[value] = (Symbol(start: value, size: extent, nameOffset: nameOffset, stringTable: tableIndex), size != 0, info >> 4)
                 }
             }
         }
-        table.symbols = best.values.map(\.symbol)
-        var seen = Set(best.keys)
+        // One symbol per address: where several name it (aliases such as `malloc`,
+        // `__libc_malloc` and `__GI___libc_malloc`), the one perf would pick.
+        table.symbols = sortedUnique(found)
+        let symbolCount = table.symbols.count
+        /// Whether a function symbol or a stub added before starts at `address`.
+        var stubStarts: Set<UInt64> = []
+        func isNew(_ address: UInt64) -> Bool {
+            let low = countStarting(atOrBelow: address, in: table.symbols[..<symbolCount], start: \.start)
+            if low > 0, table.symbols[low - 1].start == address { return false }
+            return stubStarts.insert(address).inserted
+        }
         // PLT stubs have no symbols. Each is named after the function it jumps to, `name@plt` as perf
         // names them: its `jmp *slot(%rip)` reads a GOT slot that a relocation ties to that function.
         // What is left (the resolver stub at a PLT's start) is named `[plt]`.
@@ -287,97 +280,63 @@ struct ELFSymbolTable: Sendable {
             var names: [UInt8] = [0]
             let tableIndex = UInt8(table.stringTables.count)
             for stub in stubs {
-                guard let name = slots[stub.slot], names.count < Int(UInt32.max) - name.count - 6,
-                    seen.insert(stub.address).inserted
+                guard let name = slots[stub.slot], names.count < Int(UInt32.max) - name.count - 6, isNew(stub.address)
                 else { continue }
                 table.symbols.append(
-                    Symbol(start: stub.address, size: stub.size, nameOffset: UInt32(names.count), stringTable: tableIndex))
+                    self.stub(start: stub.address, size: stub.size, nameOffset: UInt32(names.count), table: tableIndex))
                 names += name + Array("@plt".utf8) + [0]
             }
             let placeholder = UInt32(names.count)
             names += Array("[plt]\0".utf8)
             table.stringTables.append(names)
-            for section in plt where seen.insert(section.address).inserted {
+            for section in plt where isNew(section.address) {
                 table.symbols.append(
-                    Symbol(start: section.address, size: UInt64(section.size), nameOffset: placeholder, stringTable: tableIndex))
+                    stub(start: section.address, size: UInt64(section.size), nameOffset: placeholder, table: tableIndex))
             }
+            if table.symbols.count > symbolCount { table.symbols = sortedUnique(table.symbols) }
         }
-        table.symbols.sort { $0.start < $1.start }
         return table
     }
 
-    /// The function ranges of an `.eh_frame_hdr` at link-time `address`: its sorted table's
-    /// starts, each ending where its FDE says (`fde` gives an FDE's bytes by address), or at the
-    /// next start when the FDE cannot be read. Only the encodings compilers write for x86_64 and
-    /// aarch64 are read (a 4-byte table relative to the header, 4-byte pc-relative FDE addresses).
-    private static func functionRanges(
-        hdr: UnsafeRawBufferPointer, at address: UInt64, fde: (UInt64) -> UnsafeRawBufferPointer?
-    ) -> [Range<UInt64>] {
-        guard hdr.count >= 12, hdr[0] == 1, hdr[2] == 0x03, hdr[3] == 0x3B else { return [] }
-        let pointerSize: Int
-        switch hdr[1] & 0x0F {
-        case 0x03, 0x0B: pointerSize = 4
-        case 0x04, 0x0C: pointerSize = 8
-        default: return []
-        }
-        guard let count = integer(in: hdr, at: 4 + pointerSize, as: UInt32.self) else { return [] }
-        let table = 8 + pointerSize
-        guard Int(count) <= (hdr.count - table) / 8 else { return [] }
-        var starts: [(start: UInt64, fde: UInt64)] = []
-        starts.reserveCapacity(Int(count))
-        for index in 0..<Int(count) {
-            guard let start = integer(in: hdr, at: table + index * 8, as: Int32.self),
-                let entry = integer(in: hdr, at: table + index * 8 + 4, as: Int32.self)
-            else { break }
-            starts.append((address &+ UInt64(bitPattern: Int64(start)), address &+ UInt64(bitPattern: Int64(entry))))
-        }
-        var ranges: [Range<UInt64>] = []
-        ranges.reserveCapacity(starts.count)
-        for (index, item) in starts.enumerated() {
-            let next = index + 1 < starts.count ? starts[index + 1].start : UInt64.max
-            var end = next
-            if let bytes = fde(item.fde), let length = integer(in: bytes, at: 0, as: UInt32.self), length != 0xFFFF_FFFF,
-                let begin = integer(in: bytes, at: 8, as: Int32.self), let size = integer(in: bytes, at: 12, as: UInt32.self),
-                item.fde &+ 8 &+ UInt64(bitPattern: Int64(begin)) == item.start
-            {
-                end = min(next, item.start &+ UInt64(size))
+    /// A symbol for a PLT stub, named by `nameOffset` in string table `table`.
+    private static func stub(start: UInt64, size: UInt64, nameOffset: UInt32, table: UInt8) -> Symbol {
+        var symbol = Symbol()
+        symbol.start = start
+        symbol.size = size
+        symbol.sized = 1
+        symbol.name_offset = nameOffset
+        symbol.string_table = table
+        return symbol
+    }
+
+    /// A copy of `bytes`, made with one `memcpy`.
+    private static func copy(_ bytes: UnsafeRawBufferPointer) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: bytes.count) { buffer, count in
+            if let source = bytes.baseAddress, bytes.count > 0 {
+                buffer.baseAddress!.initialize(from: source.assumingMemoryBound(to: UInt8.self), count: bytes.count)
             }
-            if end > item.start { ranges.append(item.start..<end) }
-        }
-        return ranges
-    }
-
-    /// How good a name is among several for one address, in perf's order of preference: a sized
-    /// symbol, then a global one over a weak one over a local one, then fewer leading underscores,
-    /// then the longer name.
-    struct Rank: Comparable {
-        var sized: Bool
-        var bindingScore: Int
-        var underscores: Int
-        var length: Int
-
-        init(sized: Bool, binding: UInt8, name table: [UInt8], offset: Int) {
-            self.sized = sized
-            // STB_GLOBAL 1, STB_WEAK 2, STB_LOCAL 0 (and anything else) last.
-            bindingScore = binding == 1 ? 2 : binding == 2 ? 1 : 0
-            var index = offset
-            while index < table.count, table[index] == UInt8(ascii: "_") { index += 1 }
-            underscores = index - offset
-            while index < table.count, table[index] != 0 { index += 1 }
-            length = index - offset
-        }
-
-        static func < (lhs: Rank, rhs: Rank) -> Bool {
-            if lhs.sized != rhs.sized { return !lhs.sized }
-            if lhs.bindingScore != rhs.bindingScore { return lhs.bindingScore < rhs.bindingScore }
-            if lhs.underscores != rhs.underscores { return lhs.underscores > rhs.underscores }
-            return lhs.length < rhs.length
+            count = bytes.count
         }
     }
 
-    /// How good `symbol`'s name is among others at its address.
-    private func rank(_ symbol: Symbol, _ sized: Bool, _ binding: UInt8) -> Rank {
-        Rank(sized: sized, binding: binding, name: stringTables[Int(symbol.stringTable)], offset: Int(symbol.nameOffset))
+    /// The function ranges of an `.eh_frame_hdr` at link-time `address` (``lo_elf_function_ranges``),
+    /// with its FDEs read from `frames`, the `.eh_frame` section at `framesAddress`.
+    private static func functionRanges(
+        hdr: UnsafeRawBufferPointer, at address: UInt64, frames: UnsafeRawBufferPointer?, at framesAddress: UInt64
+    ) -> [Range<UInt64>] {
+        func read(into buffer: UnsafeMutableBufferPointer<lo_elf_range>, total: inout Int) -> Int {
+            lo_elf_function_ranges(
+                hdr.baseAddress?.assumingMemoryBound(to: UInt8.self), hdr.count, address,
+                frames?.baseAddress?.assumingMemoryBound(to: UInt8.self), frames?.count ?? 0, framesAddress,
+                buffer.baseAddress, buffer.count, &total)
+        }
+        var total = 0
+        var none = [lo_elf_range]()
+        _ = none.withUnsafeMutableBufferPointer { read(into: $0, total: &total) }
+        let ranges = [lo_elf_range](unsafeUninitializedCapacity: total) { buffer, count in
+            count = read(into: buffer, total: &total)
+        }
+        return ranges.map { $0.start..<$0.end }
     }
 
     /// The GOT slot a PLT stub jumps through: the address that its `jmp *disp32(%rip)` (`ff 25`,
