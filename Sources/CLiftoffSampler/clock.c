@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -134,3 +135,5 @@ int lo_thread_switches_in(pid_t tid, uint64_t *out) {
     *out = value;
     return 0;
 }
+
+void lo_return_free_memory(void) { malloc_trim(0); }

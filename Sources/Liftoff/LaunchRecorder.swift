@@ -71,6 +71,10 @@ public final class LaunchRecorder: Sendable {
 
     private let recorder: ProfileRecorder
     private let state = Mutex(State())
+    /// Whether the launch has ended, read without the lock by each span a server starts later.
+    private let ended = Atomic(false)
+    /// Spans not recorded because the launch had ended, counted without the lock.
+    private let droppedAfterLaunch = Atomic(0)
     /// Held while a profile is built, so two threads finishing at once (the main thread and a
     /// watchdog) build it once.
     private let finishing = Mutex(())
@@ -105,14 +109,37 @@ public final class LaunchRecorder: Sendable {
             state.launchEndedNs = time
             return true
         }
-        if first { recorder.stopSampling() }
+        guard first else { return }
+        ended.store(true, ordering: .releasing)
+        recorder.stopSampling()
+        prepareProfile()
     }
 
-    /// Whether the launch has ended (``endLaunch()``).
-    public var launchEnded: Bool { state.withLock { $0.launchEndedNs != nil } }
+    /// Starts naming the launch's addresses on a thread of idle priority (it runs only when no
+    /// other thread wants the CPU), so that the profile written at shutdown takes milliseconds;
+    /// what was read to name them is let go when it is done (``ProfileRecorder/prepare(events:)``).
+    private func prepareProfile() {
+        let thread = Thread { [self] in
+            CurrentThread.lowerToIdlePriority()
+            recorder.prepare(events: events(of: state.withLock { $0 }, violations: ThreadRules.violations))
+        }
+        thread.name = "liftoff-prepare"
+        thread.start()
+    }
+
+    /// Whether the launch has ended (``endLaunch()``). Cheap: no lock is taken.
+    public var launchEnded: Bool { ended.load(ordering: .acquiring) }
+
+    /// Counts a span not recorded because the launch has ended, without taking the lock: what a
+    /// tracer calls for each span a server starts after its launch.
+    public func noteSpanAfterLaunch() {
+        droppedAfterLaunch.wrappingAdd(1, ordering: .relaxed)
+    }
 
     /// Spans not recorded: begun after the launch ended, or past ``spanLimit``.
-    public var droppedSpans: Int { state.withLock { $0.droppedSpans } }
+    public var droppedSpans: Int {
+        state.withLock { $0.droppedSpans } &+ droppedAfterLaunch.load(ordering: .relaxed)
+    }
 
     /// Called at ready or the first frame: ends the launch as ``launchEnd`` says.
     private func launchBecameReady() {
@@ -255,6 +282,13 @@ public final class LaunchRecorder: Sendable {
             state.unended = []
             return state
         }
+        let profile = recorder.finish(symbolizer: nil, events: events(of: snapshot, violations: violations))
+        state.withLock { $0.finished = profile }
+        return profile
+    }
+
+    /// The launch's events as `snapshot` holds them, with `violations`.
+    private func events(of snapshot: State, violations: [ThreadViolation]) -> LaunchEvents {
         let origin = timeOriginNs
         var events = LaunchEvents()
         events.spans = snapshot.spans
@@ -281,9 +315,7 @@ public final class LaunchRecorder: Sendable {
                 reason: termination.reason, phase: termination.phase, timeNs: termination.timeNs, stack: nil)
             events.termination = (record, termination.stack, termination.exactLeaf)
         }
-        let profile = recorder.finish(symbolizer: nil, events: events)
-        state.withLock { $0.finished = profile }
-        return profile
+        return events
     }
 
     /// Finishes and writes the profile: to `url` when given, else to `$LIFTOFF_PROFILE_OUT`, else

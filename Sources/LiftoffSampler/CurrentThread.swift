@@ -19,6 +19,14 @@ public enum CurrentThread {
     @inline(__always)
     public static var isMain: Bool { lo_is_main_thread() != 0 }
 
+    /// Puts the calling thread in the idle scheduling class (`SCHED_IDLE`): it runs only when no
+    /// other thread of the machine wants the CPU. Needs no privilege; nothing happens where the
+    /// kernel refuses.
+    public static func lowerToIdlePriority() {
+        var parameters = sched_param()
+        _ = sched_setscheduler(0, 5 /* SCHED_IDLE */, &parameters)
+    }
+
     /// CPU time the calling thread has used, in nanoseconds.
     public static var cpuNs: UInt64 { lo_thread_cpu_ns() }
 

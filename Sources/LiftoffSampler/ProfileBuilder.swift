@@ -35,6 +35,10 @@ public struct ProfileBuilder {
     /// Whether `build` gives Swift frames short names (through the toolchain's `swift-demangle`).
     public var simplifiesNames = true
 
+    /// Short names already known, by mangled symbol (``swiftShortNames()`` of an earlier build):
+    /// `build` asks the toolchain only for the Swift symbols missing here.
+    public var knownShortNames: [String: String] = [:]
+
     /// Nanoseconds between ticks: a waiting sample that starts where the thread's previous row of
     /// the same stack and state ends extends that row instead of adding one. 0 keeps every sample
     /// a row of its own.
@@ -176,7 +180,7 @@ public struct ProfileBuilder {
         // Short names for Swift frames, from one batch through the toolchain's simplifier.
         var named = frames
         if simplifiesNames {
-            let short = SwiftNameSimplifier.simplify(Array(frameSymbol.values))
+            let short = swiftShortNames()
             for (index, mangled) in frameSymbol {
                 guard let simplified = short[mangled] else { continue }
                 let shortName = SwiftNameSimplifier.shortName(simplified, full: named[index].name, object: named[index].object)
@@ -186,6 +190,14 @@ public struct ProfileBuilder {
         return Profile(
             metadata: metadata, timeOriginNs: timeOriginNs, phases: phases, threads: threads, frames: named,
             stacks: stacks, samples: samples, counts: counts)
+    }
+
+    /// The simplified name of each Swift symbol of the frames added so far, by mangled symbol:
+    /// ``knownShortNames``, and the toolchain's answers for the rest.
+    public func swiftShortNames() -> [String: String] {
+        let missing = frameSymbol.values.filter { knownShortNames[$0] == nil && SwiftNameSimplifier.isSwift($0) }
+        guard !missing.isEmpty else { return knownShortNames }
+        return knownShortNames.merging(SwiftNameSimplifier.simplify(Array(missing))) { known, _ in known }
     }
 
     /// The frames of one address, innermost first. Sampled stacks give each function one frame

@@ -29,6 +29,11 @@ public final class ProfileRecorder: Sendable {
     private let registeredThread: Int
     /// What the sampler recorded, and when it stopped, once stopped.
     private let stopped = Mutex<(recording: SamplerRecording, endNs: UInt64)?>(nil)
+    /// What ``prepare(events:)`` learned: a symbolizer that has answered every address of the
+    /// recording, and the short names of its Swift symbols.
+    private let prepared = Mutex<(symbolizer: ELFSymbolizer, shortNames: [String: String])?>(nil)
+    /// Set when a profile is being built, so that a preparation still under way stops.
+    private let finishing = Atomic(false)
 
     private init(configuration: SamplerConfiguration, commandLine: [String], mainEntryNs: UInt64) {
         self.configuration = configuration
@@ -78,18 +83,13 @@ public final class ProfileRecorder: Sendable {
     /// from a recording.
     public func finish(symbolizer: (any Symbolizer)?, events: LaunchEvents) -> Profile {
         stopSampling()
+        finishing.store(true, ordering: .releasing)
         let (recording, endNs) = stopped.withLock { $0! }
-        var builder = ProfileBuilder(symbolizer: symbolizer ?? ELFSymbolizer(), timeOriginNs: processStartNs)
-        builder.intervalNs = Profile.samplingIntervalNs(rateHz: configuration.rateHz)
-        builder.keepsExecutorFrames =
-            configuration.keepsExecutorFrames
-            || ProcessInfo.processInfo.environment[SamplerConfiguration.executorFramesVariable] == "1"
-        for sample in recording.samples { builder.add(sample) }
-        // Violation stacks hold return addresses; hang stacks and a watchdog's were taken from
-        // another thread by a signal and start with an exact program counter.
-        let violationStacks = events.violations.map { builder.addStack($0.stack) }
-        let hangStacks = events.hangs.map { hang in hang.stacks.map { builder.addStack($0, leafIsExact: true) } }
-        let terminationStack = events.termination.map { builder.addStack($0.stack, leafIsExact: $0.exactLeaf) }
+        let ready = prepared.withLock { $0 }
+        var builder = ProfileBuilder(
+            symbolizer: symbolizer ?? ready?.symbolizer ?? ELFSymbolizer(), timeOriginNs: processStartNs)
+        if symbolizer == nil, let ready { builder.knownShortNames = ready.shortNames }
+        let stacks = add(recording, events: events, to: &builder, until: { false })!
         let premain = lo_premain_ns()
         let phases = Profile.Phases(
             processStartNs: 0,
@@ -108,22 +108,65 @@ public final class ProfileRecorder: Sendable {
         profile.displayFrames = events.displayFrames
         profile.tasks = events.tasks
         profile.asyncTasks = TaskEvent.asyncTasks(from: recording.taskEvents, originNs: processStartNs)
-        profile.hangs = zip(events.hangs, hangStacks).map { hang, stacks in
+        profile.hangs = zip(events.hangs, stacks.hangs).map { hang, stacks in
             var record = hang.hang
             record.stacks = stacks.compactMap { $0 }
             return record
         }
-        profile.violations = zip(events.violations, violationStacks).map { violation, stack in
+        profile.violations = zip(events.violations, stacks.violations).map { violation, stack in
             var record = violation.violation
             record.stack = stack
             return record
         }
         if let termination = events.termination {
             profile.termination = termination.termination
-            profile.termination?.stack = terminationStack ?? nil
+            profile.termination?.stack = stacks.termination ?? nil
         }
         profile.attributeSamples()
         return profile
+    }
+
+    /// Once sampling has stopped, does now the slow part of building a profile (reading each
+    /// object's symbols and debug information, naming every address, asking the toolchain for
+    /// short names), on the calling thread, and keeps only the answers: a later
+    /// ``finish(symbolizer:events:)`` then takes milliseconds. What was read of the objects is
+    /// let go. Stops early, keeping nothing, when a profile is being built meanwhile; does
+    /// nothing before sampling stops or after a profile was built.
+    public func prepare(events: LaunchEvents) {
+        guard !finishing.load(ordering: .acquiring), let (recording, _) = stopped.withLock({ $0 }) else { return }
+        let symbolizer = ELFSymbolizer()
+        var builder = ProfileBuilder(symbolizer: symbolizer, timeOriginNs: processStartNs)
+        let cancelled = { self.finishing.load(ordering: .relaxed) }
+        guard add(recording, events: events, to: &builder, until: cancelled) != nil else { return }
+        let shortNames = builder.swiftShortNames()
+        symbolizer.releaseObjectData()
+        lo_return_free_memory()  // the tables' memory goes back to the system, not only to malloc
+        guard !cancelled() else { return }
+        prepared.withLock { $0 = (symbolizer, shortNames) }
+    }
+
+    /// Whether ``prepare(events:)`` finished: a profile built now reads no object.
+    public var isPrepared: Bool { prepared.withLock { $0 != nil } }
+
+    /// Adds the recording's samples and the events' stacks to `builder`; the events' stack
+    /// indices, or nil when `cancelled` said to stop.
+    private func add(
+        _ recording: SamplerRecording, events: LaunchEvents, to builder: inout ProfileBuilder, until cancelled: () -> Bool
+    ) -> (violations: [Int?], hangs: [[Int?]], termination: Int??)? {
+        builder.intervalNs = Profile.samplingIntervalNs(rateHz: configuration.rateHz)
+        builder.keepsExecutorFrames =
+            configuration.keepsExecutorFrames
+            || ProcessInfo.processInfo.environment[SamplerConfiguration.executorFramesVariable] == "1"
+        for (index, sample) in recording.samples.enumerated() {
+            if index % 1_024 == 0, cancelled() { return nil }
+            builder.add(sample)
+        }
+        // Violation stacks hold return addresses; hang stacks and a watchdog's were taken from
+        // another thread by a signal and start with an exact program counter.
+        let violationStacks = events.violations.map { builder.addStack($0.stack) }
+        let hangStacks = events.hangs.map { hang in hang.stacks.map { builder.addStack($0, leafIsExact: true) } }
+        let terminationStack = events.termination.map { builder.addStack($0.stack, leafIsExact: $0.exactLeaf) }
+        return (violationStacks, hangStacks, terminationStack)
     }
 
     /// `CLOCK_MONOTONIC` nanoseconds of the process start: every profile time is relative to it.

@@ -138,6 +138,12 @@ public final class ELFSymbolizer: Symbolizer {
         }
     }
 
+    /// Lets go of what was read of each object (symbol tables, debug information), keeping the
+    /// answers given so far: an address asked again costs a lookup; a new one reads its object again.
+    public func releaseObjectData() {
+        state.withLock { $0.infos = [:] }
+    }
+
     public func symbolize(_ address: UInt) -> SymbolizedFrame {
         // frames(at:) always returns at least the function holding the address, last.
         frames(at: address).last ?? SymbolizedFrame(name: "0x" + String(address, radix: 16), object: "?", offset: address, isResolved: false)

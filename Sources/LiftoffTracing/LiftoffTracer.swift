@@ -46,7 +46,12 @@ public struct LiftoffTracer: Tracer {
         _ operationName: String, context: @autoclosure () -> ServiceContext, ofKind kind: SpanKind,
         at instant: @autoclosure () -> Instant, function: String, file fileID: String, line: UInt
     ) -> LiftoffSpan {
-        if let next, recorder.launchEnded {
+        if recorder.launchEnded {
+            guard let next else {
+                // A server's request after its launch: nothing is built, timed or locked.
+                recorder.noteSpanAfterLaunch()
+                return LiftoffSpan(unrecordedIn: context(), recorder: recorder)
+            }
             let span = LiftoffTracer.start(
                 next, operationName, context: context(), kind: kind, at: instant(), function: function, file: fileID, line: line)
             return LiftoffSpan(forwarding: span, recorder: recorder)
@@ -125,6 +130,15 @@ public final class LiftoffSpan: Tracing.Span {
         state = Mutex(State(name: operationName))
     }
 
+    /// A span that records nothing, started after the launch with no tracer to hand it to.
+    init(unrecordedIn context: ServiceContext, recorder: LaunchRecorder) {
+        self.recorder = recorder
+        self.open = .unrecorded
+        self.ownContext = context
+        self.forwarded = nil
+        state = Mutex(State(name: ""))
+    }
+
     init(forwarding span: any Tracing.Span, recorder: LaunchRecorder) {
         self.recorder = recorder
         self.open = .unrecorded
@@ -160,12 +174,14 @@ public final class LiftoffSpan: Tracing.Span {
     /// Keeps the status, written as `status` (and `status.message`) when the span ends.
     public func setStatus(_ status: SpanStatus) {
         if let forwarded { return forwarded.setStatus(status) }
+        guard open.isRecorded else { return }
         state.withLock { $0.status = status }
     }
 
     /// Records the event as a mark on the timeline, named `SPAN: EVENT`.
     public func addEvent(_ event: SpanEvent) {
         if let forwarded { return forwarded.addEvent(event) }
+        guard open.isRecorded else { return }
         recorder.mark("\(operationName): \(event.name)")
     }
 
@@ -186,6 +202,7 @@ public final class LiftoffSpan: Tracing.Span {
     /// Ends the profile's span at `instant`, with the attributes and status as text.
     public func end<Instant: TracerInstant>(at instant: @autoclosure () -> Instant) {
         if let forwarded { return forwarded.end(at: instant()) }
+        guard open.isRecorded else { return }
         let (attributes, status, first) = state.withLock { state -> (SpanAttributes, SpanStatus?, Bool) in
             defer { state.ended = true }
             return (state.attributes, state.status, !state.ended)

@@ -73,6 +73,30 @@ struct LaunchRecorderTests {
         #expect(profile.frames.contains { $0.name.contains("recordedLaunchStep") }, "the launch's work was sampled")
     }
 
+    @Test("a profile prepared after sampling stops names every frame and stack as one built at once")
+    func preparedProfileMatchesOneBuiltAtOnce() throws {
+        let recorder = try ProfileRecorder.start(configuration: SamplerConfiguration(rateHz: 1000))
+        recordedLaunchStep()
+        recorder.stopSampling()
+        #expect(!recorder.isPrepared)
+        recorder.prepare(events: LaunchEvents())
+        #expect(recorder.isPrepared)
+        let prepared = recorder.finish(symbolizer: nil, events: LaunchEvents())
+        let atOnce = recorder.finish(symbolizer: ELFSymbolizer(), events: LaunchEvents())
+        #expect(prepared.frames == atOnce.frames)
+        #expect(prepared.stacks == atOnce.stacks)
+        #expect(prepared.samples == atOnce.samples)
+        #expect(prepared.frames.contains { $0.name.contains("recordedLaunchStep") })
+        #expect(prepared.frames.contains { $0.short == "recordedLaunchStep()" } || SwiftNameSimplifierProbe.unavailable,
+            "short names come from the preparation")
+        // A preparation asked for after a profile was built does nothing.
+        let late = try ProfileRecorder.start(configuration: SamplerConfiguration(rateHz: 1000))
+        recordedLaunchStep()
+        _ = late.finish(symbolizer: nil, events: LaunchEvents())
+        late.prepare(events: LaunchEvents())
+        #expect(!late.isPrepared)
+    }
+
     @Test("a launch that ends a while after ready samples that while; a manual one samples until it is ended")
     func launchEndsLaterOrByHand() throws {
         let later = try LaunchRecorder.start(configuration: SamplerConfiguration(rateHz: 1000), launchEnd: .afterReady(.milliseconds(150)))
@@ -115,5 +139,13 @@ struct LaunchRecorderTests {
         #expect(elsewhere.deletingLastPathComponent().deletingLastPathComponent().path
             == FileManager.default.temporaryDirectory.path)
         #expect(elsewhere.lastPathComponent == "MyServer.json")
+    }
+}
+
+/// Whether this machine has no `swift-demangle` to give short names.
+enum SwiftNameSimplifierProbe {
+    static var unavailable: Bool {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
+        return !path.split(separator: ":").contains { FileManager.default.isExecutableFile(atPath: "\($0)/swift-demangle") }
     }
 }

@@ -207,6 +207,8 @@ int lo_is_main_thread(void);
 uint64_t lo_premain_ns(void);
 /// CLOCK_MONOTONIC now, in nanoseconds.
 uint64_t lo_monotonic_ns(void);
+/// Gives the memory malloc holds free back to the system (`malloc_trim`).
+void lo_return_free_memory(void);
 /// CPU time consumed by the calling thread, in nanoseconds.
 uint64_t lo_thread_cpu_ns(void);
 /// CPU time consumed by thread `tid` of this process, in nanoseconds; -1 when it has ended.
