@@ -25,13 +25,14 @@
 #include "lo_sampler.h"
 
 /* A program that links Liftoff records itself (its sampler calls this before starting): the
-   agent stops sampling, gives the signals back, and writes nothing. Its children are still
-   followed. */
+   agent stops sampling, gives SIGPROF and the stop signals back, and writes nothing. Its children
+   are still followed, but for those its crash handler starts: the crash signals' hooks stay, and
+   only mark the crash before handing it on, so that Swift's backtracer is not taken for the launch. */
 void lo_agent_stand_down(void) {
     if (!lo_agent_claim_write()) return;
     lo_sampler_stop();
     lo_agent_owns_sigprof = 0;
-    lo_agent_restore_exit_signals();
+    lo_agent_restore_stop_signals();
     lo_agent.pid = 0;
 }
 

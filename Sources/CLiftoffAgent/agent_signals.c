@@ -217,7 +217,10 @@ void lo_agent_install_exit_signals(void) {
     atomic_store(&g_owns_stop_signals, 1);
 }
 
-void lo_agent_restore_exit_signals(void) {
+void lo_agent_restore_stop_signals(void) {
     atomic_store(&g_owns_stop_signals, 0);
-    for (size_t i = 0; i < LO_AGENT_EXIT_SIGNAL_COUNT; i++) real_sigaction()(lo_agent_exit_signals[i], &previous[i], NULL);
+    for (size_t i = 0; i < LO_AGENT_EXIT_SIGNAL_COUNT; i++) {
+        int sig = lo_agent_exit_signals[i];
+        if (!is_crash(sig)) real_sigaction()(sig, &previous[i], NULL);
+    }
 }

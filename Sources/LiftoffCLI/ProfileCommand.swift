@@ -107,7 +107,15 @@ struct ProfileCommand: ParsableCommand {
             do {
                 profile = try launch.profile(rootProcessID: result.pid, readyNs: readyNs, keepsExecutorFrames: executorFrames)
             } catch let error as AgentRecording.ReadError {
-                throw CLIError("\(error.description) The program ended with \(result.outcome.description); its output is in \(log.path).")
+                guard case .signalled = result.outcome else {
+                    throw CLIError("\(error.description) The program ended with \(result.outcome.description); its output is in \(log.path).")
+                }
+                // A program that links Liftoff records itself, and one that crashed before writing
+                // left nothing: it still ends as the program did.
+                let sentence = "Error: Nothing was recorded: the program ended with \(result.outcome.description) before it wrote a profile "
+                    + "(a program that links Liftoff records itself, and writes its profile at finishAndWrite()); its output is in \(log.path).\n"
+                FileHandle.standardError.write(Data(sentence.utf8))
+                throw ExitCode(ProfileCommand.exitStatus(result.outcome, readyMissed: false))
             }
         }
         do {
