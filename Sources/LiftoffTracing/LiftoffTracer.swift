@@ -50,7 +50,7 @@ public struct LiftoffTracer: Tracer {
             guard let next else {
                 // A server's request after its launch: nothing is built, timed or locked.
                 recorder.noteSpanAfterLaunch()
-                return LiftoffSpan(unrecordedIn: context(), recorder: recorder)
+                return LiftoffSpan(recorder: recorder, open: .unrecorded, operationName: "", context: context())
             }
             let span = LiftoffTracer.start(
                 next, operationName, context: context(), kind: kind, at: instant(), function: function, file: fileID, line: line)
@@ -128,15 +128,6 @@ public final class LiftoffSpan: Tracing.Span {
         self.ownContext = context
         self.forwarded = nil
         state = Mutex(State(name: operationName))
-    }
-
-    /// A span that records nothing, started after the launch with no tracer to hand it to.
-    init(unrecordedIn context: ServiceContext, recorder: LaunchRecorder) {
-        self.recorder = recorder
-        self.open = .unrecorded
-        self.ownContext = context
-        self.forwarded = nil
-        state = Mutex(State(name: ""))
     }
 
     init(forwarding span: any Tracing.Span, recorder: LaunchRecorder) {
