@@ -156,7 +156,9 @@ static _Atomic int g_waits_released; // the process crashes: no wait is resumed 
 
 static void lo_resume_wait(void *context, const uintptr_t *frames, int depth, uint64_t task, uint32_t async) {
     if (!lo_interrupted_call_cut_short(context) || atomic_load(&g_waits_released)) return;
-    int entry = depth > 0 ? lo_resumed_claim(lo_current_tid(), frames, depth, lo_interrupted_call_word(context), task, async) : -1;
+    // Claimed even with no stack (a signal handled after sampling stopped): a crash that comes
+    // meanwhile must find every resumed wait to end it (lo_sampler_release_waits).
+    int entry = lo_resumed_claim(lo_current_tid(), frames, depth, lo_interrupted_call_word(context), task, async);
     // Claimed, then checked again: lo_sampler_release_waits sets the flag, then looks for claims.
     if (atomic_load(&g_waits_released)) {
         if (entry >= 0) atomic_store(&g_resumed[entry].tid, 0);
