@@ -79,7 +79,9 @@ public struct LiftoffTracer: Tracer {
         next?.inject(context, into: &carrier, using: injector)
     }
 
-    /// Spans are in the recorder as soon as they end; `next` is flushed.
+    /// Spans are in the recorder as soon as they end; `next` is flushed. Deprecated as the
+    /// protocol's requirement is.
+    @available(*, deprecated)
     public func forceFlush() { next?.forceFlush() }
 
     /// A span of `tracer` (an existential opened here).
