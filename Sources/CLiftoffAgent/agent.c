@@ -25,16 +25,23 @@
 #include "lo_sampler.h"
 
 /* A program that links Liftoff records itself (its sampler calls this before starting): the
-   agent stops sampling, gives SIGPROF and the stop signals back, and writes nothing. Its children
-   are still followed, but for those its crash handler starts: the crash signals' hooks stay, and
-   only mark the crash before handing it on, so that Swift's backtracer is not taken for the launch. */
-void lo_agent_stand_down(void) {
+   agent stops sampling, gives SIGPROF back, and writes nothing of its own. Its children are still
+   followed, but for those its crash handler starts: the crash signals' hooks stay, and only mark
+   the crash before handing it on, so that Swift's backtracer is not taken for the launch. Given
+   the program's sampler (`program`, not NULL), the agent keeps it: if the program ends by a
+   signal (a crash, or SIGTERM, SIGINT or SIGHUP it does not handle) before it wrote its own
+   profile, the agent writes what that sampler kept as the program's recording, so the launch is
+   not lost. The stop signals then stay hooked behind the program's own handlers. */
+void lo_agent_stand_down_to(const lo_sampler_source *program) {
     if (!lo_agent_claim_write()) return;
     lo_sampler_stop();
     lo_agent_owns_sigprof = 0;
-    lo_agent_restore_stop_signals();
+    lo_agent_hand_over(program);
+    if (!lo_agent_program_records()) lo_agent_restore_stop_signals();
     lo_agent.pid = 0;
 }
+
+void lo_agent_stand_down(void) { lo_agent_stand_down_to(NULL); }
 
 /* ---- start ---- */
 

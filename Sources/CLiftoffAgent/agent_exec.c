@@ -64,8 +64,15 @@ static int preloads_agent(const char *value) {
 // `envp` with the agent's variables as this process hands them on, in `env` (no allocation).
 // The image variable says which process the new program runs in and when that one started
 // (`pid` 0: not known yet, a spawn), and the image number it takes.
+static char *const *without_agent(char *const *envp, lo_env *env);
+
 static char *const *agent_environment(char *const *envp, lo_env *env, pid_t pid, uint64_t start, uint32_t image) {
     if (lo_agent.library[0] == 0 || lo_agent.directory[0] == 0) return envp;
+    // A helper Liftoff itself runs (swift-demangle for a program that records itself) is not
+    // part of the launch.
+    for (char *const *entry = envp; entry && *entry; entry++) {
+        if (strcmp(*entry, LO_ENV_EXCLUDE "=1") == 0) return without_agent(envp, env);
+    }
     size_t count = 0;
     const char *preload = NULL;
     for (char *const *entry = envp; entry && *entry; entry++) {

@@ -96,7 +96,8 @@ int sigaction(int signal_number, const struct sigaction *action, struct sigactio
         lo_sampler_chain_signal(action, old);
         return 0;
     }
-    if (is_stop_signal(signal_number) && atomic_load(&g_owns_stop_signals) && lo_agent_records()) {
+    if (is_stop_signal(signal_number) && atomic_load(&g_owns_stop_signals) &&
+        (lo_agent_records() || lo_agent_program_records())) {
         return keep_stop_signal(signal_number, action, old);
     }
     return real_sigaction()(signal_number, action, old);
@@ -185,7 +186,7 @@ static void on_signal(int sig, siginfo_t *info, void *context) {
     int crash = is_crash(sig);
     int i = exit_signal_index(sig);
     if (i < 0) return;
-    if (!crash && atomic_load(&g_owns_stop_signals) && lo_agent_records()) {
+    if (!crash && atomic_load(&g_owns_stop_signals) && (lo_agent_records() || lo_agent_program_records())) {
         // The program handles it and goes on: recorded until it ends.
         if (has_own_handler(&previous[i])) {
             hand_on((size_t)i, sig, info, context);
@@ -197,10 +198,14 @@ static void on_signal(int sig, siginfo_t *info, void *context) {
     // without the agent.
     if (crash) atomic_store(&lo_agent_crashed, 1);
     lo_agent_write_halted(LO_AGENT_ENDED_BY_SIGNAL | (uint32_t)(sig & 0xff) << 8);
+    // A program that records itself and had not written its profile yet: what its sampler kept.
+    lo_agent_write_program(LO_AGENT_ENDED_BY_SIGNAL | (uint32_t)(sig & 0xff) << 8);
     lo_agent_wait_for_writer();
     if (lo_agent_owns_sigprof && lo_agent_records()) {
         give_back_sigprof();
-        if (crash) lo_sampler_release_waits(100000000ull);
+        // Returns as soon as they are gone; on a loaded machine the sampler thread and the
+        // threads woken may wait long for a core (100 ms was not always enough under `stress`).
+        if (crash) lo_sampler_release_waits(1000000000ull);
     }
     hand_on((size_t)i, sig, info, context);
 }

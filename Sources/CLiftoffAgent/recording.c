@@ -242,15 +242,15 @@ static void put_objects(writer *w) {
 
 /* ---- thread names ---- */
 
-static void put_thread_names_stopped(writer *w) {
+static void put_thread_names_stopped(writer *w, const lo_sampler_source *source) {
     uint64_t count = 0;
     pid_t tid;
     char name[64];
-    while (lo_sampler_thread_name(count, &tid, name, sizeof name)) count++;
+    while (source->thread_name(count, &tid, name, sizeof name)) count++;
     put_word(w, count);
     for (size_t i = 0; i < count; i++) {
         name[0] = 0;
-        lo_sampler_thread_name(i, &tid, name, sizeof name);
+        source->thread_name(i, &tid, name, sizeof name);
         put_word(w, (uint64_t)(uint32_t)tid);
         put_string(w, name, strnlen(name, sizeof name));
     }
@@ -292,19 +292,22 @@ static void put_thread_names_now(writer *w) {
 
 /* ---- the recording ---- */
 
-static void write_recording(int stopped, uint32_t flags, uint64_t end) {
+// Writes the recording of `pid` from `source`'s store: the agent's own sampler, or the sampler of
+// a program that records itself (lo_agent_write_program).
+static void write_recording(const lo_sampler_source *source, pid_t pid, int stopped, uint32_t flags, uint64_t end) {
     static writer w;
     w.fd = open(lo_agent.temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     w.failed = 0;
     w.used = 0;
     if (w.fd < 0) return;
 
-    lo_counts counts = lo_sampler_counts();
+    lo_counts counts = source->counts();
+    uint32_t rate = source->rate_hz() ? source->rate_hz() : lo_agent.rate_hz;
     uint64_t header[] = {
-        LO_AGENT_MAGIC, LO_AGENT_FORMAT, (uint64_t)lo_agent.pid, (uint64_t)lo_agent.parent, lo_agent.image,
+        LO_AGENT_MAGIC, LO_AGENT_FORMAT, (uint64_t)pid, (uint64_t)lo_agent.parent, lo_agent.image,
         flags | atomic_load(&program_flags), lo_agent.process_start_ns, lo_agent.premain_ns, lo_agent.main_entry_ns, end,
-        lo_agent.rate_hz, counts.signals_sent, counts.captured, counts.dropped, counts.failed, counts.skipped,
-        counts.truncated, counts.waiting, counts.unanswered, counts.threads_seen, lo_sampler_chained_signals(),
+        rate, counts.signals_sent, counts.captured, counts.dropped, counts.failed, counts.skipped,
+        counts.truncated, counts.waiting, counts.unanswered, counts.threads_seen, source->chained_signals(),
     };
     put(&w, header, sizeof header);
 
@@ -312,24 +315,24 @@ static void write_recording(int stopped, uint32_t flags, uint64_t end) {
     static char command[8192];
     put_string(&w, command, read_file("/proc/self/cmdline", command, sizeof command));
 
-    if (stopped) put_thread_names_stopped(&w);
+    if (stopped) put_thread_names_stopped(&w, source);
     else put_thread_names_now(&w);
     put_objects(&w);
 
     /* The samples. */
     size_t words = 0;
-    const uint64_t *store = lo_sampler_store(&words);
+    const uint64_t *store = source->store(&words);
     put_word(&w, store ? words : 0);
     if (store && words) put(&w, store, words * sizeof(uint64_t));
 
     /* The Swift tasks' events, five words each: kind, how it was created and thread; task;
        creator; time; end. */
-    size_t events = lo_task_events(NULL, 0);
+    size_t events = source->task_events(NULL, 0);
     put_word(&w, events);
     static lo_task_event batch[256];
     size_t start = 0;
     while (start < events) {
-        size_t copied = lo_task_events_from(start, batch, sizeof batch / sizeof batch[0]);
+        size_t copied = source->task_events_from(start, batch, sizeof batch / sizeof batch[0]);
         if (copied > events - start) copied = events - start;
         if (copied == 0) break;
         for (size_t i = 0; i < copied; i++) {
@@ -376,7 +379,7 @@ void lo_agent_write_stopped(uint32_t flags) {
     sigset_t mask;
     lo_agent_block_exit_signals(&mask);
     lo_sampler_stop();
-    write_recording(1, flags, end);
+    write_recording(lo_sampler_this_source(), lo_agent.pid, 1, flags, end);
     atomic_store(&write_done, 1);
     pthread_sigmask(SIG_SETMASK, &mask, NULL);
 }
@@ -385,11 +388,45 @@ void lo_agent_write_halted(uint32_t flags) {
     if (!lo_agent_claim_write()) return;
     uint64_t end = lo_monotonic_ns();
     lo_sampler_halt();
-    write_recording(0, flags, end);
+    write_recording(lo_sampler_this_source(), lo_agent.pid, 0, flags, end);
     atomic_store(&write_done, 1);
 }
 
 void lo_agent_write(void) { lo_agent_write_stopped(0); }
+
+/* ---- a program that records itself ---- */
+
+// The sampler of a program that links Liftoff, after the agent stood down for it, and the process
+// it records: written by the agent only when the program ends before it wrote its own profile.
+static const lo_sampler_source *program_source;
+static pid_t program_pid;
+static atomic_int program_written;
+
+void lo_agent_hand_over(const lo_sampler_source *program) {
+    if (program == NULL || program->size < sizeof(lo_sampler_source)) return;
+    program_source = program;
+    program_pid = lo_agent.pid;
+    atomic_store(&program_written, 0);
+}
+
+int lo_agent_program_records(void) {
+    return program_source != NULL && program_pid != 0 && (pid_t)syscall(SYS_getpid) == program_pid &&
+           !atomic_load(&program_written);
+}
+
+void lo_agent_write_program(uint32_t flags) {
+    if (!lo_agent_program_records()) return;
+    int expected = 0;
+    if (!atomic_compare_exchange_strong(&program_written, &expected, 1)) return;
+    uint64_t end = lo_monotonic_ns();
+    int sampling = program_source->is_running();
+    if (sampling) program_source->halt();
+    // Nothing kept: the program wrote its profile (which frees the store), or never sampled.
+    size_t words = 0;
+    program_source->store(&words);
+    if (words == 0) return;
+    write_recording(program_source, program_pid, !sampling, flags | LO_AGENT_RECORDED_BY_PROGRAM, end);
+}
 
 int lo_agent_start_sampling(void) {
     lo_config config = {lo_agent.rate_hz, 256, LO_SAMPLE_ALL_THREADS};

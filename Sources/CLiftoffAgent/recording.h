@@ -9,12 +9,16 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "lo_sampler.h"
+
 // The environment the agent keeps for the programs a profiled program starts (see lo_agent.h).
 #define LO_ENV_OUT "LIFTOFF_AGENT_OUT"
 #define LO_ENV_RATE "LIFTOFF_AGENT_RATE"
 #define LO_ENV_CHILDREN "LIFTOFF_AGENT_CHILDREN"
 #define LO_ENV_IMAGE "LIFTOFF_AGENT_IMAGE"
 #define LO_ENV_LAUNCH "LIFTOFF_LAUNCH_NS"
+// Set to 1 in the environment of a program Liftoff runs for itself: the agent does not follow it.
+#define LO_ENV_EXCLUDE "LIFTOFF_AGENT_EXCLUDE"
 
 typedef struct lo_agent_state {
     pid_t pid;                 // the process recorded; 0 when the agent does not record here
@@ -42,6 +46,7 @@ extern uint64_t lo_agent_fork_ns;
 #define LO_AGENT_ENDED_BY_EXEC 2u        // the process went on as another program
 #define LO_AGENT_PROGRAM_SIGPROF 4u      // the program installed its own SIGPROF handler
 #define LO_AGENT_PROGRAM_BLOCKS_SIGPROF 8u // the program's main thread blocks SIGPROF
+#define LO_AGENT_RECORDED_BY_PROGRAM 16u   // the samples are the program's own sampler's (it links Liftoff)
 
 // Whether this process records now (it is the one the agent started in, and has not stood down).
 int lo_agent_records(void);
@@ -63,6 +68,14 @@ void lo_agent_write_stopped(uint32_t flags);
 void lo_agent_write_halted(uint32_t flags);
 // In a signal handler: waits (a few seconds at most) for a recording another thread is writing.
 void lo_agent_wait_for_writer(void);
+// Keeps the sampler of a program that records itself (the agent stood down for it), whose
+// recording the agent writes if the program ends by a signal before writing its own profile.
+void lo_agent_hand_over(const lo_sampler_source *program);
+// Whether a program that records itself runs here and its recording was not written yet.
+int lo_agent_program_records(void);
+// In a signal handler: halts the program's own sampler and writes what it kept, once, unless the
+// program wrote its profile already (its store is empty then).
+void lo_agent_write_program(uint32_t flags);
 // After an exec that failed: sampling goes on, into the next image's recording.
 void lo_agent_resume(void);
 // The signals that end a process, whose handlers write the recording first.

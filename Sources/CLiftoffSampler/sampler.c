@@ -355,6 +355,32 @@ size_t lo_sampler_resident_bytes(void) {
     return bytes;
 }
 
+uint32_t lo_sampler_rate_hz(void) { return g_rate_hz; }
+
+static size_t lo_count_task_events(lo_task_event *buffer, size_t capacity) {
+    (void)buffer;
+    (void)capacity;
+    return lo_task_events(NULL, 0);
+}
+
+// Whether a session samples now, without the control lock (a crash handler calls it).
+static int lo_sampler_is_sampling(void) { return atomic_load(&g_keep_sampling) != 0; }
+
+static const lo_sampler_source g_this_source = {
+    .size = sizeof(lo_sampler_source),
+    .is_running = lo_sampler_is_sampling,
+    .halt = lo_sampler_halt,
+    .rate_hz = lo_sampler_rate_hz,
+    .counts = lo_sampler_counts,
+    .store = lo_sampler_store,
+    .task_events = lo_count_task_events,
+    .task_events_from = lo_task_events_from,
+    .thread_name = lo_sampler_thread_name,
+    .chained_signals = lo_sampler_chained_signals,
+};
+
+const lo_sampler_source *lo_sampler_this_source(void) { return &g_this_source; }
+
 // A section that says a program links this sampler, so that `liftoff record` can tell, from its
 // executable alone, that it records itself (section headers survive `strip`).
 __attribute__((used, retain, section("liftoff_sampler"))) static const char lo_linked_marker[] = "Liftoff sampler";

@@ -78,6 +78,8 @@ public final class LaunchRecorder: Sendable {
     /// Held while a profile is built, so two threads finishing at once (the main thread and a
     /// watchdog) build it once.
     private let finishing = Mutex(())
+    /// Under `liftoff profile`: each span as it begins and ends, for a run that ends by a signal.
+    private let journal: SpanJournal?
 
     /// When this recorder's launch ends.
     public let launchEnd: LaunchEnd
@@ -85,6 +87,7 @@ public final class LaunchRecorder: Sendable {
     private init(recorder: ProfileRecorder, launchEnd: LaunchEnd) {
         self.recorder = recorder
         self.launchEnd = launchEnd
+        self.journal = SpanJournal.open()
     }
 
     /// Starts recording: the sampler runs and the calling thread (normally the main thread) is
@@ -195,6 +198,9 @@ public final class LaunchRecorder: Sendable {
                     name: name, category: category, threadID: thread,
                     startNs: NanosecondDuration.between(origin, startNs).nanoseconds,
                     endNs: NanosecondDuration.between(origin, endNs).nanoseconds, cpuNs: cpuNs))
+            journal?.begin(
+                index: $0.spans.count - 1, parent: nil, category: category.rawValue, thread: thread, startNs: startNs, name: name)
+            journal?.end(index: $0.spans.count - 1, endNs: endNs)
         }
     }
 
@@ -330,22 +336,30 @@ public final class LaunchRecorder: Sendable {
         to url: URL? = nil, environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws -> (profile: Profile, url: URL?) {
         let profile = finish()
+        let written = try LaunchRecorder.write(profile, to: url, environment: environment)
+        // Under `liftoff profile` the agent kept the sampler's store to write it should the
+        // program end by a signal first: the profile is written, so there is nothing left to keep.
+        if Sampler.keepsStoreForAgent { Sampler.clearStore() }
+        return (profile, written)
+    }
+
+    private static func write(_ profile: Profile, to url: URL?, environment: [String: String]) throws -> URL? {
         if let url {
             try profile.write(to: url)
-            return (profile, url)
+            return url
         }
         if let named = environment[LaunchRecorder.outputVariable] {
-            guard !named.isEmpty else { return (profile, nil) }
+            guard !named.isEmpty else { return nil }
             let target = URL(fileURLWithPath: named)
             try profile.write(to: target)
-            return (profile, target)
+            return target
         }
         let target = LaunchRecorder.defaultProfileURL()
         try FileManager.default.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
         try profile.write(to: target)
         let note = "liftoff: wrote the launch profile to \(target.path) (set \(LaunchRecorder.outputVariable) to choose the file, or to an empty value to write none)\n"
         FileHandle.standardError.write(Data(note.utf8))
-        return (profile, target)
+        return target
     }
 
     /// Where ``finishAndWrite(to:environment:)`` writes when `LIFTOFF_PROFILE_OUT` is unset:
@@ -378,6 +392,9 @@ public final class LaunchRecorder: Sendable {
                     name: name, category: category, threadID: thread, startNs: start, endNs: start, parent: parent,
                     task: task == 0 ? nil : UInt64(task), attributes: attributes))
             if unended { state.unended.insert(state.spans.count - 1) }
+            journal?.begin(
+                index: state.spans.count - 1, parent: parent, category: category.rawValue, thread: thread,
+                startNs: timeOriginNs &+ start, name: name)
             return state.spans.count - 1
         }
     }
@@ -386,7 +403,10 @@ public final class LaunchRecorder: Sendable {
     func amend(_ index: Int, name: String?, attributes: [String: String]) {
         state.withLock { state in
             guard state.spans.indices.contains(index) else { return }
-            if let name { state.spans[index].name = name }
+            if let name {
+                state.spans[index].name = name
+                journal?.rename(index: index, name: name)
+            }
             guard !attributes.isEmpty else { return }
             state.spans[index].attributes = (state.spans[index].attributes ?? [:]).merging(attributes) { $1 }
         }
@@ -398,6 +418,7 @@ public final class LaunchRecorder: Sendable {
             guard state.spans.indices.contains(index) else { return }
             state.spans[index].endNs = max(end, state.spans[index].startNs)
             state.unended.remove(index)
+            journal?.end(index: index, endNs: timeOriginNs &+ state.spans[index].endNs)
         }
     }
 }

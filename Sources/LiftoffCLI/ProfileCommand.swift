@@ -216,6 +216,11 @@ struct ProfileCommand: ParsableCommand {
                 let name = ProcessRunner.signalName(Int32(clamping: signal)).map { " (\($0))" } ?? ""
                 notes.append("\(process.label) ended with signal \(signal)\(name); its samples up to then are kept.")
             }
+            if process.recordedItself == true {
+                notes.append(
+                    "\(process.label) links Liftoff and ended before it wrote its profile: these are the samples its own "
+                        + "recorder took, written when it ended; its spans, marks and other events are not in them.")
+            }
         }
         let answered = profile.counts.captured
         // A process that crashed or was stopped early may end before its first answers came back.

@@ -23,12 +23,18 @@ extension Profile {
         public var programProfilerSignals: Int?
         /// Whether its main thread started with SIGPROF blocked, so the agent could not sample it.
         public var blocksProfilerSignal: Bool?
+        /// Whether the samples are the program's own recorder's (the program links Liftoff),
+        /// written by the agent because the program ended by a signal before it wrote its own
+        /// profile: its spans and events are not in them.
+        public var recordedItself: Bool?
 
         /// Creates a process record.
         public init(
             id: Int, parentID: Int, commandLine: [String], startNs: UInt64, endNs: UInt64, programs: [Program] = [],
-            signal: Int? = nil, programProfilerSignals: Int? = nil, blocksProfilerSignal: Bool? = nil
+            signal: Int? = nil, programProfilerSignals: Int? = nil, blocksProfilerSignal: Bool? = nil,
+            recordedItself: Bool? = nil
         ) {
+            self.recordedItself = recordedItself
             self.programProfilerSignals = programProfilerSignals
             self.blocksProfilerSignal = blocksProfilerSignal
             self.id = id

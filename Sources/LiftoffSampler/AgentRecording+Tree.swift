@@ -11,7 +11,54 @@ extension AgentRecording {
         guard !files.isEmpty else {
             throw ReadError(description: "The agent wrote no recording to \(folder.path).")
         }
-        return try files.map { try load(from: folder.appendingPathComponent($0)) }
+        return try files.map { file in
+            var recording = try load(from: folder.appendingPathComponent(file))
+            if recording.recordedByProgram {
+                recording.spans = journalSpans(in: folder, processID: recording.processID, endNs: recording.endNs)
+            }
+            return recording
+        }
+    }
+
+    /// The spans a program that records itself journaled in `folder` (`PID.spans`, written by
+    /// its `LaunchRecorder` under `liftoff profile`), in `CLOCK_MONOTONIC` nanoseconds. A span
+    /// still open when the program ended ends at `endNs`, marked `liftoff.unended`. Lines that
+    /// do not parse (a line cut by the end) are skipped.
+    public static func journalSpans(in folder: URL, processID: Int, endNs: UInt64) -> [Profile.Span] {
+        guard let text = try? String(contentsOf: folder.appendingPathComponent("\(processID).spans"), encoding: .utf8) else {
+            return []
+        }
+        var spans: [Profile.Span] = []
+        var position: [Int: Int] = [:]
+        var open: Set<Int> = []
+        for line in text.split(separator: "\n") {
+            let fields = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+            guard let kind = fields.first, fields.count >= 3, let index = Int(fields[1]) else { continue }
+            switch kind {
+            case "B" where fields.count >= 7:
+                guard let parent = Int(fields[2]), let thread = Int(fields[4]), let start = UInt64(fields[5]) else { continue }
+                position[index] = spans.count
+                open.insert(spans.count)
+                spans.append(
+                    Profile.Span(
+                        name: fields[6], category: Profile.SpanCategory(rawValue: fields[3]), threadID: thread,
+                        startNs: start, endNs: start, parent: parent >= 0 ? position[parent] : nil))
+            case "E":
+                guard let at = position[index], let end = UInt64(fields[2]) else { continue }
+                spans[at].endNs = max(end, spans[at].startNs)
+                open.remove(at)
+            case "N":
+                guard let at = position[index] else { continue }
+                spans[at].name = fields[2]
+            default:
+                continue
+            }
+        }
+        for at in open {
+            spans[at].endNs = max(endNs, spans[at].startNs)
+            spans[at].attributes = ["liftoff.unended": "true"]
+        }
+        return spans
     }
 
     /// One profile of a tree of processes: every program each ran, symbolized against its own
@@ -49,6 +96,7 @@ extension AgentRecording {
         var owner: [Int: Int] = [:]
         var counts = Profile.SampleCounts()
         var taskEvents: [TaskEvent] = []
+        var spans: [Profile.Span] = []
         var records: [Profile.ProcessRecord] = []
         for images in processes {
             for (position, recording) in images.enumerated() {
@@ -67,6 +115,14 @@ extension AgentRecording {
                 }
                 counts.add(recording.counts)
                 taskEvents += recording.taskEvents
+                let offset = spans.count
+                spans += recording.spans.map { span in
+                    var span = span
+                    span.startNs = relative(span.startNs)
+                    span.endNs = relative(span.endNs)
+                    span.parent = span.parent.map { $0 + offset }
+                    return span
+                }
             }
             let first = images[0], last = images[images.count - 1]
             owner[first.processID] = first.processID
@@ -83,7 +139,8 @@ extension AgentRecording {
                     signal: last.endingSignal,
                     programProfilerSignals: images.contains(where: \.installedOwnProfilerSignal)
                         ? images.reduce(0) { $0.addingSaturating($1.programSignals) } : nil,
-                    blocksProfilerSignal: images.contains(where: \.blocksProfilerSignal) ? true : nil))
+                    blocksProfilerSignal: images.contains(where: \.blocksProfilerSignal) ? true : nil,
+                    recordedItself: images.contains(where: \.recordedByProgram) ? true : nil))
         }
         let endNs = records.map(\.endNs).max() ?? 0
         let phases = Profile.Phases(
@@ -121,6 +178,7 @@ extension AgentRecording {
         }
         if let readyNs { profile.marks = [Profile.Mark(name: .ready, timeNs: readyNs)] }
         profile.asyncTasks = TaskEvent.asyncTasks(from: taskEvents, originNs: origin)
+        if !spans.isEmpty { profile.spans = spans }
         profile.attributeSamples()
         return profile
     }

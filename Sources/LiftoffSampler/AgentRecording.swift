@@ -52,6 +52,13 @@ public struct AgentRecording: Sendable {
     /// Whether the program's main thread started with SIGPROF blocked, so the agent's signals
     /// could not reach it.
     public var blocksProfilerSignal = false
+    /// Whether the samples are the program's own sampler's: the program links Liftoff, the agent
+    /// stood down for it, and wrote what that sampler kept because the program ended by a signal
+    /// before writing its own profile.
+    public var recordedByProgram = false
+    /// The spans of a program that recorded itself (``recordedByProgram``), from its journal:
+    /// times in `CLOCK_MONOTONIC` nanoseconds, parents as indices into this array.
+    public var spans: [Profile.Span] = []
     let objects: [ELFSymbolizer.LoadedObject]
 
     /// Reads the recording in `url`.
@@ -137,6 +144,7 @@ public struct AgentRecording: Sendable {
         recording.endedByExec = flags & 2 != 0
         recording.installedOwnProfilerSignal = flags & 4 != 0
         recording.blocksProfilerSignal = flags & 8 != 0
+        recording.recordedByProgram = flags & 16 != 0
         recording.programSignals = counters[9]
         return recording
     }

@@ -281,7 +281,8 @@ public enum Sampler {
             recording.walk.firstMismatch = WalkMismatch(
                 walked: Array(walked.prefix(Int(walkedDepth))), libunwind: Array(reference.prefix(Int(referenceDepth))))
         }
-        lo_sampler_clear_store()
+        // Kept for the agent, which writes it should the program end by a signal before its profile.
+        if !keepsStoreForAgent { lo_sampler_clear_store() }
         return recording
     }
 
@@ -289,11 +290,29 @@ public enum Sampler {
     public static var isRunning: Bool { lo_sampler_is_running() != 0 }
 
     /// A program that links Liftoff records itself: when `liftoff` injected its agent into it
-    /// anyway, the agent stops sampling (two samplers would share one signal) and writes nothing.
+    /// anyway, the agent stops sampling (two samplers would share one signal) and writes nothing
+    /// of its own. It keeps this sampler instead: should the program end by a signal before it
+    /// writes its profile, the agent writes what this sampler kept (see ``keepsStoreForAgent``).
     static func askAgentToStandDown() {
         let everywhere = UnsafeMutableRawPointer(bitPattern: 0)  // RTLD_DEFAULT
-        guard let symbol = dlsym(everywhere, "lo_agent_stand_down") else { return }
-        unsafeBitCast(symbol, to: (@convention(c) () -> Void).self)()
+        if let symbol = dlsym(everywhere, "lo_agent_stand_down_to") {
+            unsafeBitCast(symbol, to: (@convention(c) (UnsafeRawPointer?) -> Void).self)(
+                UnsafeRawPointer(lo_sampler_this_source()))
+            handedToAgent.store(true, ordering: .relaxed)
+        } else if let symbol = dlsym(everywhere, "lo_agent_stand_down") {
+            unsafeBitCast(symbol, to: (@convention(c) () -> Void).self)()
+        }
+    }
+
+    private static let handedToAgent = Atomic<Bool>(false)
+
+    /// Whether an agent keeps this sampler to write its samples if the program ends by a signal:
+    /// a stopped session's store then stays until ``clearStore()`` (after the profile is written).
+    public static var keepsStoreForAgent: Bool { handedToAgent.load(ordering: .relaxed) }
+
+    /// Frees the store a stopped session kept for the agent (``keepsStoreForAgent``).
+    public static func clearStore() {
+        lifecycle.withLock { _ in lo_sampler_clear_store() }
     }
 
     /// Registers the calling thread under `name` (default: its pthread name) and warms libunwind

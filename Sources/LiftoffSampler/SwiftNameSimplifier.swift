@@ -49,6 +49,10 @@ package enum SwiftNameSimplifier {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: tool)
         process.arguments = ["--simplified"]
+        // Liftoff's own helper: under `liftoff profile` the agent does not follow it as the program's child.
+        var environment = ProcessInfo.processInfo.environment
+        environment["LIFTOFF_AGENT_EXCLUDE"] = "1"
+        process.environment = environment
         let input = Pipe()
         let output = Pipe()
         process.standardInput = input

@@ -419,6 +419,26 @@ struct AgentTests {
         #expect(profile.samples.count > 100, "its own sampler ran alone: \(profile.samples.count) samples")
     }
 
+    @Test("a program that links Liftoff and is stopped before it writes its profile keeps its own sampler's samples and its spans")
+    func liftoffProgramStopped() throws {
+        let tool = try BuiltTool.find().url.path
+        // The demo blocks its main thread for 60 s after its first frame; SIGTERM at 4 s ends it
+        // (it has no handler), long before it would write its own profile.
+        let run = try profile(
+            [tool, "demo", "--quiet", "--inject-hang", "60000", "--out", temporaryFolder().path], extra: ["--duration", "4"])
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+        let profile = try #require(run.profile, "\(run.stdout)\(run.stderr)")
+        let process = try #require(profile.processes.first)
+        #expect(process.recordedItself == true && process.signal == Int(SIGTERM), "\(profile.processes)")
+        #expect(profile.processes.count == 1, "no helper of Liftoff's own is followed: \(profile.processes.map(\.label))")
+        #expect(profile.samples.count > 50, "its own sampler's samples: \(profile.samples.count)")
+        #expect(profile.frames.contains { $0.name.contains("DemoWorkload") }, "the demo's launch work is in them")
+        // Its spans come from the journal it kept beside the agent's recording.
+        #expect(profile.spans.contains { $0.name == "didFinishLaunching" }, "\(profile.spans.map(\.name).prefix(20))")
+        #expect(profile.spans.allSatisfy { $0.endNs >= $0.startNs && $0.endNs <= profile.phases.endNs + 1_000_000 })
+        #expect(run.stdout.contains("links Liftoff and ended before it wrote its profile"), "\(run.stdout)")
+    }
+
     @Test("static, setuid and loader-less programs are refused in one sentence; record still times them")
     func refusals() throws {
         let folder = temporaryFolder()

@@ -21,7 +21,7 @@
  * File layout (little-endian 64-bit words): "LOAGENT1", the format version (3), the pid, the
  * parent's pid, the image number, flags (1 ended by a signal, whose number is in bits 8-15;
  * 2 ended by exec; 4 the program installed its own SIGPROF handler; 8 its main thread started
- * with SIGPROF blocked), the process start, the pre-main time, the main-entry time and the end
+ * with SIGPROF blocked; 16 the samples are the program's own sampler's, the program linking Liftoff), the process start, the pre-main time, the main-entry time and the end
  * time (CLOCK_MONOTONIC ns), the rate in Hz, then nine counters (signals sent, captured,
  * dropped, failed, skipped, truncated, waiting, unanswered, threads seen) and the number of the
  * program's own SIGPROF signals handed to its handler; then strings and tables, each string a
@@ -42,5 +42,11 @@ void lo_agent_write(void);
 /* Stops the agent for good, writing nothing: Liftoff's own sampler calls it in a program that
    links Liftoff, which records itself. */
 void lo_agent_stand_down(void);
+
+/* The same, keeping `program` (the program's own sampler, lo_sampler_this_source of its copy):
+   when the program ends by a signal before writing its profile, the agent writes that sampler's
+   samples as the program's recording (flag 16), so a crash loses nothing it sampled. */
+struct lo_sampler_source;
+void lo_agent_stand_down_to(const struct lo_sampler_source *program);
 
 #endif

@@ -257,6 +257,27 @@ uint64_t lo_task_events_lost(void);
 /// NUL-terminated name; call with index 0, 1, … until it returns 0.
 int lo_sampler_thread_name(size_t index, pid_t *tid, char *buffer, size_t length);
 
+/// What another copy of the sampler (the agent's, loaded into a program that links Liftoff)
+/// needs to write this copy's recording when the process crashes: this copy's functions. Every
+/// one of them is async-signal-safe once `halt` ran, or when no session runs.
+typedef struct lo_sampler_source {
+    uint32_t size;                                              ///< sizeof(lo_sampler_source)
+    int (*is_running)(void);                                    ///< whether it samples now (no lock)
+    void (*halt)(void);                                         ///< lo_sampler_halt
+    uint32_t (*rate_hz)(void);                                  ///< the current or last session's rate
+    lo_counts (*counts)(void);                                  ///< lo_sampler_counts
+    const uint64_t *(*store)(size_t *word_count);               ///< lo_sampler_store
+    size_t (*task_events)(lo_task_event *buffer, size_t capacity); ///< lo_task_events (count only)
+    size_t (*task_events_from)(size_t start, lo_task_event *buffer, size_t capacity);
+    int (*thread_name)(size_t index, pid_t *tid, char *buffer, size_t length);
+    uint64_t (*chained_signals)(void);                          ///< lo_sampler_chained_signals
+} lo_sampler_source;
+
+/// This copy of the sampler, for `lo_agent_stand_down_to`.
+const lo_sampler_source *lo_sampler_this_source(void);
+/// The rate of the current or last session, in Hz (0 before any).
+uint32_t lo_sampler_rate_hz(void);
+
 /// Captures the stack of another registered thread: signals it and waits up to `timeout_ms`
 /// for its handler to unwind. Returns the number of frames written to `buffer` (leaf first),
 /// or -1 when the thread did not answer in time. One request at a time, process-wide.
