@@ -32,13 +32,15 @@
    signal (a crash, or SIGTERM, SIGINT or SIGHUP it does not handle) before it wrote its own
    profile, the agent writes what that sampler kept as the program's recording, so the launch is
    not lost. The stop signals then stay hooked behind the program's own handlers. */
-void lo_agent_stand_down_to(const lo_sampler_source *program) {
-    if (!lo_agent_claim_write()) return;
+int lo_agent_stand_down_to(const lo_sampler_source *program) {
+    if (!lo_agent_claim_write()) return 0;
     lo_sampler_stop();
     lo_agent_owns_sigprof = 0;
     lo_agent_hand_over(program);
-    if (!lo_agent_program_records()) lo_agent_restore_stop_signals();
+    int kept = lo_agent_program_records();
+    if (!kept) lo_agent_restore_stop_signals();
     lo_agent.pid = 0;
+    return kept;
 }
 
 void lo_agent_stand_down(void) { lo_agent_stand_down_to(NULL); }
@@ -81,6 +83,7 @@ static void in_child(void) {
     lo_agent.pid = lo_agent_forked_pid;
     lo_agent.image = 0;
     lo_agent.process_start_ns = lo_agent.premain_ns = lo_agent.main_entry_ns = lo_agent_fork_ns;
+    lo_read_process_counters(&lo_agent.premain_counters);
     lo_agent_set_program_flag(LO_AGENT_PROGRAM_BLOCKS_SIGPROF, 0);
     lo_agent_begin();
 }
@@ -148,6 +151,7 @@ __attribute__((constructor)) static void lo_agent_start(void) {
     lo_agent.image = image;
     lo_agent.process_start_ns = start;
     lo_agent.premain_ns = premain;
+    lo_agent.premain_counters = *lo_premain_counters();
     if (!lo_agent_set_paths()) {
         lo_agent.pid = 0;
         return;

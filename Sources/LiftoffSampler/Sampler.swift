@@ -206,7 +206,7 @@ public enum Sampler {
     private static let sampling = Atomic<Bool>(false)
     /// Held across a whole start and a whole stop, so a stop reads and clears the store of its
     /// own session while no other thread starts the next one into it.
-    private static let lifecycle = Mutex<Void>(())
+    static let lifecycle = Mutex<Void>(())
 
     /// Starts a session; a no-op when one is running. Returns once the sampler has listed and
     /// checked every thread (its first tick), so what runs after it is sampled.
@@ -288,32 +288,6 @@ public enum Sampler {
 
     /// Whether a session is running.
     public static var isRunning: Bool { lo_sampler_is_running() != 0 }
-
-    /// A program that links Liftoff records itself: when `liftoff` injected its agent into it
-    /// anyway, the agent stops sampling (two samplers would share one signal) and writes nothing
-    /// of its own. It keeps this sampler instead: should the program end by a signal before it
-    /// writes its profile, the agent writes what this sampler kept (see ``keepsStoreForAgent``).
-    static func askAgentToStandDown() {
-        let everywhere = UnsafeMutableRawPointer(bitPattern: 0)  // RTLD_DEFAULT
-        if let symbol = dlsym(everywhere, "lo_agent_stand_down_to") {
-            unsafeBitCast(symbol, to: (@convention(c) (UnsafeRawPointer?) -> Void).self)(
-                UnsafeRawPointer(lo_sampler_this_source()))
-            handedToAgent.store(true, ordering: .relaxed)
-        } else if let symbol = dlsym(everywhere, "lo_agent_stand_down") {
-            unsafeBitCast(symbol, to: (@convention(c) () -> Void).self)()
-        }
-    }
-
-    private static let handedToAgent = Atomic<Bool>(false)
-
-    /// Whether an agent keeps this sampler to write its samples if the program ends by a signal:
-    /// a stopped session's store then stays until ``clearStore()`` (after the profile is written).
-    public static var keepsStoreForAgent: Bool { handedToAgent.load(ordering: .relaxed) }
-
-    /// Frees the store a stopped session kept for the agent (``keepsStoreForAgent``).
-    public static func clearStore() {
-        lifecycle.withLock { _ in lo_sampler_clear_store() }
-    }
 
     /// Registers the calling thread under `name` (default: its pthread name) and warms libunwind
     /// on it. When every thread is sampled this names the thread and undoes an opt-out; with

@@ -18,7 +18,7 @@
  * (PID:START:IMAGE, whose program a new one is and when its process started) on to the
  * programs it runs, and keeps itself in their LD_PRELOAD.
  *
- * File layout (little-endian 64-bit words): "LOAGENT1", the format version (3), the pid, the
+ * File layout (little-endian 64-bit words): "LOAGENT1", the format version (4), the pid, the
  * parent's pid, the image number, flags (1 ended by a signal, whose number is in bits 8-15;
  * 2 ended by exec; 4 the program installed its own SIGPROF handler; 8 its main thread started
  * with SIGPROF blocked; 16 the samples are the program's own sampler's, the program linking Liftoff), the process start, the pre-main time, the main-entry time and the end
@@ -30,11 +30,13 @@
  * count, then load bias, segment count, the executable segments' start and end, and the path
  * each), the sample store (a word count, then the words, as lo_sampler.h lays them out), and
  * the Swift tasks' events (a count, then five words each: kind | how created << 8 | thread << 32,
- * task, creator, time, end).
+ * task, creator, time, end); and (format 4) the process's counters (a word count, 16, then two
+ * lo_process_counters of eight words: time, CPU, run-queue wait, bytes read from storage, bytes
+ * read, major faults, minor faults, which were read), as the agent started and as it wrote.
  */
 
 #define LO_AGENT_MAGIC 0x31544E4547414F4CULL /* "LOAGENT1" */
-#define LO_AGENT_FORMAT 3
+#define LO_AGENT_FORMAT 4
 
 /* Writes the recording now (once per program), stopping the sampler: what exit calls. */
 void lo_agent_write(void);
@@ -45,8 +47,9 @@ void lo_agent_stand_down(void);
 
 /* The same, keeping `program` (the program's own sampler, lo_sampler_this_source of its copy):
    when the program ends by a signal before writing its profile, the agent writes that sampler's
-   samples as the program's recording (flag 16), so a crash loses nothing it sampled. */
+   samples as the program's recording (flag 16), so a crash loses nothing it sampled. Returns 1
+   when it keeps it, 0 when the agent does not record this process. */
 struct lo_sampler_source;
-void lo_agent_stand_down_to(const struct lo_sampler_source *program);
+int lo_agent_stand_down_to(const struct lo_sampler_source *program);
 
 #endif
