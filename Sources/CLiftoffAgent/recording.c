@@ -348,7 +348,14 @@ static void write_recording(const lo_sampler_source *source, pid_t pid, int stop
     static const uint64_t empty[5];
     for (; start < events; start++) put(&w, empty, sizeof empty);
 
-    /* No fsync: `liftoff` reads the file right away, and the rename keeps it whole. */
+    /* The process's counters before `main` and now: eight words each (lo_process_counters). */
+    lo_process_counters now;
+    lo_read_process_counters(&now);
+    put_word(&w, 2 * sizeof(lo_process_counters) / sizeof(uint64_t));
+    put(&w, &lo_agent.premain_counters, sizeof(lo_process_counters));
+    put(&w, &now, sizeof now);
+
+        /* No fsync: `liftoff` reads the file right away, and the rename keeps it whole. */
     flush(&w);
     int failed = w.failed;
     if (close(w.fd) != 0) failed = 1;

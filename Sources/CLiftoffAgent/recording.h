@@ -29,6 +29,7 @@ typedef struct lo_agent_state {
     uint64_t process_start_ns; // the spawn (or fork) of the process, else the agent's load
     uint64_t premain_ns;
     uint64_t main_entry_ns;
+    lo_process_counters premain_counters; // when the agent started, before `main` (or at the fork)
     char directory[PATH_MAX];  // where recordings go
     char path[PATH_MAX];       // DIRECTORY/PID-IMAGE.rec
     char temporary[PATH_MAX];  // the same, .tmp

@@ -214,6 +214,7 @@ struct DemoCommand: ParsableCommand {
         lines += InsightReport(profile).text(limit: 3, details: false).split(separator: "\n").map(String.init)
         lines.append("Launch phases:")
         lines.append("  process start → main entry: \(ms(profile.phases.mainEntryNs - profile.phases.processStartNs))")
+        if let preMain = profile.phases.preMain { lines.append("    before main: \(preMain.sentence)") }
         for span in profile.spans where span.parent == nil {
             let indent = span.parent == nil ? "  " : "    "
             var tasks = ""

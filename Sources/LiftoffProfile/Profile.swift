@@ -144,6 +144,9 @@ extension Profile {
         public var endNs: UInt64
         /// The first frame's render commit (or a program's "ready" moment), if there was one.
         public var firstFrameNs: UInt64?
+        /// What the time before `main` was spent on (the program's last exec to its `main`), when
+        /// Liftoff's constructor could read the kernel's counts.
+        public var preMain: PreMain?
 
         /// Creates phase timestamps.
         public init(

@@ -95,6 +95,9 @@ public struct MarkdownRenderer: Sendable {
             lines.append(
                 "| \(MarkdownRenderer.cell(span.name)) (callback) | \(ReportText.ms(span.startNs)) | \(ReportText.ms(span.durationNs)) |")
         }
+        if let preMain = phases.preMain {
+            lines += ["", "Before `main`: \(MarkdownRenderer.cell(preMain.sentence))."]
+        }
         lines.append("")
         return lines
     }

@@ -143,9 +143,11 @@ extension AgentRecording {
                     recordedItself: images.contains(where: \.recordedByProgram) ? true : nil))
         }
         let endNs = records.map(\.endNs).max() ?? 0
-        let phases = Profile.Phases(
+        var phases = Profile.Phases(
             processStartNs: 0, preMainNs: relative(root.preMainNs), mainEntryNs: relative(root.mainEntryNs), endNs: endNs,
             firstFrameNs: readyNs)
+        // Read before the agent's sampler started: no signal was pending, the fault counts are whole.
+        phases.preMain = root.countersBeforeMain?.preMain(since: root.processStartNs)
         var metadata = ProfileRecorder.metadata(commandLine: rootLast.commandLine, startTime: Date(), rateHz: root.rateHz)
         metadata.buildConfiguration = "unknown (profiled by the agent)"
         var profile = builder.build(

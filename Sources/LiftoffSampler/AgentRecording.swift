@@ -56,6 +56,10 @@ public struct AgentRecording: Sendable {
     /// stood down for it, and wrote what that sampler kept because the program ended by a signal
     /// before writing its own profile.
     public var recordedByProgram = false
+    /// The process's counters when the agent started, before `main` (format 4), and when it wrote.
+    public var countersBeforeMain: ProcessCounters?
+    /// See ``countersBeforeMain``.
+    public var countersAtEnd: ProcessCounters?
     /// The spans of a program that recorded itself (``recordedByProgram``), from its journal:
     /// times in `CLOCK_MONOTONIC` nanoseconds, parents as indices into this array.
     public var spans: [Profile.Span] = []
@@ -72,8 +76,8 @@ public struct AgentRecording: Sendable {
             throw ReadError(description: "\(url.path) is not a recording of Liftoff's agent.")
         }
         let format = try reader.word()
-        guard format == 3 else {
-            throw ReadError(description: "\(url.path) is an agent recording of format \(format); this Liftoff reads format 3.")
+        guard format == 3 || format == 4 else {
+            throw ReadError(description: "\(url.path) is an agent recording of format \(format); this Liftoff reads formats 3 and 4.")
         }
         let pid = Int(clamping: try reader.word())
         let parent = Int(clamping: try reader.word())
@@ -134,6 +138,11 @@ public struct AgentRecording: Sendable {
             event.end_ns = try reader.word()
             if let decoded = TaskEvent(recorded: event) { taskEvents.append(decoded) }
         }
+        var processCounters: (ProcessCounters?, ProcessCounters?) = (nil, nil)
+        if format >= 4 {
+            let words = try reader.words(try reader.count(limit: 64))
+            processCounters = (ProcessCounters(words: words.prefix(8)), ProcessCounters(words: words.dropFirst(8)))
+        }
         var recording = AgentRecording(
             processID: pid, processStartNs: start, preMainNs: premain, mainEntryNs: mainEntry, endNs: end, rateHz: rate,
             counts: counts, commandLine: commandLine, threadNames: names, samples: samples, objects: objects)
@@ -145,6 +154,7 @@ public struct AgentRecording: Sendable {
         recording.installedOwnProfilerSignal = flags & 4 != 0
         recording.blocksProfilerSignal = flags & 8 != 0
         recording.recordedByProgram = flags & 16 != 0
+        (recording.countersBeforeMain, recording.countersAtEnd) = processCounters
         recording.programSignals = counters[9]
         return recording
     }

@@ -91,12 +91,20 @@ public final class ProfileRecorder: Sendable {
         if symbolizer == nil, let ready { builder.knownShortNames = ready.shortNames }
         let stacks = add(recording, events: events, to: &builder, until: { false })!
         let premain = lo_premain_ns()
-        let phases = Profile.Phases(
+        var phases = Profile.Phases(
             processStartNs: 0,
             preMainNs: NanosecondDuration.between(processStartNs, premain).nanoseconds,
             mainEntryNs: NanosecondDuration.between(processStartNs, mainEntryNs).nanoseconds,
             endNs: NanosecondDuration.between(processStartNs, endNs).nanoseconds,
             firstFrameNs: events.firstFrameNs)
+        // An agent that sampled before this program's constructor ran may have made the kernel
+        // count faults as minor: the counts are then lower bounds.
+        // Only from a known spawn (a launcher's LIFTOFF_LAUNCH_NS): otherwise the start is the
+        // constructor's own time.
+        if processStartNs < premain {
+            phases.preMain = ProcessCounters.beforeMain?.preMain(
+                since: processStartNs, faultsAtLeast: ProcessInfo.processInfo.environment["LIFTOFF_AGENT_OUT"] != nil)
+        }
         var profile = builder.build(
             metadata: ProfileRecorder.metadata(
                 commandLine: commandLine, startTime: startTime, rateHz: configuration.rateHz),

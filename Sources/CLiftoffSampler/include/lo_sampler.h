@@ -257,6 +257,25 @@ uint64_t lo_task_events_lost(void);
 /// NUL-terminated name; call with index 0, 1, … until it returns 0.
 int lo_sampler_thread_name(size_t index, pid_t *tid, char *buffer, size_t length);
 
+/// What the process has spent so far, by the kernel's counts (see `lo_read_process_counters`).
+typedef struct lo_process_counters {
+    uint64_t time_ns;      ///< CLOCK_MONOTONIC when read
+    uint64_t cpu_ns;       ///< the main thread's CPU time (schedstat field 1)
+    uint64_t runqueue_ns;  ///< the main thread's time runnable, waiting for a core (schedstat field 2)
+    uint64_t read_bytes;   ///< bytes the process caused to be read from storage (/proc/self/io)
+    uint64_t read_chars;   ///< bytes it read through read() and the like, cached or not (rchar)
+    uint64_t major_faults; ///< page faults that read from storage (getrusage)
+    uint64_t minor_faults; ///< page faults served from memory
+    uint64_t valid;        ///< which of the above were read: LO_COUNTERS_*
+} lo_process_counters;
+#define LO_COUNTERS_SCHEDULER 1u
+#define LO_COUNTERS_IO 2u
+#define LO_COUNTERS_FAULTS 4u
+/// Reads the counters now (system calls only: async-signal-safe).
+void lo_read_process_counters(lo_process_counters *out);
+/// The counters as Liftoff's constructor read them, before `main` and before any sampling.
+const lo_process_counters *lo_premain_counters(void);
+
 /// What another copy of the sampler (the agent's, loaded into a program that links Liftoff)
 /// needs to write this copy's recording when the process crashes: this copy's functions. Every
 /// one of them is async-signal-safe once `halt` ran, or when no session runs.

@@ -1,0 +1,91 @@
+// What a process has spent so far, by the kernel's counts: CPU time and time waiting for a core
+// (its main thread's /proc/self/schedstat), bytes read (/proc/self/io) and page faults
+// (getrusage). Read when Liftoff's constructor runs, before `main` and before any sampling
+// signal, they split the time from exec to `main` into on a CPU, waiting for a core, and blocked.
+// Only system calls: the agent also reads them in a signal handler, when its recording is written.
+
+#include "lo_internal.h"
+
+#include <fcntl.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static lo_process_counters g_premain_counters;
+
+// The small file `path` whole into `buffer` (NUL-terminated): its length, 0 when unreadable.
+static size_t lo_read_small(const char *path, char *buffer, size_t capacity) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    size_t used = 0;
+    while (used + 1 < capacity) {
+        ssize_t got = read(fd, buffer + used, capacity - 1 - used);
+        if (got <= 0) break;
+        used += (size_t)got;
+    }
+    close(fd);
+    buffer[used] = 0;
+    return used;
+}
+
+// The decimal number at `*at` (saturating), and `*at` moved past it.
+static uint64_t lo_parse_decimal(const char **at) {
+    uint64_t value = 0;
+    while (**at >= '0' && **at <= '9') {
+        uint64_t digit = (uint64_t)(**at - '0');
+        value = value > (UINT64_MAX - digit) / 10 ? UINT64_MAX : value * 10 + digit;
+        (*at)++;
+    }
+    return value;
+}
+
+// The value of the line `name: N` in /proc/self/io's text, or 0.
+static uint64_t lo_io_field(const char *text, const char *name, size_t length) {
+    for (const char *line = text; *line;) {
+        if (strncmp(line, name, length) == 0 && line[length] == ':') {
+            const char *at = line + length + 1;
+            while (*at == ' ') at++;
+            return lo_parse_decimal(&at);
+        }
+        const char *next = strchr(line, '\n');
+        if (next == NULL) break;
+        line = next + 1;
+    }
+    return 0;
+}
+
+void lo_read_process_counters(lo_process_counters *out) {
+    memset(out, 0, sizeof *out);
+    out->time_ns = lo_monotonic_ns();
+    char text[512];
+    if (lo_read_small("/proc/self/schedstat", text, sizeof text) > 0) {
+        const char *at = text;
+        out->cpu_ns = lo_parse_decimal(&at);
+        if (*at == ' ') {
+            at++;
+            out->runqueue_ns = lo_parse_decimal(&at);
+            out->valid |= LO_COUNTERS_SCHEDULER;
+        }
+    }
+    if (lo_read_small("/proc/self/io", text, sizeof text) > 0) {
+        out->read_bytes = lo_io_field(text, "read_bytes", 10);
+        out->read_chars = lo_io_field(text, "rchar", 5);
+        out->valid |= LO_COUNTERS_IO;
+    }
+    struct rusage usage;
+    if (syscall(SYS_getrusage, RUSAGE_SELF, &usage) == 0) {
+        out->major_faults = (uint64_t)usage.ru_majflt;
+        out->minor_faults = (uint64_t)usage.ru_minflt;
+        out->valid |= LO_COUNTERS_FAULTS;
+    }
+}
+
+__attribute__((constructor)) static void lo_read_premain_counters(void) {
+    if (g_premain_counters.time_ns == 0) lo_read_process_counters(&g_premain_counters);
+}
+
+const lo_process_counters *lo_premain_counters(void) {
+    lo_read_premain_counters();
+    return &g_premain_counters;
+}

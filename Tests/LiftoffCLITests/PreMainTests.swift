@@ -1,0 +1,58 @@
+import Foundation
+import LiftoffProfile
+import LiftoffTestSupport
+import Testing
+
+/// The time before `main`, split by the kernel's counts that Liftoff's constructor reads.
+@Suite("Before main", .serialized, .processState(timeLimit: .seconds(300)))
+struct PreMainTests {
+    /// A shared library whose static initializer sleeps `milliseconds` and a program linked to it.
+    static func programWithSlowInitializer(milliseconds: Int) throws -> String {
+        let library = try AgentPrograms.build(
+            "libslowinit\(milliseconds).so",
+            source: """
+                #include <time.h>
+                __attribute__((constructor)) static void slow_init(void) {
+                    struct timespec pause = {0, \(milliseconds) * 1000000L};
+                    nanosleep(&pause, 0);
+                }
+                int slow_value(void) { return 42; }
+                """, ext: "c", compiler: "/usr/bin/cc", ["-shared", "-fPIC", "-O1"])
+        let folder = URL(fileURLWithPath: library).deletingLastPathComponent().path
+        return try AgentPrograms.build(
+            "slowinit\(milliseconds)", source: "int slow_value(void);\nint main(void) { return slow_value() == 42 ? 0 : 1; }\n",
+            ext: "c", compiler: "/usr/bin/cc", ["-O1", library, "-Wl,-rpath,\(folder)"])
+    }
+
+    @Test("a library's 40 ms initializer is pre-main time spent blocked; the parts add up to the time before main")
+    func slowInitializer() throws {
+        let program = try PreMainTests.programWithSlowInitializer(milliseconds: 40)
+        let out = temporaryFolder()
+        let result = try BuiltTool.find().run(["profile", "--out", out.path, "--", program])
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        let profile = try Profile.load(from: out.appendingPathComponent("profile.json"))
+        let preMain = try #require(profile.phases.preMain, "the breakdown is in the profile")
+        #expect(preMain.onCPUNs + preMain.runnableNs + preMain.blockedNs == preMain.durationNs)
+        // The sleep is blocked time: 40 ms, less a tick of the timer's slack at most.
+        #expect(preMain.blockedNs >= 39_000_000, "blocked \(preMain.blockedNs) ns")
+        #expect(preMain.durationNs >= preMain.blockedNs && preMain.durationNs <= profile.phases.mainEntryNs)
+        #expect(preMain.faultsAtLeast == nil, "read before any sampling signal: the fault counts are whole")
+        #expect(preMain.minorFaults > 0)
+        #expect(result.stdout.contains("before main: "), "\(result.stdout)")
+        let markdown = try String(contentsOf: out.appendingPathComponent("summary.md"), encoding: .utf8)
+        #expect(markdown.contains("Before `main`:"), "the Markdown says it too")
+    }
+
+    @Test("a warm launch of a small program reads nothing from storage before main, and its parts add up")
+    func warmTrue() throws {
+        _ = try runToEnd("/bin/true", [])
+        let out = temporaryFolder()
+        let result = try BuiltTool.find().run(["profile", "--out", out.path, "--", "/bin/true"])
+        #expect(result.status == 0)
+        let profile = try Profile.load(from: out.appendingPathComponent("profile.json"))
+        let preMain = try #require(profile.phases.preMain)
+        #expect(preMain.bytesRead == 0, "warm: \(preMain)")
+        #expect(preMain.majorFaults == 0, "warm: \(preMain)")
+        #expect(preMain.onCPUNs + preMain.runnableNs + preMain.blockedNs == preMain.durationNs)
+    }
+}
