@@ -112,19 +112,6 @@ static void put_string(writer *w, const char *bytes, size_t length) {
     if (length % 8) put(w, zeros, 8 - length % 8);
 }
 
-// Reads a small /proc file whole into `buffer`: the bytes read.
-static size_t read_file(const char *path, char *buffer, size_t capacity) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return 0;
-    size_t length = 0;
-    ssize_t got;
-    while (length < capacity && ((got = read(fd, buffer + length, capacity - length)) > 0 || (got < 0 && errno == EINTR))) {
-        if (got > 0) length += (size_t)got;
-    }
-    close(fd);
-    return length;
-}
-
 /* ---- loaded objects, from /proc/self/maps ---- */
 
 // dl_iterate_phdr takes the loader's lock, which a crash may have left held: the objects come
@@ -178,7 +165,7 @@ static int elf_base(uint64_t start, uint64_t length, uint64_t *base) {
 }
 
 static size_t read_mapped_objects(void) {
-    size_t length = read_file("/proc/self/maps", maps_text, sizeof maps_text);
+    size_t length = lo_read_proc_file("/proc/self/maps", maps_text, sizeof maps_text);
     size_t count = 0, names_used = 0;
     const char *at = maps_text, *end = maps_text + length;
     while (at < end) {
@@ -283,7 +270,7 @@ static void put_thread_names_now(writer *w) {
         length += lo_agent_format_u64(path + length, (uint64_t)tids[i]);
         memcpy(path + length, "/comm", 6);
         char name[64];
-        size_t name_length = read_file(path, name, sizeof name);
+        size_t name_length = lo_read_proc_file(path, name, sizeof name);
         while (name_length > 0 && name[name_length - 1] == '\n') name_length--;
         put_word(w, (uint64_t)(uint32_t)tids[i]);
         put_string(w, name, name_length);
@@ -313,7 +300,7 @@ static void write_recording(const lo_sampler_source *source, pid_t pid, int stop
 
     /* The command line, NUL-separated, as /proc keeps it. */
     static char command[8192];
-    put_string(&w, command, read_file("/proc/self/cmdline", command, sizeof command));
+    put_string(&w, command, lo_read_proc_file("/proc/self/cmdline", command, sizeof command));
 
     if (stopped) put_thread_names_stopped(&w, source);
     else put_thread_names_now(&w);
@@ -355,7 +342,7 @@ static void write_recording(const lo_sampler_source *source, pid_t pid, int stop
     put(&w, &lo_agent.premain_counters, sizeof(lo_process_counters));
     put(&w, &now, sizeof now);
 
-        /* No fsync: `liftoff` reads the file right away, and the rename keeps it whole. */
+    /* No fsync: `liftoff` reads the file right away, and the rename keeps it whole. */
     flush(&w);
     int failed = w.failed;
     if (close(w.fd) != 0) failed = 1;

@@ -112,13 +112,8 @@ int lo_thread_switches_in(pid_t tid, uint64_t *out) {
     size_t length = strlen(path);
     while (n > 0) path[length++] = digits[--n];
     memcpy(path + length, "/schedstat", 11);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return -1;
     char buffer[96];
-    ssize_t got = read(fd, buffer, sizeof buffer - 1);
-    close(fd);
-    if (got <= 0) return -1;
-    buffer[got] = 0;
+    if (lo_read_proc_file(path, buffer, sizeof buffer) == 0) return -1;
     int field = 0;
     uint64_t value = 0;
     for (const char *c = buffer;; c++) {

@@ -14,21 +14,6 @@
 
 static lo_process_counters g_premain_counters;
 
-// The small file `path` whole into `buffer` (NUL-terminated): its length, 0 when unreadable.
-static size_t lo_read_small(const char *path, char *buffer, size_t capacity) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return 0;
-    size_t used = 0;
-    while (used + 1 < capacity) {
-        ssize_t got = read(fd, buffer + used, capacity - 1 - used);
-        if (got <= 0) break;
-        used += (size_t)got;
-    }
-    close(fd);
-    buffer[used] = 0;
-    return used;
-}
-
 // The decimal number at `*at` (saturating), and `*at` moved past it.
 static uint64_t lo_parse_decimal(const char **at) {
     uint64_t value = 0;
@@ -59,7 +44,7 @@ void lo_read_process_counters(lo_process_counters *out) {
     memset(out, 0, sizeof *out);
     out->time_ns = lo_monotonic_ns();
     char text[512];
-    if (lo_read_small("/proc/self/schedstat", text, sizeof text) > 0) {
+    if (lo_read_proc_file("/proc/self/schedstat", text, sizeof text) > 0) {
         const char *at = text;
         out->cpu_ns = lo_parse_decimal(&at);
         if (*at == ' ') {
@@ -68,7 +53,7 @@ void lo_read_process_counters(lo_process_counters *out) {
             out->valid |= LO_COUNTERS_SCHEDULER;
         }
     }
-    if (lo_read_small("/proc/self/io", text, sizeof text) > 0) {
+    if (lo_read_proc_file("/proc/self/io", text, sizeof text) > 0) {
         out->read_bytes = lo_io_field(text, "read_bytes", 10);
         out->read_chars = lo_io_field(text, "rchar", 5);
         out->valid |= LO_COUNTERS_IO;

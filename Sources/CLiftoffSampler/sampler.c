@@ -357,12 +357,6 @@ size_t lo_sampler_resident_bytes(void) {
 
 uint32_t lo_sampler_rate_hz(void) { return g_rate_hz; }
 
-static size_t lo_count_task_events(lo_task_event *buffer, size_t capacity) {
-    (void)buffer;
-    (void)capacity;
-    return lo_task_events(NULL, 0);
-}
-
 // Whether a session samples now, without the control lock (a crash handler calls it).
 static int lo_sampler_is_sampling(void) { return atomic_load(&g_keep_sampling) != 0; }
 
@@ -373,7 +367,7 @@ static const lo_sampler_source g_this_source = {
     .rate_hz = lo_sampler_rate_hz,
     .counts = lo_sampler_counts,
     .store = lo_sampler_store,
-    .task_events = lo_count_task_events,
+    .task_events = lo_task_events,
     .task_events_from = lo_task_events_from,
     .thread_name = lo_sampler_thread_name,
     .chained_signals = lo_sampler_chained_signals,

@@ -8,7 +8,7 @@ import Glibc
 /// Under `liftoff profile`, a program that records itself also writes each span as it begins
 /// and ends to a journal in the agent's folder (`PID.spans`), one line each. Should the program
 /// end by a signal before it writes its profile, the agent writes its sampler's samples and
-/// `liftoff` reads the spans from here (``AgentRecording/journalSpans(in:processID:)``), so a
+/// `liftoff` reads the spans from here (``AgentRecording/journalSpans(in:processID:endNs:)``), so a
 /// crash keeps the launch's spans too. Outside `liftoff profile` there is no journal.
 ///
 /// Lines, tab-separated, times in `CLOCK_MONOTONIC` nanoseconds: `B index parent category

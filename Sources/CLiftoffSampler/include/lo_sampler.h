@@ -271,6 +271,9 @@ typedef struct lo_process_counters {
 #define LO_COUNTERS_SCHEDULER 1u
 #define LO_COUNTERS_IO 2u
 #define LO_COUNTERS_FAULTS 4u
+/// Reads the /proc file `path` whole into `buffer`, NUL-terminated, with system
+/// calls only (async-signal-safe): the bytes read, at most `capacity - 1`; 0 when unreadable.
+size_t lo_read_proc_file(const char *path, char *buffer, size_t capacity);
 /// Reads the counters now (system calls only: async-signal-safe).
 void lo_read_process_counters(lo_process_counters *out);
 /// The counters as Liftoff's constructor read them, before `main` and before any sampling.
@@ -286,7 +289,7 @@ typedef struct lo_sampler_source {
     uint32_t (*rate_hz)(void);                                  ///< the current or last session's rate
     lo_counts (*counts)(void);                                  ///< lo_sampler_counts
     const uint64_t *(*store)(size_t *word_count);               ///< lo_sampler_store
-    size_t (*task_events)(lo_task_event *buffer, size_t capacity); ///< lo_task_events (count only)
+    size_t (*task_events)(lo_task_event *buffer, size_t capacity); ///< lo_task_events
     size_t (*task_events_from)(size_t start, lo_task_event *buffer, size_t capacity);
     int (*thread_name)(size_t index, pid_t *tid, char *buffer, size_t length);
     uint64_t (*chained_signals)(void);                          ///< lo_sampler_chained_signals
