@@ -580,9 +580,23 @@ void lo_threads_answer(const lo_slot *slot) {
         // found it. One found in a system call waited there (the signal woke it, and on a busy
         // machine it may wait for a core to answer).
         if (thread->pending && g_current_tick >= thread->sent_tick) {
-            ticks = g_current_tick - thread->sent_tick + 1;
+            uint64_t since_send = g_current_tick - thread->sent_tick;
+            ticks = since_send + 1;
             int late = !(flags & LO_SAMPLE_IN_SYSCALL) && slot->time_ns > thread->sent_ns &&
                        slot->time_ns - thread->sent_ns >= g_runnable_ns;
+            if (!late && since_send > 0 && !(flags & LO_SAMPLE_IN_SYSCALL)) {
+                // A prompt answer that the sampler drains ticks later: it fell behind after sending,
+                // waiting for a core itself. The thread ran in those ticks only as far as its CPU
+                // time since the send fills them, so they are counted as a late answer's are, and
+                // that CPU time is not counted again at the next check.
+                uint64_t cpu_now;
+                if (lo_thread_cpu_ns_of(thread->tid, &cpu_now) == 0 && cpu_now > thread->base_cpu) {
+                    uint64_t since = cpu_now - thread->base_cpu;
+                    thread->answer_cpu = thread->answer_cpu + since < thread->answer_cpu ? UINT64_MAX : thread->answer_cpu + since;
+                    thread->base_cpu = cpu_now;
+                }
+                late = 1;
+            }
             if (ticks > 1 || late) time_ns = thread->sent_ns;
             if (thread->missed_ticks > 0) {
                 uint64_t back = thread->missed_ticks * g_period_ns;
