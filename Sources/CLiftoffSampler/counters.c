@@ -47,6 +47,10 @@ void lo_read_process_counters(lo_process_counters *out) {
     if (lo_read_proc_file("/proc/self/schedstat", text, sizeof text) > 0) {
         const char *at = text;
         out->cpu_ns = lo_parse_decimal(&at);
+        // schedstat's CPU time lags for a thread that is running (it is brought up to date when
+        // the thread is switched out or ticks); the main thread's CPU clock is exact.
+        uint64_t exact;
+        if (lo_thread_cpu_ns_of((pid_t)syscall(SYS_getpid), &exact) == 0) out->cpu_ns = exact;
         if (*at == ' ') {
             at++;
             out->runqueue_ns = lo_parse_decimal(&at);

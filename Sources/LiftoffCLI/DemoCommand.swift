@@ -213,8 +213,15 @@ struct DemoCommand: ParsableCommand {
         // Why, before the numbers: the costliest reasons the launch was slow.
         lines += InsightReport(profile).text(limit: 3, details: false).split(separator: "\n").map(String.init)
         lines.append("Launch phases:")
-        lines.append("  process start → main entry: \(ms(profile.phases.mainEntryNs - profile.phases.processStartNs))")
-        if let preMain = profile.phases.preMain { lines.append("    before main: \(preMain.sentence)") }
+        let phases = profile.phases
+        if let exec = phases.programStartNs {
+            let programs = profile.processes.first?.programs.dropLast().map(\.fileName).joined(separator: " → ") ?? ""
+            lines.append("  wrappers (\(programs)) until the program's exec: \(ms(exec &- phases.processStartNs))")
+            lines.append("  program exec → main entry: \(ms(phases.mainEntryNs &- exec))")
+        } else {
+            lines.append("  process start → main entry: \(ms(phases.mainEntryNs &- phases.processStartNs))")
+        }
+        if let preMain = profile.phases.preMain { lines.append("    \(Profile.PreMain.label): \(preMain.sentence)") }
         for span in profile.spans where span.parent == nil {
             let indent = span.parent == nil ? "  " : "    "
             var tasks = ""

@@ -56,6 +56,11 @@ extension Profile {
                 majorFaults: majorFaults, minorFaults: minorFaults, faultsAtLeast: faultsAtLeast)
         }
 
+        /// What the breakdown covers, for its label in reports: the loader's work before sampling.
+        public static let label = "loader (exec → sampling start)"
+        /// ``label`` at the start of a sentence.
+        public static let title = "Loader (exec → sampling start)"
+
         /// `22.0 ms: on CPU 15.1 ms, waiting for a core 0.3 ms, blocked 6.6 ms; read 1.2 MB from
         /// storage, 12 major and 2,345 minor page faults`.
         public var sentence: String {

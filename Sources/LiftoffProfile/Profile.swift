@@ -144,6 +144,11 @@ extension Profile {
         public var endNs: UInt64
         /// The first frame's render commit (or a program's "ready" moment), if there was one.
         public var firstFrameNs: UInt64?
+        /// When the final program started, its exec: set when the process ran other programs
+        /// before it (wrappers: `env`, `sh -c "exec …"`, a version manager's shim), whose time is
+        /// then the phase from the process start to here. Pre-main and main entry are the final
+        /// program's.
+        public var programStartNs: UInt64?
         /// What the time before `main` was spent on (the program's last exec to its `main`), when
         /// Liftoff's constructor could read the kernel's counts.
         public var preMain: PreMain?

@@ -55,10 +55,14 @@ public struct HTMLReportRenderer: Sendable {
         json.field("ttffMs", profile.timeToFirstFrameNs.map { Double($0) / 1e6 })
         json.field("lifeCycle", profile.hasLifeCycle)
         json.field("durationMs", ReportTimeline.ms(endNs))
+        json.field("preMain", phases.preMain.map { "\(Profile.PreMain.title): \($0.sentence)." })
 
         json.nextKey("phases")
         json.raw("[")
         var phaseList: [(String, UInt64, UInt64)] = [("pre-main", phases.processStartNs, phases.mainEntryNs)]
+        if let exec = phases.programStartNs {
+            phaseList = [("wrappers", phases.processStartNs, exec), ("pre-main", exec, phases.mainEntryNs)]
+        }
         if let firstFrame = phases.firstFrameNs {
             phaseList.append(("launch (main → first frame)", phases.mainEntryNs, firstFrame))
             phaseList.append(("after first frame", firstFrame, max(endNs, firstFrame)))

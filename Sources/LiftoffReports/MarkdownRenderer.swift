@@ -80,6 +80,9 @@ public struct MarkdownRenderer: Sendable {
     private func phaseTable(_ profile: Profile) -> [String] {
         let phases = profile.phases
         var rows: [(String, UInt64, UInt64)] = [("process start → main entry", phases.processStartNs, phases.mainEntryNs)]
+        if let exec = phases.programStartNs {
+            rows = [("wrappers: process start → program exec", phases.processStartNs, exec), ("program exec → main entry", exec, phases.mainEntryNs)]
+        }
         if let firstFrame = phases.firstFrameNs {
             rows.append(("main entry → first frame", phases.mainEntryNs, firstFrame))
             rows.append(("first frame → end of recording", firstFrame, phases.endNs))
@@ -96,7 +99,7 @@ public struct MarkdownRenderer: Sendable {
                 "| \(MarkdownRenderer.cell(span.name)) (callback) | \(ReportText.ms(span.startNs)) | \(ReportText.ms(span.durationNs)) |")
         }
         if let preMain = phases.preMain {
-            lines += ["", "Before `main`: \(MarkdownRenderer.cell(preMain.sentence))."]
+            lines += ["", "\(Profile.PreMain.title): \(MarkdownRenderer.cell(preMain.sentence))."]
         }
         lines.append("")
         return lines

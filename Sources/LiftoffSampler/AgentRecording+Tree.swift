@@ -143,11 +143,18 @@ extension AgentRecording {
                     recordedItself: images.contains(where: \.recordedByProgram) ? true : nil))
         }
         let endNs = records.map(\.endNs).max() ?? 0
+        // Pre-main and main entry are the final program's: what the process ran before its last
+        // exec (`env`, `sh -c "… exec ./app"`, a version manager's shim) is a phase of its own.
         var phases = Profile.Phases(
-            processStartNs: 0, preMainNs: relative(root.preMainNs), mainEntryNs: relative(root.mainEntryNs), endNs: endNs,
-            firstFrameNs: readyNs)
+            processStartNs: 0, preMainNs: relative(rootLast.preMainNs), mainEntryNs: relative(rootLast.mainEntryNs),
+            endNs: endNs, firstFrameNs: readyNs)
+        let rootImages = processes[0]
+        let wrapper = rootImages.count > 1 ? rootImages[rootImages.count - 2] : nil
+        if let wrapper { phases.programStartNs = relative(wrapper.endNs) }
         // Read before the agent's sampler started: no signal was pending, the fault counts are whole.
-        phases.preMain = root.countersBeforeMain?.preMain(since: root.processStartNs)
+        // After a wrapper, from its counters read once its recording was written (the exec follows).
+        phases.preMain = rootLast.countersBeforeMain?.preMain(
+            since: wrapper?.countersAtEnd?.timeNs ?? rootLast.processStartNs, earlier: wrapper?.countersAtEnd)
         var metadata = ProfileRecorder.metadata(commandLine: rootLast.commandLine, startTime: Date(), rateHz: root.rateHz)
         metadata.buildConfiguration = "unknown (profiled by the agent)"
         var profile = builder.build(

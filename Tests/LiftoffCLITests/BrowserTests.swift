@@ -96,6 +96,18 @@ struct BrowserTests {
         #expect(BrowserTests.count("fill=\"#e3c9a8\"", in: cpu) == 0, "CPU draws no runnable stretch")
     }
 
+    @Test("the phase bar shows the wrappers apart and says what the loader's time went to")
+    func preMainNote() throws {
+        var profile = waitingBrowserProfile()
+        profile.phases.programStartNs = 30_000
+        profile.phases.preMain = Profile.PreMain(
+            durationNs: 60_000, cpuNs: 40_000, runqueueNs: 5_000, bytesRead: 2_000_000, majorFaults: 3, minorFaults: 90)
+        let (_, dom) = try BrowserTests.renderedReport(profile)
+        #expect(dom.contains(">wrappers<"), "the wrappers are a phase of their own")
+        #expect(dom.contains("class=\"phase-note\">Loader (exec → sampling start): 0.1 ms: on CPU 0.0 ms"), "the note is drawn")
+        #expect(dom.contains("read 2.0 MB from storage, 3 major and 90 minor page faults"))
+    }
+
     /// Debian's own interpreter, where `python3-selenium` installs (a `python3` earlier on the
     /// PATH may be another one).
     static let seleniumPython = "/usr/bin/python3"

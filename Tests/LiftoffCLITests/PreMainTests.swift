@@ -38,9 +38,9 @@ struct PreMainTests {
         #expect(preMain.durationNs >= preMain.blockedNs && preMain.durationNs <= profile.phases.mainEntryNs)
         #expect(preMain.faultsAtLeast == nil, "read before any sampling signal: the fault counts are whole")
         #expect(preMain.minorFaults > 0)
-        #expect(result.stdout.contains("before main: "), "\(result.stdout)")
+        #expect(result.stdout.contains("loader (exec → sampling start): "), "\(result.stdout)")
         let markdown = try String(contentsOf: out.appendingPathComponent("summary.md"), encoding: .utf8)
-        #expect(markdown.contains("Before `main`:"), "the Markdown says it too")
+        #expect(markdown.contains("Loader (exec → sampling start):"), "the Markdown says it too")
     }
 
     @Test("a warm launch of a small program reads nothing from storage before main, and its parts add up")
@@ -54,5 +54,35 @@ struct PreMainTests {
         #expect(preMain.bytesRead == 0, "warm: \(preMain)")
         #expect(preMain.majorFaults == 0, "warm: \(preMain)")
         #expect(preMain.onCPUNs + preMain.runnableNs + preMain.blockedNs == preMain.durationNs)
+    }
+
+    @Test("through env and sh -c 'exec …', pre-main and main entry are the final program's; the wrappers are a phase of their own")
+    func wrappers() throws {
+        let program = try PreMainTests.programWithSlowInitializer(milliseconds: 40)
+        var preMains: [String: UInt64] = [:]
+        for (name, command) in [
+            ("direct", [program]), ("env", ["/usr/bin/env", "FOO=1", program]), ("sh", ["/bin/sh", "-c", "exec \(program)"]),
+        ] {
+            let out = temporaryFolder()
+            let result = try BuiltTool.find().run(["profile", "--out", out.path, "--"] + command)
+            #expect(result.status == 0, "\(name): \(result.stdout)\(result.stderr)")
+            let profile = try Profile.load(from: out.appendingPathComponent("profile.json"))
+            let preMain = try #require(profile.phases.preMain, "\(name)")
+            let start = profile.phases.programStartNs ?? 0
+            #expect((profile.phases.programStartNs != nil) == (name != "direct"), "\(name): \(profile.phases)")
+            #expect(preMain.blockedNs >= 39_000_000, "\(name): the initializer's sleep is the program's pre-main: \(preMain)")
+            #expect(profile.phases.mainEntryNs > start + 40_000_000, "\(name): main entry is the program's, after its exec")
+            preMains[name] = preMain.durationNs
+            if name != "direct" {
+                #expect(result.stdout.contains("wrappers ("), "\(name): \(result.stdout)")
+            }
+        }
+        // The wrappers' time is not the program's: its pre-main is the same however it is started
+        // (within what a busy machine adds to 40 ms of sleep and a few ms of loading).
+        let direct = try #require(preMains["direct"])
+        for name in ["env", "sh"] {
+            let wrapped = try #require(preMains[name])
+            #expect(wrapped < direct + 20_000_000 && direct < wrapped + 20_000_000, "\(name) \(wrapped) ns against direct \(direct) ns")
+        }
     }
 }

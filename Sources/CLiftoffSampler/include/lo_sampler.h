@@ -260,7 +260,7 @@ int lo_sampler_thread_name(size_t index, pid_t *tid, char *buffer, size_t length
 /// What the process has spent so far, by the kernel's counts (see `lo_read_process_counters`).
 typedef struct lo_process_counters {
     uint64_t time_ns;      ///< CLOCK_MONOTONIC when read
-    uint64_t cpu_ns;       ///< the main thread's CPU time (schedstat field 1)
+    uint64_t cpu_ns;       ///< the main thread's CPU time (its CPU clock)
     uint64_t runqueue_ns;  ///< the main thread's time runnable, waiting for a core (schedstat field 2)
     uint64_t read_bytes;   ///< bytes the process caused to be read from storage (/proc/self/io)
     uint64_t read_chars;   ///< bytes it read through read() and the like, cached or not (rchar)

@@ -205,6 +205,7 @@ h3 { margin: 18px 0 8px; font-size: 13px; font-weight: 650; color: var(--muted);
 .phase-scale span { position: absolute; transform: translateX(-50%); white-space: nowrap; }
 .phase-scale span.start { transform: none; }
 .phase-scale span.end { transform: translateX(-100%); }
+.phase-note { margin: 6px 0 0; font-size: 12px; color: var(--faint); }
 
 /* ---------- Controls ---------- */
 
@@ -710,6 +711,8 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
       ttffMs: d.ttffMs,
       lifeCycle: d.lifeCycle,
       durationMs: d.durationMs,
+      // The loader's time before sampling, by the kernel's counts (one sentence), or null.
+      preMain: typeof d.preMain === 'string' ? oneLine(d.preMain) : null,
       phases: d.phases,
       markers: d.markers,
       names: d.names.map(oneLine),
@@ -1043,12 +1046,14 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
     }
     var total = data.endMs;
     var bar = h('div', { class: 'phase-bar', role: 'img', 'aria-label': 'Launch phases' });
+    var preMainSegment = null;
     data.phases.forEach(function (phase, index) {
       var length = Math.max(0, phase.endMs - phase.startMs);
       var segment = h('div', { class: 'phase phase-' + (index % 4), title: oneLine(phase.name) + ': ' + fmtMs(length) }, [
         oneLine(phase.name), h('span', { class: 'ms' }, fmtMs(length))
       ]);
       segment.style.flex = '0 0 ' + ((length / total) * 100).toFixed(3) + '%';
+      if (phase.name === 'pre-main') preMainSegment = segment;
       bar.appendChild(segment);
     });
     var scale = h('div', { class: 'phase-scale' }, [
@@ -1068,7 +1073,13 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
     if (data.ttffMs === null || Math.abs(data.targetMs - data.ttffMs) > total * 0.08) {
       tick(data.targetMs, 'target', 'target ' + fmtMs(data.targetMs));
     }
-    return append(wrap, [bar, scale]);
+    var parts = [bar, scale];
+    // What the loader's time before sampling went to, by the kernel's counts: it has no samples.
+    if (data.preMain) {
+      if (preMainSegment) preMainSegment.title += ' \u2014 ' + data.preMain;
+      parts.push(h('p', { class: 'phase-note' }, data.preMain));
+    }
+    return append(wrap, parts);
   }
 
   // ------------------------------------------------------------------ 2. Flame graph

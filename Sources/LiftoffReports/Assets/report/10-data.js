@@ -86,6 +86,8 @@
       ttffMs: d.ttffMs,
       lifeCycle: d.lifeCycle,
       durationMs: d.durationMs,
+      // The loader's time before sampling, by the kernel's counts (one sentence), or null.
+      preMain: typeof d.preMain === 'string' ? oneLine(d.preMain) : null,
       phases: d.phases,
       markers: d.markers,
       names: d.names.map(oneLine),

@@ -58,12 +58,14 @@
     }
     var total = data.endMs;
     var bar = h('div', { class: 'phase-bar', role: 'img', 'aria-label': 'Launch phases' });
+    var preMainSegment = null;
     data.phases.forEach(function (phase, index) {
       var length = Math.max(0, phase.endMs - phase.startMs);
       var segment = h('div', { class: 'phase phase-' + (index % 4), title: oneLine(phase.name) + ': ' + fmtMs(length) }, [
         oneLine(phase.name), h('span', { class: 'ms' }, fmtMs(length))
       ]);
       segment.style.flex = '0 0 ' + ((length / total) * 100).toFixed(3) + '%';
+      if (phase.name === 'pre-main') preMainSegment = segment;
       bar.appendChild(segment);
     });
     var scale = h('div', { class: 'phase-scale' }, [
@@ -83,6 +85,12 @@
     if (data.ttffMs === null || Math.abs(data.targetMs - data.ttffMs) > total * 0.08) {
       tick(data.targetMs, 'target', 'target ' + fmtMs(data.targetMs));
     }
-    return append(wrap, [bar, scale]);
+    var parts = [bar, scale];
+    // What the loader's time before sampling went to, by the kernel's counts: it has no samples.
+    if (data.preMain) {
+      if (preMainSegment) preMainSegment.title += ' \u2014 ' + data.preMain;
+      parts.push(h('p', { class: 'phase-note' }, data.preMain));
+    }
+    return append(wrap, parts);
   }
 
