@@ -272,8 +272,10 @@ public struct RunSet: Sendable {
     /// Each metric's value in every run that has it, in milliseconds.
     ///
     /// - `time to first frame` always (runs without a first frame have no value);
-    /// - with `phases`: `pre-main`, `main → first frame`, and `callback: NAME` for each
-    ///   life-cycle callback;
+    /// - with `phases`: `pre-main` (the final program's, from its exec), `wrappers` (what the
+    ///   process ran before it, when it did), the loader's `pre-main: on CPU`, `pre-main: waiting
+    ///   for a core` and `pre-main: blocked` (where its counts were read), `main → first frame`,
+    ///   and `callback: NAME` for each life-cycle callback;
     /// - with `tasks`: `task: NAME` for each launch task's duration;
     /// - with `cpu`: `cpu: NAME` for each task's CPU time and `cpu: all tasks`, and
     ///   `span cpu: NAME` for each span's CPU time;
@@ -303,7 +305,18 @@ public struct RunSet: Sendable {
             if let ttff = profile.timeToFirstFrameNs { add(RunSet.timeToFirstFrame, Double(ttff) / 1e6) }
             if groups.contains(.phases) {
                 let phases = profile.phases
-                add("pre-main", NanosecondDuration.between(phases.processStartNs, phases.mainEntryNs).millisecondsValue)
+                // The program's own: from its exec when wrappers ran before it (`env`, `sh -c`), so the
+                // same program started through one is not a pre-main "regression".
+                let programStart = phases.programStartNs ?? phases.processStartNs
+                add("pre-main", NanosecondDuration.between(programStart, phases.mainEntryNs).millisecondsValue)
+                if let exec = phases.programStartNs {
+                    add("wrappers", NanosecondDuration.between(phases.processStartNs, exec).millisecondsValue)
+                }
+                if let loader = phases.preMain {
+                    add("pre-main: on CPU", Double(loader.onCPUNs) / 1e6)
+                    add("pre-main: waiting for a core", Double(loader.runnableNs) / 1e6)
+                    add("pre-main: blocked", Double(loader.blockedNs) / 1e6)
+                }
                 if let firstFrame = phases.firstFrameNs {
                     add("main → first frame", NanosecondDuration.between(phases.mainEntryNs, firstFrame).millisecondsValue)
                 }
@@ -356,7 +369,9 @@ public struct RunSet: Sendable {
 
     /// The group a metric's name belongs to, if it is not always present.
     public static func group(ofMetric name: String) -> MetricGroup? {
-        if name == "pre-main" || name == "main → first frame" || name.hasPrefix("callback: ") { return .phases }
+        if name.hasPrefix("pre-main") || name == "wrappers" || name == "main → first frame" || name.hasPrefix("callback: ") {
+            return .phases
+        }
         if name.hasPrefix("task: ") { return .tasks }
         if name.hasPrefix("cpu: ") || name.hasPrefix("span cpu: ") { return .cpu }
         if name.hasPrefix("span: ") { return .spans }

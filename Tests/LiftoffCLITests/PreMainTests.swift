@@ -1,4 +1,5 @@
 import Foundation
+import LiftoffComparison
 import LiftoffProfile
 import LiftoffTestSupport
 import Testing
@@ -84,5 +85,31 @@ struct PreMainTests {
             let wrapped = try #require(preMains[name])
             #expect(wrapped < direct + 20_000_000 && direct < wrapped + 20_000_000, "\(name) \(wrapped) ns against direct \(direct) ns")
         }
+    }
+
+    @Test("a shell's failed exec attempts along PATH are not programs of the process")
+    func failedExecAttempts() throws {
+        let path = (1...8).map { "/nonexistent/\($0)" }.joined(separator: ":") + ":/usr/bin:/bin"
+        let out = temporaryFolder()
+        let result = try BuiltTool.find().run(["profile", "--out", out.path, "--", "/bin/sh", "-c", "PATH=\(path); exec sleep 0.1"])
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        let profile = try Profile.load(from: out.appendingPathComponent("profile.json"))
+        let programs = try #require(profile.processes.first).programs.map(\.fileName)
+        #expect(programs == ["sh", "sleep"], "\(programs)")
+        #expect(profile.phases.programStartNs != nil, "sleep's pre-main is its own, after sh")
+    }
+
+    @Test("record carries the program's pre-main, its loader's parts and the wrappers' time as metrics")
+    func recordedMetrics() throws {
+        let program = try PreMainTests.programWithSlowInitializer(milliseconds: 40)
+        let folder = temporaryFolder()
+        let result = try BuiltTool.find().run(["record", "--runs", "2", "--quiet", "--out", folder.path, "--", "/usr/bin/env", "FOO=1", program])
+        #expect(result.status == 0, "\(result.stderr)")
+        let metrics = Dictionary(uniqueKeysWithValues: try RunSet.load(folder.path).metrics([.phases]).map { ($0.name, $0.values) })
+        let preMain = try #require(metrics["pre-main"]), blocked = try #require(metrics["pre-main: blocked"])
+        #expect(preMain.count == 2 && preMain.allSatisfy { $0 >= 40 }, "the program's pre-main holds its 40 ms initializer: \(preMain)")
+        #expect(blocked.allSatisfy { $0 >= 39 }, "\(blocked)")
+        #expect(metrics["wrappers"]?.count == 2, "env's time is a metric of its own: \(metrics.keys.sorted())")
+        #expect(metrics["pre-main: on CPU"] != nil && metrics["pre-main: waiting for a core"] != nil)
     }
 }
