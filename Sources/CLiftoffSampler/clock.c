@@ -104,14 +104,23 @@ uintptr_t lo_handler_current_task(void) {
     return getter ? (uintptr_t)getter() : 0;
 }
 
-int lo_thread_switches_in(pid_t tid, uint64_t *out) {
-    char path[48] = "/proc/self/task/";
+// /proc/self/task/TID/LEAF into `path` (at least 48 bytes; LEAF at most 10 characters).
+static void lo_task_path(pid_t tid, const char *leaf, char *path) {
+    static const char prefix[] = "/proc/self/task/";
+    memcpy(path, prefix, sizeof prefix);
+    size_t length = sizeof prefix - 1;
     char digits[12];
     int n = 0;
     for (unsigned value = (unsigned)tid; n == 0 || value != 0; value /= 10) digits[n++] = (char)('0' + value % 10);
-    size_t length = strlen(path);
     while (n > 0) path[length++] = digits[--n];
-    memcpy(path + length, "/schedstat", 11);
+    path[length++] = '/';
+    size_t leaf_length = strlen(leaf);
+    memcpy(path + length, leaf, leaf_length + 1);
+}
+
+int lo_thread_switches_in(pid_t tid, uint64_t *out) {
+    char path[48];
+    lo_task_path(tid, "schedstat", path);
     char buffer[96];
     if (lo_read_proc_file(path, buffer, sizeof buffer) == 0) return -1;
     int field = 0;
@@ -129,6 +138,16 @@ int lo_thread_switches_in(pid_t tid, uint64_t *out) {
     if (value == 0) return -1;
     *out = value;
     return 0;
+}
+
+int lo_thread_in_disk_wait(pid_t tid) {
+    char path[48];
+    lo_task_path(tid, "stat", path);
+    // "TID (comm) S …": the state follows the last ')' (a name may hold parentheses).
+    char buffer[256];
+    if (lo_read_proc_file(path, buffer, sizeof buffer) == 0) return 0;
+    const char *close = strrchr(buffer, ')');
+    return close != NULL && close[1] == ' ' && close[2] == 'D';
 }
 
 void lo_return_free_memory(void) { malloc_trim(0); }

@@ -62,10 +62,12 @@ typedef struct lo_thread {
     uint32_t generation;
     uint8_t pending, has_stack, stack_waits, checked, gone, names_read, maybe_stray, wait_mode, ran_now;
     uint8_t resumed_recorded; // its resumed wait's stack is in the store: later ticks repeat it
+    uint8_t sent_in_disk;     // it was in a disk wait (state D) when its signal was sent
     uint32_t idle_streak;
     uint64_t sent_ns, sent_after_ns, sent_tick, base_cpu, answer_cpu, read_cpu, last_tick;
     uint64_t expect_ins, wait_cpu;
     uint64_t missed_ticks; // ticks the sampler fell behind on while the thread ran (lo_check)
+    uint64_t disk_ticks;   // ticks its signal was pending while it waited for the disk (state D)
     int64_t cpu_carry;     // CPU time not yet counted in running ticks, or owed (lo_running_ticks)
     char name[LO_NAME_BYTES];
 } lo_thread;
@@ -347,6 +349,13 @@ static uint64_t lo_check(lo_thread *thread, pid_t pid, uint64_t now_ns, uint64_t
         return moved;
     }
     if (thread->pending) {
+        // A signal not answered yet: the thread is preempted, or in the disk wait of a page fault
+        // (state D), which the signal cannot interrupt (between two faults it may run a little).
+        // Which one is read now, for this tick; the answer, when it comes, splits its late ticks
+        // accordingly.
+        if (now_ns > thread->sent_ns && now_ns - thread->sent_ns >= g_runnable_ns && lo_thread_in_disk_wait(thread->tid)) {
+            thread->disk_ticks++;
+        }
         if (now_ns < thread->sent_ns || now_ns - thread->sent_ns < LO_PENDING_TIMEOUT_NS) return moved;
         // Signals blocked, or the answer was dropped: try again.
         thread->pending = 0;
@@ -400,6 +409,11 @@ static uint64_t lo_check(lo_thread *thread, pid_t pid, uint64_t now_ns, uint64_t
         // Read the clock right before sending: a stack request's handler that starts after this
         // may carry this signal too (lo_threads_answer), and `now_ns` may be long past on a busy machine.
         uint64_t sending_ns = lo_monotonic_ns();
+        // A thread that used less than a tick's CPU since its last check and waits for the disk
+        // now (a page fault that reads) answers when the read completes, often within the
+        // tick: its answer is counted by the CPU it used, and the rest as waiting for the disk.
+        // Only such partly idle ticks cost the read of its state.
+        thread->sent_in_disk = thread->checked && used < g_period_ns && lo_thread_in_disk_wait(thread->tid);
         if (syscall(SYS_tgkill, pid, thread->tid, SIGPROF) == 0) {
             LO_COUNT(signals_sent, 1);
             thread->pending = 1;
@@ -571,7 +585,7 @@ void lo_threads_answer(const lo_slot *slot) {
         return;
     }
     uint16_t flags = (uint16_t)(slot->flags & ~LO_SLOT_REQUEST);
-    uint64_t time_ns = slot->time_ns, ticks = 1, running = 0;
+    uint64_t time_ns = slot->time_ns, ticks = 1, running = 0, disk_ticks = 0;
     if (found >= 0) {
         lo_thread *thread = &g_table[found];
         // An answer stands for the ticks from the one that sent the signal to now: the ticks in
@@ -597,6 +611,11 @@ void lo_threads_answer(const lo_slot *slot) {
                 }
                 late = 1;
             }
+            if (thread->sent_in_disk && !(flags & LO_SAMPLE_IN_SYSCALL)) {
+                // Sent while it waited for the disk: the ticks its CPU time does not fill waited there.
+                late = 1;
+                disk_ticks = UINT64_MAX;
+            }
             if (ticks > 1 || late) time_ns = thread->sent_ns;
             if (thread->missed_ticks > 0) {
                 uint64_t back = thread->missed_ticks * g_period_ns;
@@ -605,7 +624,10 @@ void lo_threads_answer(const lo_slot *slot) {
             }
             if (!(flags & LO_SAMPLE_IN_SYSCALL)) running = lo_running_ticks(thread, late, ticks);
         }
+        if (disk_ticks == 0) disk_ticks = thread->disk_ticks;
         thread->missed_ticks = 0;
+        thread->sent_in_disk = 0;
+        thread->disk_ticks = 0;
         thread->pending = 0;
         thread->resumed_recorded = 0;
         thread->last_tick = g_current_tick;
@@ -627,12 +649,20 @@ void lo_threads_answer(const lo_slot *slot) {
         lo_store_append(slot->tid, time_ns, slot->task, cpu, ticks, flags, slot->frames, slot->depth, slot->async);
         return;
     }
-    // A late answer: the ticks its CPU time fills ran, the rest waited for a core, at one stack.
+    // A late answer: the ticks its CPU time fills ran, those the sampler saw it in a disk wait
+    // waited for the disk, the rest waited for a core, at one stack.
     if (running > 0) {
         lo_store_append(slot->tid, time_ns, slot->task, cpu, running, flags, slot->frames, slot->depth, slot->async);
         cpu = 0;
     }
-    lo_store_append(slot->tid, time_ns + running * g_period_ns, slot->task, cpu, ticks - running,
+    uint64_t disk = disk_ticks < ticks - running ? disk_ticks : ticks - running;
+    if (disk > 0) {
+        lo_store_append(slot->tid, time_ns + running * g_period_ns, slot->task, cpu, disk, flags | LO_SAMPLE_DISK,
+                        slot->frames, slot->depth, slot->async);
+        cpu = 0;
+    }
+    if (ticks - running - disk == 0) return;
+    lo_store_append(slot->tid, time_ns + (running + disk) * g_period_ns, slot->task, cpu, ticks - running - disk,
                     flags | LO_SAMPLE_RUNNABLE, slot->frames, slot->depth, slot->async);
 }
 

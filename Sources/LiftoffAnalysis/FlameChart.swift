@@ -16,6 +16,8 @@ package enum FlameChart {
         package var waiting = false
         /// Waiting, and for some of that time runnable: ready to run but without a core.
         package var runnable = false
+        /// Waiting, and for some of that time waiting for the disk (a page fault that reads).
+        package var disk = false
     }
 
     /// The bars of one thread's samples (indices in time order).
@@ -34,7 +36,7 @@ package enum FlameChart {
         let span = NanosecondDuration.between(times[firstSample], end(of: lastSample)).nanoseconds
         let minimum = span / 20_000
         var result: [Bar] = []
-        var open: [(stack: Int, startNs: UInt64, ran: Bool, preempted: Bool)] = []  // outermost first
+        var open: [(stack: Int, startNs: UInt64, ran: Bool, preempted: Bool, disk: Bool)] = []  // outermost first
         var path: [Int] = []
         var lastEnd = end(of: firstSample)
 
@@ -45,7 +47,7 @@ package enum FlameChart {
                     result.append(
                         Bar(
                             frame: profile.stacks.frame[entry.stack], depth: open.count, startNs: entry.startNs, endNs: end,
-                            waiting: !entry.ran, runnable: !entry.ran && entry.preempted))
+                            waiting: !entry.ran, runnable: !entry.ran && entry.preempted, disk: !entry.ran && entry.disk))
                 }
             }
         }
@@ -67,9 +69,11 @@ package enum FlameChart {
             close(downTo: common, at: time)
             let ran = profile.samples.state[sample] == .running
             let preempted = profile.samples.state[sample] == .runnable
+            let disk = profile.samples.state[sample] == .disk
             if ran { for depth in 0..<common { open[depth].ran = true } }
             if preempted { for depth in 0..<common { open[depth].preempted = true } }
-            for depth in common..<path.count { open.append((path[depth], time, ran, preempted)) }
+            if disk { for depth in 0..<common { open[depth].disk = true } }
+            for depth in common..<path.count { open.append((path[depth], time, ran, preempted, disk)) }
             lastEnd = end(of: sample)
         }
         close(downTo: 0, at: lastEnd)

@@ -19,6 +19,8 @@ public struct FlameTree: Sendable, Equatable {
         public var waiting: Int = 0
         /// Runnable samples in this node and below: preempted, waiting for a core (part of ``waiting``).
         public var runnable: Int = 0
+        /// Samples in this node and below waiting for the disk (part of ``waiting``).
+        public var disk: Int = 0
         /// The function was inlined into its caller here.
         public var isInlined = false
         /// Distance from the root (root = 0).
@@ -80,6 +82,7 @@ public struct FlameTree: Sendable, Equatable {
 
         var waitingSelf: [Int: Int] = [:]
         var runnableSelf: [Int: Int] = [:]
+        var diskSelf: [Int: Int] = [:]
         for sample in 0..<profile.samples.count {
             let state = profile.samples.state[sample]
             guard selection.includes(state) else { continue }
@@ -101,17 +104,20 @@ public struct FlameTree: Sendable, Equatable {
             nodes[leaf].selfCount += ticks
             if state.isWaiting { waitingSelf[leaf, default: 0] += ticks }
             if state == .runnable { runnableSelf[leaf, default: 0] += ticks }
+            if state == .disk { diskSelf[leaf, default: 0] += ticks }
         }
         // Totals: children always have larger indices than their parents.
         for index in nodes.indices {
             nodes[index].total = nodes[index].selfCount
             nodes[index].waiting = waitingSelf[index] ?? 0
             nodes[index].runnable = runnableSelf[index] ?? 0
+            nodes[index].disk = diskSelf[index] ?? 0
         }
         for index in stride(from: nodes.count - 1, to: 0, by: -1) {
             nodes[nodes[index].parent].total += nodes[index].total
             nodes[nodes[index].parent].waiting += nodes[index].waiting
             nodes[nodes[index].parent].runnable += nodes[index].runnable
+            nodes[nodes[index].parent].disk += nodes[index].disk
         }
         for index in nodes.indices where nodes[index].children.count > 1 {
             let sorted = nodes[index].children.sorted {

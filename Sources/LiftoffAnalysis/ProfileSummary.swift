@@ -35,6 +35,10 @@ public struct ProfileSummary: Sendable, Equatable {
         public var waiting: Int
         /// Samples of it runnable: preempted, waiting for a core (part of ``waiting``).
         public var runnable: Int = 0
+        /// Samples of it waiting for the disk: a page fault that reads (part of ``waiting``).
+        public var disk: Int = 0
+        /// Samples of it blocked in a system call (``waiting`` less runnable and disk).
+        public var blocked: Int { waiting - runnable - disk }
         /// All its samples.
         public var samples: Int { running + waiting }
     }
@@ -47,6 +51,10 @@ public struct ProfileSummary: Sendable, Equatable {
     public var waiting: Int
     /// Runnable samples: threads that could run but had no core (part of ``waiting``).
     public var runnable: Int
+    /// Disk samples: threads waiting for the disk, a page fault that reads (part of ``waiting``).
+    public var disk: Int = 0
+    /// Blocked samples: threads in a system call (``waiting`` less runnable and disk).
+    public var blocked: Int { waiting - runnable - disk }
     /// Samples lost because the ring was full.
     public var dropped: Int
     /// Per thread, in the profile's thread order.
@@ -66,6 +74,7 @@ public struct ProfileSummary: Sendable, Equatable {
         var runningPerThread: [Int: Int] = [:]
         var waitingPerThread: [Int: Int] = [:]
         var runnablePerThread: [Int: Int] = [:]
+        var diskPerThread: [Int: Int] = [:]
         var selfByName: [String: Int] = [:]
         var waits: [WaitKey: Int] = [:]
         for index in 0..<profile.samples.count {
@@ -79,16 +88,19 @@ public struct ProfileSummary: Sendable, Equatable {
             } else {
                 waitingPerThread[thread, default: 0] += ticks
                 if state == .runnable { runnablePerThread[thread, default: 0] += ticks }
+                if state == .disk { diskPerThread[thread, default: 0] += ticks }
                 waits[WaitKey(thread: thread, function: frame.displayName, state: state), default: 0] += ticks
             }
         }
         running = runningPerThread.values.reduce(0, +)
         waiting = samples - running
         runnable = runnablePerThread.values.reduce(0, +)
+        disk = diskPerThread.values.reduce(0, +)
         threads = profile.threads.map {
             ThreadCounts(
                 label: FlameTree.threadLabel($0), running: runningPerThread[$0.id] ?? 0,
-                waiting: waitingPerThread[$0.id] ?? 0, runnable: runnablePerThread[$0.id] ?? 0)
+                waiting: waitingPerThread[$0.id] ?? 0, runnable: runnablePerThread[$0.id] ?? 0,
+                disk: diskPerThread[$0.id] ?? 0)
         }
         let total = max(running, 1)
         topSelf = selfByName.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }

@@ -282,8 +282,8 @@ struct DemoCommand: ParsableCommand {
             for violation in profile.violations.prefix(5) { lines.append("  \(profile.sentence(for: violation))") }
         }
         lines.append(
-            "Recorded \(summary.samples) samples (\(summary.running) running, \(summary.waiting - summary.runnable) blocked, "
-                + "\(summary.runnable) runnable) at "
+            "Recorded \(summary.samples) samples (\(summary.running) running, \(summary.blocked) blocked, "
+                + "\(summary.runnable) runnable\(summary.disk > 0 ? ", \(summary.disk) waiting for the disk" : "")) at "
                 + "\(profile.metadata.samplingRateHz) Hz (dropped \(summary.dropped), failed \(profile.counts.failed), "
                 + "skipped \(profile.counts.skipped)).")
         if let result {
@@ -291,8 +291,8 @@ struct DemoCommand: ParsableCommand {
         }
         for thread in summary.threads {
             lines.append(
-                "  \(thread.label): \(thread.running) running, \(thread.waiting - thread.runnable) blocked, "
-                    + "\(thread.runnable) runnable")
+                "  \(thread.label): \(thread.running) running, \(thread.blocked) blocked, "
+                    + "\(thread.runnable) runnable\(thread.disk > 0 ? ", \(thread.disk) disk" : "")")
         }
         lines.append("Top functions by CPU time (running samples):")
         for entry in summary.topSelf {
@@ -304,7 +304,7 @@ struct DemoCommand: ParsableCommand {
             let interval = 1000 / Double(max(profile.metadata.samplingRateHz, 1))
             for wait in summary.topWaits.prefix(5) {
                 let time = String(format: "%7.1f ms", Double(wait.samples) * interval)
-                let how = wait.state == .runnable ? "runnable" : "blocked "
+                let how = wait.state == .blocked ? "blocked " : wait.state.word.padding(toLength: 8, withPad: " ", startingAt: 0)
                 lines.append("  \(time)  \(how)  \(wait.thread) in \(String(wait.function.prefix(80)))")
             }
         }

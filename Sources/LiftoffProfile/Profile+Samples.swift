@@ -39,17 +39,21 @@ extension Profile {
         case blocked = 1
         /// The thread could run but had no core: it was preempted where its stack shows.
         case runnable = 2
+        /// The thread waited for the disk where its stack shows: a page fault that reads (code or
+        /// data not yet in memory), or a read the kernel cannot interrupt (state D).
+        case disk = 3
 
         /// Whether the thread was off a CPU (blocked or runnable): wall-clock time, not CPU time.
         @inline(__always)
         public var isWaiting: Bool { self != .running }
 
-        /// The word reports use for the state: `running`, `blocked` or `runnable`.
+        /// The word reports use for the state: `running`, `blocked`, `runnable` or `disk`.
         public var word: String {
             switch self {
             case .running: "running"
             case .blocked: "blocked"
             case .runnable: "runnable"
+            case .disk: "disk"
             }
         }
     }

@@ -199,6 +199,7 @@ public struct HTMLReportRenderer: Sendable {
         var depth: [Int] = []
         var waiting: [Int] = []
         var runnable: [Int] = []
+        var disk: [Int] = []
         var pending: [(node: Int, parent: Int)] = [(0, -1)]
         while let (index, parentPosition) = pending.popLast() {
             let node = tree.nodes[index]
@@ -210,6 +211,7 @@ public struct HTMLReportRenderer: Sendable {
             depth.append(node.depth)
             waiting.append(node.waiting)
             runnable.append(node.runnable)
+            disk.append(node.disk)
             for child in node.children.reversed() where tree.nodes[child].total >= minimum {
                 pending.append((child, position))
             }
@@ -232,6 +234,10 @@ public struct HTMLReportRenderer: Sendable {
         if runnable.contains(where: { $0 > 0 }) {
             json.nextKey("runnable")
             json.intArray(runnable)
+        }
+        if disk.contains(where: { $0 > 0 }) {
+            json.nextKey("disk")
+            json.intArray(disk)
         }
         json.raw("}")
     }
@@ -285,7 +291,7 @@ public struct HTMLReportRenderer: Sendable {
             json.nextKey("depth")
             json.intArray(bars.map(\.depth))
             json.nextKey("waiting")
-            json.intArray(bars.map { $0.runnable ? 2 : $0.waiting ? 1 : 0 })
+            json.intArray(bars.map { $0.disk ? 3 : $0.runnable ? 2 : $0.waiting ? 1 : 0 })
             json.nextKey("start")
             json.raw("[")
             for (index, bar) in bars.enumerated() {

@@ -59,10 +59,11 @@ public struct MarkdownRenderer: Sendable {
         }
         let running = profile.samples.runningCount
         let runnable = profile.samples.ticks(in: .runnable)
+        let disk = profile.samples.ticks(in: .disk)
         let total = profile.samples.totalTicks
         lines.append(
-            "Recorded \(ReportText.count(total, "sample")) (\(running) running, \(total - running - runnable) blocked, "
-                + "\(runnable) runnable) at \(profile.metadata.samplingRateHz) Hz on "
+            "Recorded \(ReportText.count(total, "sample")) (\(running) running, \(total - running - runnable - disk) blocked, "
+                + "\(runnable) runnable\(disk > 0 ? ", \(disk) waiting for the disk" : "")) at \(profile.metadata.samplingRateHz) Hz on "
                 + "\(MarkdownRenderer.inline(profile.metadata.host.name)) (\(profile.metadata.host.cpuCount) CPUs), "
                 + "\(MarkdownRenderer.inline(profile.metadata.buildConfiguration)) build, \(MarkdownRenderer.inline(profile.metadata.startTime)).")
         lines.append("")

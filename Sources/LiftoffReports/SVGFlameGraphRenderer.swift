@@ -42,8 +42,10 @@ public struct SVGFlameGraphRenderer: Sendable {
         return svg.document(title: title, boxes: boxes, footer: 14) { index in
             let node = tree.nodes[index]
             var samples = ReportText.count(node.total, "sample")
-            if node.waiting > node.runnable { samples += ", \(node.waiting - node.runnable) blocked" }
+            let blocked = node.waiting - node.runnable - node.disk
+            if blocked > 0 { samples += ", \(blocked) blocked" }
             if node.runnable > 0 { samples += ", \(node.runnable) runnable" }
+            if node.disk > 0 { samples += ", \(node.disk) waiting for the disk" }
             let share = fmt(Double(node.total) * 100 / Double(total), digits: 2)
             let fill =
                 index == 0

@@ -16,6 +16,8 @@ public struct SpeedscopeRenderer: Sendable {
     public static let waitingFrameName = "[waiting]"
     /// The leaf frame added to samples of a runnable thread (preempted, waiting for a core).
     public static let runnableFrameName = "[runnable]"
+    /// The leaf frame added to a sample that waited for the disk (a page fault that reads).
+    public static let diskFrameName = "[disk]"
 
     /// Creates a renderer.
     public init() {}
@@ -32,7 +34,7 @@ public struct SpeedscopeRenderer: Sendable {
             extraFrames.append((interval.name, interval.category.rawValue))
         }
         var waitingFrames: [Profile.SampleState: Int] = [:]
-        for (state, name) in [(Profile.SampleState.blocked, Self.waitingFrameName), (.runnable, Self.runnableFrameName)]
+        for (state, name) in [(Profile.SampleState.blocked, Self.waitingFrameName), (.runnable, Self.runnableFrameName), (.disk, Self.diskFrameName)]
         where profile.samples.state.contains(state) {
             waitingFrames[state] = profile.frames.count + extraFrames.count
             extraFrames.append((name, ""))

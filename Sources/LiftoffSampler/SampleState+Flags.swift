@@ -11,6 +11,8 @@ extension Profile.SampleState {
     init(sampleFlags flags: UInt32) {
         if flags & LO_SAMPLE_IN_SYSCALL != 0 {
             self = .blocked
+        } else if flags & LO_SAMPLE_DISK != 0 {
+            self = .disk
         } else if flags & LO_SAMPLE_RUNNABLE != 0 {
             self = .runnable
         } else {

@@ -49,6 +49,12 @@ extern "C" {
 /// time the signal was sent and stands for `count` ticks.
 #define LO_SAMPLE_RUNNABLE 8u
 
+/// Flag bit of a stored sample: the signal reached the thread late because it was waiting for the
+/// disk (state D while its signal was pending, its CPU clock still: a page fault that reads, or a
+/// read in the kernel that cannot be interrupted) where its stack shows. As a runnable record, it
+/// starts at the time the signal was sent and stands for `count` ticks.
+#define LO_SAMPLE_DISK 16u
+
 /// `lo_config.flags`: sample every thread of the process, not only registered ones.
 #define LO_SAMPLE_ALL_THREADS 1u
 /// `lo_config.flags`: walk every stack both ways, by call-frame rules and by libunwind, and count
@@ -216,6 +222,9 @@ int lo_thread_cpu_ns_of(pid_t tid, uint64_t *out);
 /// Times thread `tid` of this process was switched onto a CPU (the third field of
 /// /proc/self/task/TID/schedstat); -1 when it ended or the kernel keeps no count.
 int lo_thread_switches_in(pid_t tid, uint64_t *out);
+/// Whether thread `tid` of this process is in an uninterruptible wait (state D): for a thread whose
+/// CPU clock stands still, a page fault or a read waiting for the disk.
+int lo_thread_in_disk_wait(pid_t tid);
 /// The identity of the Swift task running on the calling thread (its runtime id), or 0.
 uintptr_t lo_current_swift_task(void);
 

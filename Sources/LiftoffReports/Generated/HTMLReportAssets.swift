@@ -749,11 +749,18 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
    * subtree: preorder makes a subtree contiguous) and `x` (samples to the left of each node
    * inside the root, children packed from their parent's left edge in order).
    */
-  // "(N blocked, M runnable)" when some of a node's waits were for a core.
-  function waitKinds(waiting, runnable) {
-    if (!runnable) return ' (blocked)';
+  // "(N blocked, M runnable, K disk)": what a node's waits were (blocked in a call, waiting for a
+  // core, waiting for the disk).
+  function waitKinds(waiting, runnable, disk) {
+    disk = disk || 0;
+    if (!runnable && !disk) return ' (blocked)';
     if (runnable >= waiting) return ' (runnable: waiting for a core)';
-    return ' (' + fmtInt(waiting - runnable) + ' blocked, ' + fmtInt(runnable) + ' runnable)';
+    if (disk >= waiting) return ' (waiting for the disk)';
+    var parts = [];
+    if (waiting - runnable - disk > 0) parts.push(fmtInt(waiting - runnable - disk) + ' blocked');
+    if (runnable) parts.push(fmtInt(runnable) + ' runnable');
+    if (disk) parts.push(fmtInt(disk) + ' disk');
+    return ' (' + parts.join(', ') + ')';
   }
 
   function prepareTree(raw, names) {
@@ -764,12 +771,13 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
     var depthCol = list(raw.depth);
     var waitingCol = list(raw.waiting);
     var runnableCol = list(raw.runnable);
+    var diskCol = list(raw.disk);
     var n = Math.min(nameCol.length, totalCol.length, parentCol.length, depthCol.length);
     var tree = {
       n: n, names: names,
       name: new Int32Array(n), total: new Float64Array(n), self: new Float64Array(n),
       parent: new Int32Array(n), depth: new Int32Array(n), end: new Int32Array(n), x: new Float64Array(n),
-      waiting: new Float64Array(n), runnable: new Float64Array(n)
+      waiting: new Float64Array(n), runnable: new Float64Array(n), disk: new Float64Array(n)
     };
     var i;
     for (i = 0; i < n; i++) {
@@ -780,6 +788,7 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
       tree.depth[i] = Math.max(0, depthCol[i] | 0);
       tree.waiting[i] = Math.max(0, +waitingCol[i] || 0);
       tree.runnable[i] = Math.min(tree.waiting[i], Math.max(0, +runnableCol[i] || 0));
+      tree.disk[i] = Math.min(tree.waiting[i] - tree.runnable[i], Math.max(0, +diskCol[i] || 0));
     }
     var open = [];
     for (i = 0; i < n; i++) {
@@ -1089,6 +1098,7 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
   var FG_MAX_ELEMENTS = 10000; // rects and labels together
   var WAITING_FILL = '#c4c9d4'; // frames where threads waited, in every view
   var RUNNABLE_FILL = '#e3c9a8'; // frames where threads waited only for a core (runnable)
+  var DISK_FILL = '#a9c1e0'; // stretches where a thread waited for the disk (a page fault that reads)
   var FG_CHAR = 6.8; // px per character of the 11px monospace label font
 
   /**
@@ -1099,7 +1109,7 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
     var view = card('flame', 'Flame graph',
       'Icicle layout: callers on top, callees below; width is the share of samples. ' +
       'CPU counts the samples of running threads; Wall clock adds the samples of waiting threads: blocked in ' +
-      'grey, runnable (waiting for a core) in tan. Click a frame to zoom into it, click an ancestor or Reset to zoom out.');
+      'grey, runnable (waiting for a core) in tan, waiting for the disk in blue. Click a frame to zoom into it, click an ancestor or Reset to zoom out.');
     var trees = {};
     var state = { mode: 'merged', tree: null, zoom: 0, matches: null };
 
@@ -1196,7 +1206,7 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
         data.locations[tree.name[node]] || null,
         plural(tree.total[node], 'sample') + (tree.self[node] ? ' (' + fmtInt(tree.self[node]) + ' self)' : ''),
         tree.waiting[node] ? (tree.waiting[node] === tree.total[node] ? 'all waiting' : fmtInt(tree.waiting[node]) +
-          ' waiting') + waitKinds(tree.waiting[node], tree.runnable[node]) : null,
+          ' waiting') + waitKinds(tree.waiting[node], tree.runnable[node], tree.disk[node]) : null,
         fmtPct(tree.total[node], tree.total[0]) + ' of all samples',
         zoom && inZoom ? fmtPct(tree.total[node], tree.total[zoom]) + ' of the zoomed frame' : null,
         node === zoom ? null : inZoom ? 'Click to zoom in' : 'Click to zoom out to this frame'
@@ -1277,7 +1287,8 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
         class: 'fg-frame' + (frame.ancestor ? ' fg-ancestor' : '') + (node === 0 ? ' fg-root' : '') +
           (matched ? ' fg-match' : '') + (waiting ? ' fg-waiting' : ''),
         x: frame.x.toFixed(2), y: y, width: Math.max(frame.w, 0.5).toFixed(2), height: FG_ROW - 1,
-        fill: waiting ? (tree.runnable[node] >= tree.waiting[node] ? RUNNABLE_FILL : WAITING_FILL) : flameColour(name),
+        fill: waiting ? (tree.runnable[node] >= tree.waiting[node] ? RUNNABLE_FILL
+          : tree.disk[node] >= tree.waiting[node] ? DISK_FILL : WAITING_FILL) : flameColour(name),
         'data-i': node
       }));
       var label = fitLabel(name, frame.w, FG_CHAR);
@@ -1319,7 +1330,7 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
       prepared.name[i] = nameCol[i] | 0;
       prepared.start[i] = +startCol[i] || 0;
       prepared.end[i] = Math.max(prepared.start[i], +endCol[i] || 0);
-      prepared.waiting[i] = waitingCol[i] === 2 ? 2 : waitingCol[i] ? 1 : 0;
+      prepared.waiting[i] = waitingCol[i] === 3 ? 3 : waitingCol[i] === 2 ? 2 : waitingCol[i] ? 1 : 0;
       var d = Math.max(0, depthCol[i] | 0);
       counts[d] = (counts[d] || 0) + 1;
     }
@@ -1717,7 +1728,7 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
         addItem(paint, { kind: 'bar', bar: bar, depth: depth }, 'rect', {
           class: 'fc-bar' + (matched ? ' fc-match' : '') + (waiting ? ' fc-waiting' : ''), x: x0.toFixed(2), y: y,
           width: (x1 - x0).toFixed(2), height: FC_BAR_ROW - 1,
-          fill: thread.waiting[bar] === 2 ? RUNNABLE_FILL : waiting ? WAITING_FILL : flameColour(name)
+          fill: thread.waiting[bar] === 3 ? DISK_FILL : thread.waiting[bar] === 2 ? RUNNABLE_FILL : waiting ? WAITING_FILL : flameColour(name)
         });
         addBoxLabel(paint, x0, x1, y + FC_BAR_ROW - 4, 'fc-label', name, FC_CHAR);
       }
@@ -1794,7 +1805,8 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
       showTooltip(event, frameName(names, thread.name[item.bar]), [
         fullNames[thread.name[item.bar]] || null,
         (locations && locations[thread.name[item.bar]]) || null,
-        (thread.waiting[item.bar] === 2 ? 'runnable: waiting for a core · '
+        (thread.waiting[item.bar] === 3 ? 'waiting for the disk (a page fault that reads) · '
+          : thread.waiting[item.bar] === 2 ? 'runnable: waiting for a core · '
           : thread.waiting[item.bar] ? 'blocked · ' : '') +
           'start ' + fmtMs(start) + ' · duration ' + fmtMs(thread.end[item.bar] - start),
         'depth ' + item.depth + ' · ' + thread.label
@@ -2136,7 +2148,8 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
     var view = card('sampling', 'Sampling',
       'Every thread is sampled. A thread that ran since its last sample is signalled and its stack captured; ' +
       'one that did not, since a sample found it blocked, is recorded as still blocked there, without a signal. ' +
-      'A signal that reaches a thread late found it runnable: preempted, waiting for a core. ' +
+      'A signal that reaches a thread late found it runnable: preempted, waiting for a core; or, when the ' +
+      'sampler saw it in state D meanwhile, waiting for the disk (a page fault that reads). ' +
       'An unanswered signal got no answer within 100 ms: the thread blocked the profiling signal, or was not scheduled.');
     app.appendChild(view.section);
     function count(key) {

@@ -124,11 +124,18 @@
    * subtree: preorder makes a subtree contiguous) and `x` (samples to the left of each node
    * inside the root, children packed from their parent's left edge in order).
    */
-  // "(N blocked, M runnable)" when some of a node's waits were for a core.
-  function waitKinds(waiting, runnable) {
-    if (!runnable) return ' (blocked)';
+  // "(N blocked, M runnable, K disk)": what a node's waits were (blocked in a call, waiting for a
+  // core, waiting for the disk).
+  function waitKinds(waiting, runnable, disk) {
+    disk = disk || 0;
+    if (!runnable && !disk) return ' (blocked)';
     if (runnable >= waiting) return ' (runnable: waiting for a core)';
-    return ' (' + fmtInt(waiting - runnable) + ' blocked, ' + fmtInt(runnable) + ' runnable)';
+    if (disk >= waiting) return ' (waiting for the disk)';
+    var parts = [];
+    if (waiting - runnable - disk > 0) parts.push(fmtInt(waiting - runnable - disk) + ' blocked');
+    if (runnable) parts.push(fmtInt(runnable) + ' runnable');
+    if (disk) parts.push(fmtInt(disk) + ' disk');
+    return ' (' + parts.join(', ') + ')';
   }
 
   function prepareTree(raw, names) {
@@ -139,12 +146,13 @@
     var depthCol = list(raw.depth);
     var waitingCol = list(raw.waiting);
     var runnableCol = list(raw.runnable);
+    var diskCol = list(raw.disk);
     var n = Math.min(nameCol.length, totalCol.length, parentCol.length, depthCol.length);
     var tree = {
       n: n, names: names,
       name: new Int32Array(n), total: new Float64Array(n), self: new Float64Array(n),
       parent: new Int32Array(n), depth: new Int32Array(n), end: new Int32Array(n), x: new Float64Array(n),
-      waiting: new Float64Array(n), runnable: new Float64Array(n)
+      waiting: new Float64Array(n), runnable: new Float64Array(n), disk: new Float64Array(n)
     };
     var i;
     for (i = 0; i < n; i++) {
@@ -155,6 +163,7 @@
       tree.depth[i] = Math.max(0, depthCol[i] | 0);
       tree.waiting[i] = Math.max(0, +waitingCol[i] || 0);
       tree.runnable[i] = Math.min(tree.waiting[i], Math.max(0, +runnableCol[i] || 0));
+      tree.disk[i] = Math.min(tree.waiting[i] - tree.runnable[i], Math.max(0, +diskCol[i] || 0));
     }
     var open = [];
     for (i = 0; i < n; i++) {

@@ -5,6 +5,7 @@
   var FG_MAX_ELEMENTS = 10000; // rects and labels together
   var WAITING_FILL = '#c4c9d4'; // frames where threads waited, in every view
   var RUNNABLE_FILL = '#e3c9a8'; // frames where threads waited only for a core (runnable)
+  var DISK_FILL = '#a9c1e0'; // stretches where a thread waited for the disk (a page fault that reads)
   var FG_CHAR = 6.8; // px per character of the 11px monospace label font
 
   /**
@@ -15,7 +16,7 @@
     var view = card('flame', 'Flame graph',
       'Icicle layout: callers on top, callees below; width is the share of samples. ' +
       'CPU counts the samples of running threads; Wall clock adds the samples of waiting threads: blocked in ' +
-      'grey, runnable (waiting for a core) in tan. Click a frame to zoom into it, click an ancestor or Reset to zoom out.');
+      'grey, runnable (waiting for a core) in tan, waiting for the disk in blue. Click a frame to zoom into it, click an ancestor or Reset to zoom out.');
     var trees = {};
     var state = { mode: 'merged', tree: null, zoom: 0, matches: null };
 
@@ -112,7 +113,7 @@
         data.locations[tree.name[node]] || null,
         plural(tree.total[node], 'sample') + (tree.self[node] ? ' (' + fmtInt(tree.self[node]) + ' self)' : ''),
         tree.waiting[node] ? (tree.waiting[node] === tree.total[node] ? 'all waiting' : fmtInt(tree.waiting[node]) +
-          ' waiting') + waitKinds(tree.waiting[node], tree.runnable[node]) : null,
+          ' waiting') + waitKinds(tree.waiting[node], tree.runnable[node], tree.disk[node]) : null,
         fmtPct(tree.total[node], tree.total[0]) + ' of all samples',
         zoom && inZoom ? fmtPct(tree.total[node], tree.total[zoom]) + ' of the zoomed frame' : null,
         node === zoom ? null : inZoom ? 'Click to zoom in' : 'Click to zoom out to this frame'
@@ -193,7 +194,8 @@
         class: 'fg-frame' + (frame.ancestor ? ' fg-ancestor' : '') + (node === 0 ? ' fg-root' : '') +
           (matched ? ' fg-match' : '') + (waiting ? ' fg-waiting' : ''),
         x: frame.x.toFixed(2), y: y, width: Math.max(frame.w, 0.5).toFixed(2), height: FG_ROW - 1,
-        fill: waiting ? (tree.runnable[node] >= tree.waiting[node] ? RUNNABLE_FILL : WAITING_FILL) : flameColour(name),
+        fill: waiting ? (tree.runnable[node] >= tree.waiting[node] ? RUNNABLE_FILL
+          : tree.disk[node] >= tree.waiting[node] ? DISK_FILL : WAITING_FILL) : flameColour(name),
         'data-i': node
       }));
       var label = fitLabel(name, frame.w, FG_CHAR);

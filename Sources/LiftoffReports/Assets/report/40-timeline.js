@@ -31,7 +31,7 @@
       prepared.name[i] = nameCol[i] | 0;
       prepared.start[i] = +startCol[i] || 0;
       prepared.end[i] = Math.max(prepared.start[i], +endCol[i] || 0);
-      prepared.waiting[i] = waitingCol[i] === 2 ? 2 : waitingCol[i] ? 1 : 0;
+      prepared.waiting[i] = waitingCol[i] === 3 ? 3 : waitingCol[i] === 2 ? 2 : waitingCol[i] ? 1 : 0;
       var d = Math.max(0, depthCol[i] | 0);
       counts[d] = (counts[d] || 0) + 1;
     }
@@ -429,7 +429,7 @@
         addItem(paint, { kind: 'bar', bar: bar, depth: depth }, 'rect', {
           class: 'fc-bar' + (matched ? ' fc-match' : '') + (waiting ? ' fc-waiting' : ''), x: x0.toFixed(2), y: y,
           width: (x1 - x0).toFixed(2), height: FC_BAR_ROW - 1,
-          fill: thread.waiting[bar] === 2 ? RUNNABLE_FILL : waiting ? WAITING_FILL : flameColour(name)
+          fill: thread.waiting[bar] === 3 ? DISK_FILL : thread.waiting[bar] === 2 ? RUNNABLE_FILL : waiting ? WAITING_FILL : flameColour(name)
         });
         addBoxLabel(paint, x0, x1, y + FC_BAR_ROW - 4, 'fc-label', name, FC_CHAR);
       }
@@ -506,7 +506,8 @@
       showTooltip(event, frameName(names, thread.name[item.bar]), [
         fullNames[thread.name[item.bar]] || null,
         (locations && locations[thread.name[item.bar]]) || null,
-        (thread.waiting[item.bar] === 2 ? 'runnable: waiting for a core · '
+        (thread.waiting[item.bar] === 3 ? 'waiting for the disk (a page fault that reads) · '
+          : thread.waiting[item.bar] === 2 ? 'runnable: waiting for a core · '
           : thread.waiting[item.bar] ? 'blocked · ' : '') +
           'start ' + fmtMs(start) + ' · duration ' + fmtMs(thread.end[item.bar] - start),
         'depth ' + item.depth + ' · ' + thread.label

@@ -297,7 +297,8 @@
     var view = card('sampling', 'Sampling',
       'Every thread is sampled. A thread that ran since its last sample is signalled and its stack captured; ' +
       'one that did not, since a sample found it blocked, is recorded as still blocked there, without a signal. ' +
-      'A signal that reaches a thread late found it runnable: preempted, waiting for a core. ' +
+      'A signal that reaches a thread late found it runnable: preempted, waiting for a core; or, when the ' +
+      'sampler saw it in state D meanwhile, waiting for the disk (a page fault that reads). ' +
       'An unanswered signal got no answer within 100 ms: the thread blocked the profiling signal, or was not scheduled.');
     app.appendChild(view.section);
     function count(key) {

@@ -1,0 +1,92 @@
+import Foundation
+import LiftoffProfile
+import LiftoffTestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Waits for the disk told apart from waits for a core: a page fault that reads is state D, and
+/// a signal sent meanwhile is answered only when the read completes.
+@Suite("Disk waits", .serialized, .processState(timeLimit: .seconds(300)))
+struct DiskWaitTests {
+    /// A program that maps FILE and reads one byte of random pages (MADV_RANDOM: no read-ahead),
+    /// reporting its wall and CPU time.
+    static let toucher = """
+        #include <fcntl.h>
+        #include <stdio.h>
+        #include <sys/mman.h>
+        #include <sys/stat.h>
+        #include <time.h>
+        static double now(clockid_t c) { struct timespec t; clock_gettime(c, &t); return t.tv_sec * 1e3 + t.tv_nsec / 1e6; }
+        __attribute__((noinline)) unsigned long touch_pages(const unsigned char *data, size_t pages) {
+            unsigned long sum = 0, x = 12345;
+            for (size_t i = 0; i < pages; i++) {
+                x = x * 6364136223846793005ul + 1442695040888963407ul;
+                sum += data[((x >> 17) % pages) * 4096];
+            }
+            return sum;
+        }
+        int main(int argc, char **argv) {
+            int fd = open(argv[1], O_RDONLY);
+            struct stat st;
+            if (fd < 0 || fstat(fd, &st) != 0) return 1;
+            const unsigned char *data = mmap(0, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+            madvise((void *)data, st.st_size, MADV_RANDOM);
+            double wall = now(CLOCK_MONOTONIC), cpu = now(CLOCK_THREAD_CPUTIME_ID);
+            unsigned long sum = touch_pages(data, st.st_size / 4096 / 4);
+            printf("touch_pages: %.1f ms wall, %.1f ms CPU (%lu)\\n", now(CLOCK_MONOTONIC) - wall, now(CLOCK_THREAD_CPUTIME_ID) - cpu, sum);
+            return 0;
+        }
+        """
+
+    /// A 128 MB file of random bytes on a disk-backed file system, written through to the disk.
+    static func dataFile() throws -> String {
+        let path = AgentPrograms.folder.appendingPathComponent("random-128M.bin").path
+        if FileManager.default.fileExists(atPath: path) { return path }
+        let result = try runToEnd("/bin/sh", ["-c", "head -c 134217728 /dev/urandom > '\(path).tmp' && sync '\(path).tmp' && mv '\(path).tmp' '\(path)'"])
+        try #require(result.status == 0, "\(result.output)")
+        return path
+    }
+
+    /// Evicts `path` from the page cache (no root needed: its pages are clean and mapped by nobody).
+    static func evict(_ path: String) throws {
+        let fd = open(path, O_RDONLY)
+        try #require(fd >= 0)
+        defer { close(fd) }
+        try #require(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) == 0)
+    }
+
+    func ticks(_ profile: Profile, in function: String) -> [Profile.SampleState: Int] {
+        var counts: [Profile.SampleState: Int] = [:]
+        for row in 0..<profile.samples.count {
+            let names = profile.frameIndices(ofStack: profile.samples.stack[row]).map { profile.frames[$0].name }
+            if names.contains(function) { counts[profile.samples.state[row], default: 0] += profile.samples.ticks(row) }
+        }
+        return counts
+    }
+
+    @Test("a cold mapping's page faults are disk waits, not runnable; warm, there are none")
+    func coldFaults() throws {
+        let program = try AgentPrograms.build("toucher", source: DiskWaitTests.toucher, ext: "c", compiler: "/usr/bin/cc", ["-O1", "-g"])
+        let file = try DiskWaitTests.dataFile()
+        try DiskWaitTests.evict(file)
+        let out = temporaryFolder()
+        let cold = try BuiltTool.find().run(["profile", "--out", out.path, "--", program, file])
+        #expect(cold.status == 0, "\(cold.stdout)\(cold.stderr)")
+        let profile = try Profile.load(from: out.appendingPathComponent("profile.json"))
+        let counts = ticks(profile, in: "touch_pages")
+        let waiting = counts.filter { $0.key != .running }.values.reduce(0, +)
+        let disk = counts[.disk, default: 0]
+        #expect(disk > 0, "cold: \(counts)")
+        #expect(Double(disk) >= 0.8 * Double(waiting), "at least 80 % of its waits are for the disk: \(counts)")
+        #expect(cold.stdout.contains("waiting for the disk"), "the summary counts them: \(cold.stdout)")
+
+        let warmOut = temporaryFolder()
+        let warm = try BuiltTool.find().run(["profile", "--out", warmOut.path, "--", program, file])
+        #expect(warm.status == 0)
+        let warmProfile = try Profile.load(from: warmOut.appendingPathComponent("profile.json"))
+        #expect(ticks(warmProfile, in: "touch_pages")[.disk, default: 0] == 0, "warm: no disk waits")
+    }
+}
