@@ -51,6 +51,13 @@ struct AgentLaunch {
 
     /// The profile of every recording: one per process, the one `liftoff` started first.
     /// - Throws: `AgentRecording.ReadError` when there is no recording or one is unreadable.
+    /// Every file the recorded programs had mapped as objects, each once, in order.
+    func mappedFiles() -> [String] {
+        var seen = Set<String>()
+        let recordings = (try? AgentRecording.loadAll(in: folder)) ?? []
+        return recordings.flatMap(\.objectPaths).filter { seen.insert($0).inserted }
+    }
+
     func profile(rootProcessID: Int32, readyNs: UInt64?, keepsExecutorFrames: Bool = false) throws -> Profile {
         let recordings = try AgentRecording.loadAll(in: folder)
         return AgentRecording.profile(

@@ -61,6 +61,11 @@ struct ProfileCommand: ParsableCommand {
 
     @OptionGroup var watch: LaunchWatchOptions
 
+    @Option(
+        name: .long,
+        help: "The page cache the launch starts with: as-is (the default), warm (it runs once unrecorded first) or cold (it runs once unrecorded to learn its files, then the executable and every file it mapped are evicted, and what stayed in memory is reported).")
+    var cache: CacheMode = .asIs
+
     @Argument(parsing: .postTerminator, help: "The command to profile, after --.")
     var command: [String] = []
 
@@ -98,9 +103,10 @@ struct ProfileCommand: ParsableCommand {
         runner.passesOutputThrough = true
         ProcessRunner.forwardInterrupts()
         ProcessRunner.adoptOrphans()
+        let cacheState = try prepareCache(agent: agent, folder: folder, environment: environment)
         let result = try runner.run(launchVariable: ProfileRecorder.launchTimeVariable)
         let readyNs = result.outcome == .timedOut ? nil : result.readyNs
-        let profile: Profile
+        var profile: Profile
         if let ownProfile = try? Profile.load(from: own) {
             profile = ownProfile
         } else {
@@ -118,6 +124,7 @@ struct ProfileCommand: ParsableCommand {
                 throw ExitCode(ProfileCommand.exitStatus(result.outcome, readyMissed: false))
             }
         }
+        profile.cache = cacheState
         do {
             try profile.write(to: folder.appendingPathComponent("profile.json"))
             for (name, data) in try ReportFormats.folderFiles(profile) {
@@ -139,6 +146,7 @@ struct ProfileCommand: ParsableCommand {
             DemoCommand.summary(profile, result: nil, folder: folder.path),
         ]
         var shown = lines
+        if let cacheState, cacheState.mode == CacheMode.cold.rawValue { shown.insert(PageCache.sentence(cacheState), at: 1) }
         if !result.stoppedDaemons.isEmpty {
             let list = result.stoppedDaemons.joined(separator: ", ")
             let one = result.stoppedDaemons.count == 1
@@ -150,6 +158,33 @@ struct ProfileCommand: ParsableCommand {
         }
         try StandardOutput.print(shown.joined(separator: "\n"))
         if status != 0 { throw ExitCode(status) }
+    }
+
+    /// Sets up the page cache `--cache` asks for: `warm` and `cold` run the command once first,
+    /// unrecorded (under the agent, into a folder of its own, to learn the files it maps); `cold`
+    /// then evicts them and the executable, and says what stayed in memory. Nil for `as-is`.
+    func prepareCache(agent: String, folder: URL, environment: [String: String]) throws -> Profile.CacheState? {
+        guard cache != .asIs else { return nil }
+        let first = agentOptions.launch(library: agent, folder: folder.appendingPathComponent(".agent-first-run"))
+        try first.prepare()
+        defer { first.cleanUp() }
+        let log = folder.appendingPathComponent(".first-run.log")
+        defer { unlink(log.path) }
+        var firstEnvironment = environment
+        firstEnvironment = first.environment(firstEnvironment)
+        firstEnvironment[LaunchRecorder.outputVariable] = ""
+        var runner = ProcessRunner(
+            arguments: command, environment: firstEnvironment, log: log, ready: try watch.pattern(),
+            timeoutSeconds: watch.timeout, readyStreams: watch.readyStream, durationSeconds: watch.duration,
+            followsDaemons: false)
+        runner.passesOutputThrough = false
+        _ = try runner.run(launchVariable: ProfileRecorder.launchTimeVariable)
+        guard cache == .cold else { return Profile.CacheState(mode: CacheMode.warm.rawValue) }
+        // Liftoff's own agent stays in memory: profiling must add no cold read of its own.
+        let own = URL(fileURLWithPath: agent).resolvingSymlinksInPath().path
+        var files = first.mappedFiles().filter { URL(fileURLWithPath: $0).resolvingSymlinksInPath().path != own }
+        if let executable = Injectability.resolve(command[0]), !files.contains(executable) { files.insert(executable, at: 0) }
+        return Profile.CacheState(mode: CacheMode.cold.rawValue, files: PageCache.evict(files))
     }
 
     /// `liftoff profile`'s exit status once the profile is written: the program's own, as a shell

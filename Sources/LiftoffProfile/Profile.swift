@@ -58,6 +58,8 @@ public struct Profile: Codable, Sendable, Equatable {
     /// The processes recorded, the first one started first; empty for a profile of one process
     /// that recorded itself.
     public var processes: [ProcessRecord] = []
+    /// The page cache the launch started with, when `liftoff profile --cache` set it up.
+    public var cache: CacheState?
 
     /// Creates a profile; `schema` is always ``currentSchema``.
     public init(
@@ -290,7 +292,7 @@ extension Profile {
 extension Profile {
     private enum CodingKeys: String, CodingKey {
         case schema, metadata, timeOriginNs, phases, threads, frames, stacks, samples, counts
-        case spans, marks, stateChanges, displayFrames, violations, termination, tasks, hangs, asyncTasks, processes
+        case spans, marks, stateChanges, displayFrames, violations, termination, tasks, hangs, asyncTasks, processes, cache
     }
 
     /// Decodes a profile; the launch sections (spans, marks, state changes, frames, violations,
@@ -316,6 +318,7 @@ extension Profile {
         hangs = try container.decodeIfPresent([HangRecord].self, forKey: .hangs) ?? []
         asyncTasks = try container.decodeIfPresent([AsyncTask].self, forKey: .asyncTasks) ?? []
         processes = try container.decodeIfPresent([ProcessRecord].self, forKey: .processes) ?? []
+        cache = try container.decodeIfPresent(CacheState.self, forKey: .cache)
     }
 }
 

@@ -64,6 +64,9 @@ public struct AgentRecording: Sendable {
     /// times in `CLOCK_MONOTONIC` nanoseconds, parents as indices into this array.
     public var spans: [Profile.Span] = []
     let objects: [ELFSymbolizer.LoadedObject]
+    /// The files the program had mapped as objects (its executable and libraries) when the
+    /// recording was written.
+    public var objectPaths: [String] { objects.filter { !$0.isVDSO && $0.path.hasPrefix("/") }.map(\.path) }
 
     /// Reads the recording in `url`.
     /// - Throws: ``ReadError`` naming what is wrong with the file.

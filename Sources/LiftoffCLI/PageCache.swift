@@ -1,0 +1,112 @@
+import ArgumentParser
+import Foundation
+import LiftoffProfile
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The page cache a launch starts with (`--cache`).
+enum CacheMode: String, ExpressibleByArgument, CaseIterable, Sendable {
+    /// As it is: whatever earlier runs left in memory.
+    case asIs = "as-is"
+    /// The launch runs once unrecorded first, so its files are in memory.
+    case warm
+    /// Its files are evicted first: the executable and every file a first, unrecorded run mapped.
+    case cold
+}
+
+/// Evicting files from the page cache and telling how much of them stays, without root:
+/// `posix_fadvise(POSIX_FADV_DONTNEED)` drops a file's clean pages that no process maps, and
+/// `mincore` on a mapping that touches nothing says which pages are in memory.
+enum PageCache {
+    /// Evicts `paths` and records each one's size and what stayed in memory, with who keeps it.
+    static func evict(_ paths: [String]) -> [Profile.CachedFile] {
+        var files: [Profile.CachedFile] = []
+        for path in paths {
+            let fd = open(path, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { continue }
+            defer { close(fd) }
+            _ = fdatasync(fd)
+            _ = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED)
+            guard let (size, resident) = residency(fd) else { continue }
+            files.append(Profile.CachedFile(path: path, sizeBytes: size, residentBytes: resident))
+        }
+        // Who keeps what stayed: a process that maps it (its pages cannot be dropped), or tmpfs.
+        let stayed = Set(files.filter { $0.residentBytes > 0 }.map(\.path))
+        let holders = mappers(of: stayed)
+        for index in files.indices where files[index].residentBytes > 0 {
+            if isInMemoryFileSystem(files[index].path) {
+                files[index].keptBy = "its file system keeps files in memory (tmpfs)"
+            } else if let who = holders[files[index].path], !who.isEmpty {
+                files[index].keptBy = "mapped by " + who.sorted().joined(separator: ", ")
+            }
+        }
+        return files
+    }
+
+    /// The size of the open file `fd` and how many of its bytes are in memory.
+    static func residency(_ fd: Int32) -> (size: UInt64, resident: UInt64)? {
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_size >= 0 else { return nil }
+        let size = UInt64(info.st_size)
+        guard size > 0 else { return (0, 0) }
+        let page = UInt64(max(sysconf(Int32(_SC_PAGESIZE)), 4096))
+        guard let mapping = mmap(nil, Int(size), PROT_READ, MAP_SHARED, fd, 0), mapping != MAP_FAILED else { return nil }
+        defer { munmap(mapping, Int(size)) }
+        let pages = Int((size + page - 1) / page)
+        var vector = [UInt8](repeating: 0, count: pages)
+        guard mincore(mapping, Int(size), &vector) == 0 else { return nil }
+        let residentPages = vector.reduce(0) { $0 + UInt64($1 & 1) }
+        return (size, min(size, residentPages * page))
+    }
+
+    /// Whether `path` is on a file system that keeps files in memory (tmpfs, ramfs): the type of
+    /// the mount with the longest mount point above it, in /proc/self/mounts.
+    static func isInMemoryFileSystem(_ path: String) -> Bool {
+        let resolved = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+        guard let mounts = try? String(contentsOfFile: "/proc/self/mounts", encoding: .utf8) else { return false }
+        var best: (length: Int, type: Substring)?
+        for line in mounts.split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            guard fields.count >= 3 else { continue }
+            let point = fields[1].replacingOccurrences(of: "\\040", with: " ")
+            let within = point == "/" || resolved == point || resolved.hasPrefix(point + "/")
+            if within, point.count > (best?.length ?? -1) { best = (point.count, fields[2]) }
+        }
+        return best.map { $0.type == "tmpfs" || $0.type == "ramfs" } ?? false
+    }
+
+    /// For each of `paths`, the processes that map it (`name (pid)`), from /proc/*/maps.
+    static func mappers(of paths: Set<String>) -> [String: [String]] {
+        guard !paths.isEmpty else { return [:] }
+        var result: [String: Set<String>] = [:]
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        for entry in entries where Int32(entry) != nil {
+            guard let maps = try? String(contentsOfFile: "/proc/\(entry)/maps", encoding: .utf8) else { continue }
+            var name = (try? String(contentsOfFile: "/proc/\(entry)/comm", encoding: .utf8)) ?? "process"
+            name = name.trimmingCharacters(in: .whitespacesAndNewlines)
+            if Int32(entry) == getpid() { name = "liftoff itself" }
+            for line in maps.split(separator: "\n") {
+                guard let slash = line.firstIndex(of: "/") else { continue }
+                let path = String(line[slash...])
+                if paths.contains(path) { result[path, default: []].insert("\(name) (\(entry))") }
+            }
+        }
+        return result.mapValues { Array($0) }
+    }
+
+    /// One sentence on a cold start's state, or nil when nothing stayed.
+    static func sentence(_ state: Profile.CacheState) -> String {
+        func mb(_ bytes: UInt64) -> String { String(format: "%.1f MB", Double(bytes) / 1e6) }
+        var line = "Cache: \(state.mode): \(state.files.count) files (\(mb(state.sizeBytes))) evicted before the launch"
+        let stayed = state.files.filter { $0.residentBytes > 0 }
+        if stayed.isEmpty { return line + ", none of it left in memory." }
+        line += "; \(mb(state.residentBytes)) stayed in memory: "
+        line += stayed.sorted { $0.residentBytes > $1.residentBytes }.prefix(3).map { file in
+            let name = URL(fileURLWithPath: file.path).lastPathComponent
+            return "\(name) \(mb(file.residentBytes))" + (file.keptBy.map { " (\($0))" } ?? "")
+        }.joined(separator: ", ")
+        return line + (stayed.count > 3 ? ", …" : "") + "."
+    }
+}

@@ -1,0 +1,43 @@
+extension Profile {
+    /// The page cache a launch started with, when `liftoff profile --cache` set it up: the mode
+    /// and, for a cold launch, each file it evicted and how much of it was still in memory when
+    /// the launch began.
+    public struct CacheState: Codable, Sendable, Equatable {
+        /// `cold` (files evicted first), `warm` (the launch ran once unrecorded first) or `as-is`.
+        public var mode: String
+        /// For `cold`: the files evicted (the executable and every file its previous run mapped).
+        public var files: [CachedFile]
+
+        /// Creates a cache state.
+        public init(mode: String, files: [CachedFile] = []) {
+            self.mode = mode
+            self.files = files
+        }
+
+        /// Bytes of the evicted files still in memory when the launch began.
+        public var residentBytes: UInt64 { files.reduce(0) { $0 &+ $1.residentBytes } }
+        /// Bytes of the evicted files.
+        public var sizeBytes: UInt64 { files.reduce(0) { $0 &+ $1.sizeBytes } }
+    }
+
+    /// One file of a cold launch.
+    public struct CachedFile: Codable, Sendable, Equatable {
+        /// Its path.
+        public var path: String
+        /// Its size.
+        public var sizeBytes: UInt64
+        /// How much of it was still in memory when the launch began (`mincore`).
+        public var residentBytes: UInt64
+        /// Why it could not be evicted, when some of it stayed: the processes that keep it mapped
+        /// (`python3 (1234)`), or that its file system keeps files in memory (tmpfs).
+        public var keptBy: String?
+
+        /// Creates a file's record.
+        public init(path: String, sizeBytes: UInt64, residentBytes: UInt64, keptBy: String? = nil) {
+            self.path = path
+            self.sizeBytes = sizeBytes
+            self.residentBytes = residentBytes
+            self.keptBy = keptBy
+        }
+    }
+}
