@@ -603,11 +603,15 @@ void lo_threads_answer(const lo_slot *slot) {
                 // waiting for a core itself. The thread ran in those ticks only as far as its CPU
                 // time since the send fills them, so they are counted as a late answer's are, and
                 // that CPU time is not counted again at the next check.
+                // Only as much of it as those ticks can hold: the sampler may drain this late, and
+                // CPU time past them belongs to the ticks the next check counts.
                 uint64_t cpu_now;
                 if (lo_thread_cpu_ns_of(thread->tid, &cpu_now) == 0 && cpu_now > thread->base_cpu) {
                     uint64_t since = cpu_now - thread->base_cpu;
-                    thread->answer_cpu = thread->answer_cpu + since < thread->answer_cpu ? UINT64_MAX : thread->answer_cpu + since;
-                    thread->base_cpu = cpu_now;
+                    uint64_t room = since_send < UINT64_MAX / g_period_ns ? since_send * g_period_ns : UINT64_MAX;
+                    uint64_t taken = since < room ? since : room;
+                    thread->answer_cpu = thread->answer_cpu + taken < thread->answer_cpu ? UINT64_MAX : thread->answer_cpu + taken;
+                    thread->base_cpu += taken;
                 }
                 late = 1;
             }
