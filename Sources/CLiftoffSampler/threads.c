@@ -409,11 +409,11 @@ static uint64_t lo_check(lo_thread *thread, pid_t pid, uint64_t now_ns, uint64_t
         // Read the clock right before sending: a stack request's handler that starts after this
         // may carry this signal too (lo_threads_answer), and `now_ns` may be long past on a busy machine.
         uint64_t sending_ns = lo_monotonic_ns();
-        // A thread that used less than a tick's CPU since its last check and waits for the disk
+        // A thread that used less than half a tick's CPU since its last check and waits for the disk
         // now (a page fault that reads) answers when the read completes, often within the
         // tick: its answer is counted by the CPU it used, and the rest as waiting for the disk.
         // Only such partly idle ticks cost the read of its state.
-        thread->sent_in_disk = thread->checked && used < g_period_ns && lo_thread_in_disk_wait(thread->tid);
+        thread->sent_in_disk = thread->checked && used < g_period_ns / 2 && lo_thread_in_disk_wait(thread->tid);
         if (syscall(SYS_tgkill, pid, thread->tid, SIGPROF) == 0) {
             LO_COUNT(signals_sent, 1);
             thread->pending = 1;
@@ -598,23 +598,6 @@ void lo_threads_answer(const lo_slot *slot) {
             ticks = since_send + 1;
             int late = !(flags & LO_SAMPLE_IN_SYSCALL) && slot->time_ns > thread->sent_ns &&
                        slot->time_ns - thread->sent_ns >= g_runnable_ns;
-            if (!late && since_send > 0 && !(flags & LO_SAMPLE_IN_SYSCALL)) {
-                // A prompt answer that the sampler drains ticks later: it fell behind after sending,
-                // waiting for a core itself. The thread ran in those ticks only as far as its CPU
-                // time since the send fills them, so they are counted as a late answer's are, and
-                // that CPU time is not counted again at the next check.
-                // Only as much of it as those ticks can hold: the sampler may drain this late, and
-                // CPU time past them belongs to the ticks the next check counts.
-                uint64_t cpu_now;
-                if (lo_thread_cpu_ns_of(thread->tid, &cpu_now) == 0 && cpu_now > thread->base_cpu) {
-                    uint64_t since = cpu_now - thread->base_cpu;
-                    uint64_t room = since_send < UINT64_MAX / g_period_ns ? since_send * g_period_ns : UINT64_MAX;
-                    uint64_t taken = since < room ? since : room;
-                    thread->answer_cpu = thread->answer_cpu + taken < thread->answer_cpu ? UINT64_MAX : thread->answer_cpu + taken;
-                    thread->base_cpu += taken;
-                }
-                late = 1;
-            }
             if (thread->sent_in_disk && !(flags & LO_SAMPLE_IN_SYSCALL)) {
                 // Sent while it waited for the disk: the ticks its CPU time does not fill waited there.
                 late = 1;
