@@ -122,7 +122,7 @@ int lo_thread_switches_in(pid_t tid, uint64_t *out) {
     char path[48];
     lo_task_path(tid, "schedstat", path);
     char buffer[96];
-    if (lo_read_proc_file(path, buffer, sizeof buffer) == 0) return -1;
+    if (lo_read_proc_line(path, buffer, sizeof buffer) == 0) return -1;
     int field = 0;
     uint64_t value = 0;
     for (const char *c = buffer;; c++) {
@@ -145,7 +145,7 @@ int lo_thread_in_disk_wait(pid_t tid) {
     lo_task_path(tid, "stat", path);
     // "TID (comm) S …": the state follows the last ')' (a name may hold parentheses).
     char buffer[256];
-    if (lo_read_proc_file(path, buffer, sizeof buffer) == 0) return 0;
+    if (lo_read_proc_line(path, buffer, sizeof buffer) == 0) return 0;
     const char *close = strrchr(buffer, ')');
     return close != NULL && close[1] == ' ' && close[2] == 'D';
 }

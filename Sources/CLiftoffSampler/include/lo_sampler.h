@@ -283,6 +283,9 @@ typedef struct lo_process_counters {
 /// Reads the /proc file `path` whole into `buffer`, NUL-terminated, with system
 /// calls only (async-signal-safe): the bytes read, at most `capacity - 1`; 0 when unreadable.
 size_t lo_read_proc_file(const char *path, char *buffer, size_t capacity);
+/// `lo_read_proc_file` with one read: for a thread's one-line files (schedstat, stat), which the
+/// sampler thread reads at its checks, where a second read only to see the end costs a system call.
+size_t lo_read_proc_line(const char *path, char *buffer, size_t capacity);
 /// Reads the counters now (system calls only: async-signal-safe).
 void lo_read_process_counters(lo_process_counters *out);
 /// The counters as Liftoff's constructor read them, before `main` and before any sampling.
