@@ -118,7 +118,8 @@ static void lo_task_path(pid_t tid, const char *leaf, char *path) {
     memcpy(path + length, leaf, leaf_length + 1);
 }
 
-int lo_thread_switches_in(pid_t tid, uint64_t *out) {
+// The fields of /proc/self/task/TID/schedstat: CPU time, time waiting on a run queue, switches in.
+static int lo_thread_schedstat(pid_t tid, uint64_t fields[3]) {
     char path[48];
     lo_task_path(tid, "schedstat", path);
     char buffer[96];
@@ -129,14 +130,26 @@ int lo_thread_switches_in(pid_t tid, uint64_t *out) {
         if (*c >= '0' && *c <= '9') {
             value = value > UINT64_MAX / 10 ? UINT64_MAX : value * 10 + (uint64_t)(*c - '0');
         } else {
-            if (field == 2) break;
+            fields[field] = value;
+            if (field == 2) return 0;
             if (*c == 0) return -1;
             field++;
             value = 0;
         }
     }
-    if (value == 0) return -1;
-    *out = value;
+}
+
+int lo_thread_switches_in(pid_t tid, uint64_t *out) {
+    uint64_t fields[3];
+    if (lo_thread_schedstat(tid, fields) != 0 || fields[2] == 0) return -1;
+    *out = fields[2];
+    return 0;
+}
+
+int lo_thread_run_delay(pid_t tid, uint64_t *out) {
+    uint64_t fields[3];
+    if (lo_thread_schedstat(tid, fields) != 0) return -1;
+    *out = fields[1];
     return 0;
 }
 

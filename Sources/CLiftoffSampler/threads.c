@@ -22,7 +22,9 @@
 // A signal that reaches a running thread late was waiting for a core: the thread was runnable but
 // not running, preempted where the handler finds it. Such an answer is recorded as running for
 // the ticks its CPU time since the previous check fills and runnable for the rest of the ticks it
-// took (lo_running_ticks).
+// took (lo_running_ticks). Where the thread's schedstat can tell, an answer of a thread that did
+// not use most of its time, late or not, is split by the time it waited on a run queue instead
+// (lo_runnable_ticks): on a busy machine a thread may run just after each of the sampler's ticks.
 //
 // When every thread is sampled, the list comes from /proc/self/task, read again whenever a
 // thread was created through pthread_create (which Liftoff wraps to learn of it) and at least
@@ -49,6 +51,7 @@
 #define LO_GROUP_SLACK_NS 1000ull
 #define LO_RUNNABLE_MIN_NS 100000ull
 #define LO_NAME_BYTES 16
+#define LO_RQ_CARRY_TICKS 4 // run-queue wait kept for the answers that follow (lo_runnable_ticks)
 
 // How a thread waiting since its last sample is known to still wait.
 enum {
@@ -69,6 +72,11 @@ typedef struct lo_thread {
     uint64_t missed_ticks; // ticks the sampler fell behind on while the thread ran (lo_check)
     uint64_t disk_ticks;   // ticks its signal was pending while it waited for the disk (state D)
     int64_t cpu_carry;     // CPU time not yet counted in running ticks, or owed (lo_running_ticks)
+    uint64_t base_ns;      // when `base_cpu` was read: the start of the window of its next signal
+    uint64_t rq_base;      // its run-queue wait (schedstat) at the last read, when `rq_known`
+    int64_t rq_carry;      // run-queue wait not yet counted in runnable ticks (lo_runnable_ticks)
+    uint8_t rq_known;
+    uint8_t partly_idle;   // it used a quarter tick less than the time since its previous check when signalled
     char name[LO_NAME_BYTES];
 } lo_thread;
 
@@ -339,6 +347,7 @@ static uint64_t lo_check(lo_thread *thread, pid_t pid, uint64_t now_ns, uint64_t
         }
         thread->last_tick = tick;
         thread->base_cpu = cpu;
+        thread->base_ns = now_ns;
         thread->has_stack = 1;
         thread->stack_waits = 1;
         thread->checked = 1;
@@ -392,6 +401,7 @@ static uint64_t lo_check(lo_thread *thread, pid_t pid, uint64_t now_ns, uint64_t
     if (still_waits) {
         lo_store_append(thread->tid, now_ns, 0, 0, covered, LO_SAMPLE_WAITING, NULL, 0, 0);
         thread->base_cpu = cpu;
+        thread->base_ns = now_ns;
         if (thread->idle_streak < LO_IDLE_STREAK) thread->idle_streak++;
     } else {
         // It ran: ticks since the previous check (an idle thread's last record) keep its previous
@@ -414,6 +424,8 @@ static uint64_t lo_check(lo_thread *thread, pid_t pid, uint64_t now_ns, uint64_t
         // tick: its answer is counted by the CPU it used, and the rest as waiting for the disk.
         // Only such partly idle ticks cost the read of its state.
         thread->sent_in_disk = thread->checked && used < g_period_ns / 2 && lo_thread_in_disk_wait(thread->tid);
+        uint64_t window = now_ns > thread->base_ns ? now_ns - thread->base_ns : 0;
+        thread->partly_idle = thread->checked && used + g_period_ns / 4 <= window;
         if (syscall(SYS_tgkill, pid, thread->tid, SIGPROF) == 0) {
             LO_COUNT(signals_sent, 1);
             thread->pending = 1;
@@ -428,6 +440,7 @@ static uint64_t lo_check(lo_thread *thread, pid_t pid, uint64_t now_ns, uint64_t
             return moved;
         }
         thread->base_cpu = cpu;
+        thread->base_ns = now_ns;
         thread->checked = 1;
         thread->idle_streak = 0;
     }
@@ -569,6 +582,36 @@ static uint64_t lo_running_ticks(lo_thread *thread, int late, uint64_t ticks) {
     return running;
 }
 
+// How many of an answer's ticks, found outside a system call, waited for a core, by the time the
+// thread's schedstat says it spent on a run queue since the previous read; -1 when that is not
+// known. Read when the answer came late, or the thread used a quarter of a tick less than the time
+// before its signal: a thread that answers at once was running at the instant the signal came, but
+// that instant is not a fair draw on a busy machine (the sampler's own wake-up makes the kernel
+// choose who runs next, and a thread that runs a third of the time may run just after every tick),
+// and a late answer's CPU time says how long it ran but not whether it slept. The answer has run,
+// so its wait for the signal is in the count. A read costs about 9 µs (opening the file): a thread
+// that used the time it had is not read, and the little it waited is in the next read's difference.
+// The carry keeps what an answer leaves over, up to LO_RQ_CARRY_TICKS.
+static int64_t lo_runnable_ticks(lo_thread *thread, uint64_t ticks) {
+    uint64_t waited;
+    if (lo_thread_run_delay(thread->tid, &waited) != 0) {
+        thread->rq_known = 0;
+        return -1;
+    }
+    int known = thread->rq_known && waited >= thread->rq_base;
+    uint64_t delta = known ? waited - thread->rq_base : 0;
+    thread->rq_base = waited;
+    thread->rq_known = 1;
+    if (!known) return -1;
+    int64_t period = (int64_t)g_period_ns;
+    int64_t credit = thread->rq_carry + (delta < (uint64_t)INT64_MAX / 4 ? (int64_t)delta : INT64_MAX / 4);
+    uint64_t runnable = credit > 0 ? (uint64_t)(credit / period) : 0;
+    if (runnable > ticks) runnable = ticks;
+    credit -= (int64_t)runnable * period;
+    thread->rq_carry = credit > LO_RQ_CARRY_TICKS * period ? LO_RQ_CARRY_TICKS * period : credit;
+    return (int64_t)runnable;
+}
+
 void lo_threads_answer(const lo_slot *slot) {
     long found = lo_find(slot->tid);
     uint64_t cpu = 0;
@@ -609,7 +652,11 @@ void lo_threads_answer(const lo_slot *slot) {
                 ticks += thread->missed_ticks;
                 time_ns = thread->sent_ns > back ? thread->sent_ns - back : 0;
             }
-            if (!(flags & LO_SAMPLE_IN_SYSCALL)) running = lo_running_ticks(thread, late, ticks);
+            if (disk_ticks == 0) disk_ticks = thread->disk_ticks;
+            if (!(flags & LO_SAMPLE_IN_SYSCALL)) {
+                int64_t runnable = disk_ticks == 0 && (late || thread->partly_idle) ? lo_runnable_ticks(thread, ticks) : -1;
+                running = runnable >= 0 ? ticks - (uint64_t)runnable : lo_running_ticks(thread, late, ticks);
+            }
         }
         if (disk_ticks == 0) disk_ticks = thread->disk_ticks;
         thread->missed_ticks = 0;
@@ -636,8 +683,8 @@ void lo_threads_answer(const lo_slot *slot) {
         lo_store_append(slot->tid, time_ns, slot->task, cpu, ticks, flags, slot->frames, slot->depth, slot->async);
         return;
     }
-    // A late answer: the ticks its CPU time fills ran, those the sampler saw it in a disk wait
-    // waited for the disk, the rest waited for a core, at one stack.
+    // The ticks it ran, those the sampler saw it in a disk wait waited for the disk, the rest waited
+    // for a core, at one stack.
     if (running > 0) {
         lo_store_append(slot->tid, time_ns, slot->task, cpu, running, flags, slot->frames, slot->depth, slot->async);
         cpu = 0;

@@ -222,6 +222,9 @@ int lo_thread_cpu_ns_of(pid_t tid, uint64_t *out);
 /// Times thread `tid` of this process was switched onto a CPU (the third field of
 /// /proc/self/task/TID/schedstat); -1 when it ended or the kernel keeps no count.
 int lo_thread_switches_in(pid_t tid, uint64_t *out);
+/// Time thread `tid` of this process has spent runnable on a run queue, waiting for a core (the
+/// second field of /proc/self/task/TID/schedstat, added when the wait ends); -1 when it ended.
+int lo_thread_run_delay(pid_t tid, uint64_t *out);
 /// Whether thread `tid` of this process is in an uninterruptible wait (state D): for a thread whose
 /// CPU clock stands still, a page fault or a read waiting for the disk.
 int lo_thread_in_disk_wait(pid_t tid);
