@@ -98,6 +98,7 @@ extension Profile {
             ("signalsSent", counts.signalsSent), ("captured", counts.captured), ("dropped", counts.dropped),
             ("failed", counts.failed), ("skipped", counts.skipped), ("truncated", counts.truncated),
             ("waiting", counts.waiting), ("unanswered", counts.unanswered), ("threadsSeen", counts.threadsSeen),
+            ("lostTaskEvents", counts.lostTaskEvents),
         ] {
             try checkCount(value, "counts.\(field)")
         }

@@ -182,11 +182,14 @@ extension Profile {
         public var unanswered: Int
         /// Distinct threads the sampler found.
         public var threadsSeen: Int
+        /// Swift task events (creations, enqueues, runs) lost because their buffer was full: a task
+        /// may then lack runs it had. 0 when none were lost or no task was followed.
+        public var lostTaskEvents: Int
 
         /// Creates counters.
         public init(
             signalsSent: Int = 0, captured: Int = 0, dropped: Int = 0, failed: Int = 0, skipped: Int = 0,
-            truncated: Int = 0, waiting: Int = 0, unanswered: Int = 0, threadsSeen: Int = 0
+            truncated: Int = 0, waiting: Int = 0, unanswered: Int = 0, threadsSeen: Int = 0, lostTaskEvents: Int = 0
         ) {
             self.signalsSent = signalsSent
             self.captured = captured
@@ -197,13 +200,15 @@ extension Profile {
             self.waiting = waiting
             self.unanswered = unanswered
             self.threadsSeen = threadsSeen
+            self.lostTaskEvents = lostTaskEvents
         }
 
         private enum CodingKeys: String, CodingKey {
-            case signalsSent, captured, dropped, failed, skipped, truncated, waiting, unanswered, threadsSeen
+            case signalsSent, captured, dropped, failed, skipped, truncated, waiting, unanswered, threadsSeen, lostTaskEvents
         }
 
-        /// Decodes counters; schema `/1` has no waiting, unanswered or thread counts.
+        /// Decodes counters; schema `/1` has no waiting, unanswered or thread counts, and profiles
+        /// written before task events were counted have no lost count.
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             self.init(
@@ -215,7 +220,8 @@ extension Profile {
                 truncated: try container.decode(Int.self, forKey: .truncated),
                 waiting: try container.decodeIfPresent(Int.self, forKey: .waiting) ?? 0,
                 unanswered: try container.decodeIfPresent(Int.self, forKey: .unanswered) ?? 0,
-                threadsSeen: try container.decodeIfPresent(Int.self, forKey: .threadsSeen) ?? 0)
+                threadsSeen: try container.decodeIfPresent(Int.self, forKey: .threadsSeen) ?? 0,
+                lostTaskEvents: try container.decodeIfPresent(Int.self, forKey: .lostTaskEvents) ?? 0)
         }
     }
 }

@@ -240,7 +240,8 @@ public struct MarkdownRenderer: Sendable {
         lines.append(
             "Stacks captured by signal: \(counts.captured) (a thread that had not run since a sample found it "
                 + "blocked is recorded as still blocked there, without a signal), dropped \(counts.dropped), failed \(counts.failed), "
-                + "skipped \(counts.skipped), truncated \(counts.truncated).")
+                + "skipped \(counts.skipped), truncated \(counts.truncated)"
+                + (counts.lostTaskEvents > 0 ? "; task events lost \(counts.lostTaskEvents) (some tasks may lack runs)." : "."))
         lines.append("")
         return lines
     }

@@ -205,6 +205,7 @@ extension Profile.SampleCounts {
         waiting = waiting.addingSaturating(other.waiting)
         unanswered = unanswered.addingSaturating(other.unanswered)
         threadsSeen = threadsSeen.addingSaturating(other.threadsSeen)
+        lostTaskEvents = lostTaskEvents.addingSaturating(other.lostTaskEvents)
     }
 }
 

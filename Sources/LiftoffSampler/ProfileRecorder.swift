@@ -116,6 +116,7 @@ public final class ProfileRecorder: Sendable {
         profile.displayFrames = events.displayFrames
         profile.tasks = events.tasks
         profile.asyncTasks = TaskEvent.asyncTasks(from: recording.taskEvents, originNs: processStartNs)
+        profile.counts.lostTaskEvents = recording.lostTaskEvents
         profile.hangs = zip(events.hangs, stacks.hangs).map { hang, stacks in
             var record = hang.hang
             record.stacks = stacks.compactMap { $0 }

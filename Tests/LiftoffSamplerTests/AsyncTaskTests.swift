@@ -213,6 +213,7 @@ struct AsyncTaskTests {
         let withoutRuns = ranIDs.filter { (byID[$0]?.runs ?? []).isEmpty }
         let lost = lo_task_events_lost()
         #expect(lost == 0, "no task event was lost")
+        #expect(profile.counts.lostTaskEvents == Int(lost), "profile.json counts them")
         #expect(withoutRuns.isEmpty, "\(withoutRuns.count) of \(ranIDs.count) tasks that ran have no run: \(withoutRuns.sorted().prefix(10))")
         for id in ranIDs {
             for run in byID[id]?.runs ?? [] { #expect(run.enqueuedNs <= run.startNs && run.startNs <= run.endNs) }
