@@ -26,6 +26,8 @@ public enum Insights {
                 + "Start the work earlier, make it smaller, or let the first frame go without it.",
             verb: "waited for other threads' work for"),
         LibraryLoadingRule(),
+        PreMainRule(),
+        DiskReadsRule(),
         OversubscribedRule(),
         SwiftRuntimeRule(),
         HangRule(),

@@ -104,6 +104,42 @@ struct InsightTests {
         #expect(found.evidence.notes.contains("From: Item.init(from:) 20 ms."))
     }
 
+    @Test("a long time before main is pre-main, said as blocked with nothing read: a static initializer, not the disk")
+    func preMain() throws {
+        var launch = LaunchBuilder()
+        launch.add(thread: 1, .running, ["main", "draw"], fromMs: 45, toMs: 50)
+        var profile = launch.profile()
+        profile.phases.preMain = Profile.PreMain(
+            durationNs: 43_000_000, onCPUNs: 2_500_000, runnableNs: 0, blockedNs: 40_500_000, bytesRead: 0, majorFaults: 0,
+            minorFaults: 300)
+        let found = try #require(Insights.of(profile).first)
+        #expect(found.id == "pre-main" && found.costNs == 43_000_000)
+        #expect(found.finding.contains("40.5 ms blocked with nothing read from storage"), "\(found.finding)")
+        #expect(!Insights.of(profile).contains { $0.id == "disk-reads" }, "nothing was read: no disk insight")
+        profile.phases.preMain?.durationNs = 15_000_000
+        #expect(!Insights.of(profile).contains { $0.id == "pre-main" }, "under its 20 ms threshold")
+    }
+
+    @Test("a cold launch's waits for the disk, before main and on the launch's thread after it, are disk-reads")
+    func diskReads() throws {
+        var launch = LaunchBuilder()
+        launch.add(thread: 1, .disk, ["main", "load_catalog", "libc.so.6|memcpy"], fromMs: 80, toMs: 92)
+        launch.add(thread: 1, .running, ["main", "load_catalog"], fromMs: 92, toMs: 100)
+        launch.threads.append(Profile.ThreadInfo(id: 2, name: "worker", isMain: false))
+        launch.add(thread: 2, .disk, ["worker", "libicuuc.so|doLoadFromCommonData"], fromMs: 80, toMs: 85)
+        var profile = launch.profile()
+        profile.phases.preMain = Profile.PreMain(
+            durationNs: 75_000_000, onCPUNs: 10_000_000, runnableNs: 0, blockedNs: 65_000_000, bytesRead: 62_400_000,
+            majorFaults: 900, minorFaults: 3000)
+        let found = try #require(Insights.of(profile).first { $0.id == "disk-reads" })
+        #expect(found.costNs == 77_000_000, "65 ms before main and the main thread's 12 ms after: \(found.costNs)")
+        #expect(found.finding.contains("65 ms before main (62.4 MB read)"), "\(found.finding)")
+        #expect(found.finding.contains("12 ms after it on the main thread, most in load_catalog"), "\(found.finding)")
+        #expect(found.evidence.notes.contains("worker (2) waited 5 ms for the disk after main."), "\(found.evidence.notes)")
+        let preMain = try #require(Insights.of(profile).first { $0.id == "pre-main" })
+        #expect(preMain.finding.contains("while it read 62.4 MB from storage"), "\(preMain.finding)")
+    }
+
     @Test("what the runtime knows becomes insights too: deferrable tasks and violations")
     func launchRecords() {
         var settings = InsightSettings()

@@ -1,0 +1,97 @@
+import LiftoffProfile
+
+// The time before `main` and the waits for the disk: what the loader and a cold page cache cost a
+// launch, from the kernel's counts before `main` and the samples that waited for the disk after it.
+
+/// The loader's time before `main`: mapping, relocating and initializing objects.
+struct PreMainRule: InsightRule {
+    let id = "pre-main"
+    let title = "The time before main"
+    let why =
+        "Before main the loader maps every library the program needs, relocates it and runs its static "
+        + "initializers; none of the program's code has run yet. Swift on Linux: link the Swift runtime "
+        + "statically (-static-stdlib, --static-swift-stdlib), import FoundationEssentials instead of Foundation "
+        + "where it is enough (no ICU), link fewer dynamic libraries, load plug-ins when first used, and keep "
+        + "static initializers from sleeping, waiting or reading files."
+    let defaultThresholdNs: UInt64 = 20_000_000
+
+    func evaluate(_ launch: LaunchWindow, thresholdNs: UInt64) -> Insight? {
+        guard let preMain = launch.profile.phases.preMain, preMain.durationNs >= thresholdNs, preMain.durationNs > 0 else {
+            return nil
+        }
+        let programStart = launch.profile.phases.programStartNs ?? launch.profile.phases.processStartNs
+        var evidence = Insight.Evidence(
+            thread: launch.mainThreadLabel, threadID: launch.mainThreadID, startNs: programStart,
+            endNs: NanosecondDuration(nanoseconds: preMain.durationNs).after(programStart))
+        evidence.notes.append("\(Profile.PreMain.title): \(preMain.sentence).")
+        let ms = LaunchWindow.ms
+        var finding = "The loader took \(ms(preMain.durationNs)) before main: \(ms(preMain.onCPUNs)) on a CPU"
+        if preMain.runnableNs > 0 { finding += ", \(ms(preMain.runnableNs)) waiting for a core" }
+        if preMain.blockedNs > 0 {
+            finding += ", \(ms(preMain.blockedNs)) blocked"
+            finding +=
+                preMain.bytesRead > 0
+                ? " while it read \(Self.bytes(preMain.bytesRead)) from storage (libraries not in the page cache)"
+                : " with nothing read from storage (a static initializer that sleeps, waits or takes a lock)"
+        }
+        finding += "."
+        return insight(launch, finding: finding, costNs: preMain.durationNs, thresholdNs: thresholdNs, evidence: evidence)
+    }
+
+    /// `512 kB`, `62.4 MB`.
+    static func bytes(_ count: UInt64) -> String {
+        count < 1_000_000 ? "\(count / 1000) kB" : String(format: "%.1f MB", Double(count) / 1e6)
+    }
+}
+
+/// Waits for the disk: libraries and data read before `main`, and page faults and reads that
+/// waited for storage after it.
+struct DiskReadsRule: InsightRule {
+    let id = "disk-reads"
+    let title = "The launch waited for the disk"
+    let why =
+        "Code and data not in the page cache are read from storage when first touched: after a deploy, a reboot or "
+        + "a scale-out every launch is cold. Fewer and smaller objects read less: a static Swift runtime, stripped "
+        + "binaries, FoundationEssentials instead of Foundation (no ICU data), fewer libraries, and ICU-backed "
+        + "formatting deferred until it is needed."
+    let defaultThresholdNs: UInt64 = 10_000_000
+
+    func evaluate(_ launch: LaunchWindow, thresholdNs: UInt64) -> Insight? {
+        // Before main: the loader's blocked time, when it read from storage.
+        let preMain = launch.profile.phases.preMain
+        let before = preMain.map { $0.bytesRead > 0 ? $0.blockedNs : 0 } ?? 0
+        // After it: the disk waits of the launch's thread, which the launch waited for; the other
+        // threads' are evidence.
+        var samples: [Int] = []
+        var byThread: [Int: UInt64] = [:]
+        for (thread, rows) in launch.samplesByThread {
+            for sample in rows where launch.profile.samples.state[sample] == .disk {
+                samples.append(sample)
+                byThread[thread, default: 0] &+= launch.ns(of: sample)
+            }
+        }
+        let after = launch.mainThreadID.flatMap { byThread[$0] } ?? 0
+        let cost = before &+ after
+        guard cost >= thresholdNs, cost > 0 else { return nil }
+        var evidence = launch.evidence(of: samples, thread: byThread.count == 1 ? byThread.keys.first : nil)
+        if let preMain, preMain.bytesRead > 0 {
+            evidence.notes.append("Before main: \(PreMainRule.bytes(preMain.bytesRead)) read, \(LaunchWindow.ms(preMain.blockedNs)) blocked.")
+            if samples.isEmpty {
+                evidence.startNs = launch.profile.phases.programStartNs ?? launch.startNs
+                evidence.endNs = NanosecondDuration(nanoseconds: preMain.durationNs).after(evidence.startNs)
+            }
+        }
+        for (thread, ns) in byThread.sorted(by: { ($0.value, $1.key) > ($1.value, $0.key) }).prefix(4) {
+            let label = launch.profile.thread(withID: thread).map(FlameTree.threadLabel) ?? "thread \(thread)"
+            evidence.notes.append("\(label) waited \(LaunchWindow.ms(ns)) for the disk after main.")
+        }
+        var parts: [String] = []
+        if before > 0, let preMain { parts.append("\(LaunchWindow.ms(before)) before main (\(PreMainRule.bytes(preMain.bytesRead)) read)") }
+        if after > 0 {
+            let place = evidence.stacks.first?.programFrame.map { ", most in \($0)" } ?? ""
+            parts.append("\(LaunchWindow.ms(after)) after it on \(launch.launchesOnMainThread ? "the main thread" : "the launch's thread")\(place)")
+        }
+        let finding = "The launch waited \(LaunchWindow.ms(cost)) for the disk: " + parts.joined(separator: " and ") + "."
+        return insight(launch, finding: finding, costNs: cost, thresholdNs: thresholdNs, evidence: evidence)
+    }
+}
