@@ -19,11 +19,17 @@ enum InsightPrograms {
         #include <unistd.h>
         static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
         static volatile double sink;
+        static int held;
         __attribute__((noinline)) void compute_table(void) { for (long i = 0; i < 60000000; i++) sink += i * 0.5; }
-        static void *worker(void *arg) { pthread_mutex_lock(&table_lock); compute_table(); pthread_mutex_unlock(&table_lock); return arg; }
+        static void *worker(void *arg) {
+            pthread_mutex_lock(&table_lock); __atomic_store_n(&held, 1, __ATOMIC_RELEASE);
+            compute_table(); pthread_mutex_unlock(&table_lock); return arg;
+        }
         __attribute__((noinline)) void read_table(void) { pthread_mutex_lock(&table_lock); sink += 1; pthread_mutex_unlock(&table_lock); }
         int main(void) {
-            pthread_t thread; pthread_create(&thread, 0, worker, 0); usleep(5000);
+            pthread_t thread; pthread_create(&thread, 0, worker, 0);
+            // Until the worker holds the lock: on a busy machine it may not run for a while.
+            while (!__atomic_load_n(&held, __ATOMIC_ACQUIRE)) usleep(1000);
             read_table(); puts("ready"); pthread_join(thread, 0); return 0;
         }
         """

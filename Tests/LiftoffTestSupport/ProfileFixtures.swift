@@ -112,25 +112,49 @@ public struct LaunchBuilder {
     public var firstFrameMs: UInt64? = nil
     public var endMs: UInt64 = 1000
     public var threads: [Profile.ThreadInfo] = [Profile.ThreadInfo(id: 1, name: "main", isMain: true)]
+    /// The frame of each `object|function`, and the stack of each (parent stack, frame): found by
+    /// key, not by scanning, so a builder of thousands of samples stays fast. Rebuilt when the
+    /// arrays were changed directly.
+    private var frameIndex: [String: Int] = [:]
+    private var stackIndex: [Int: [Int: Int]] = [:]
+    private var indexed = (frames: 0, stacks: 0)
+
+    private mutating func reindex() {
+        guard indexed != (frames.count, parent.count) else { return }
+        frameIndex = [:]
+        stackIndex = [:]
+        for (index, frame) in frames.enumerated() where frameIndex[frame.object + "|" + frame.name] == nil {
+            frameIndex[frame.object + "|" + frame.name] = index
+        }
+        for index in parent.indices where stackIndex[parent[index]]?[frameOf[index]] == nil {
+            stackIndex[parent[index], default: [:]][frameOf[index]] = index
+        }
+        indexed = (frames.count, parent.count)
+    }
 
     /// The stack of `names`, outermost first; a name `lib|function` is in that object, else in `app`.
     public mutating func stack(_ names: [String]) -> Int {
+        reindex()
         var at = -1
         for name in names {
             let parts = name.split(separator: "|", maxSplits: 1).map(String.init)
             let (object, function) = parts.count == 2 ? (parts[0], parts[1]) : ("app", name)
-            let frame = frames.firstIndex { $0.name == function && $0.object == object } ?? {
+            let key = object + "|" + function
+            let frame = frameIndex[key] ?? {
                 frames.append(Profile.Frame(name: function, object: object))
+                frameIndex[key] = frames.count - 1
                 return frames.count - 1
             }()
-            if let existing = parent.indices.first(where: { parent[$0] == at && frameOf[$0] == frame }) {
+            if let existing = stackIndex[at]?[frame] {
                 at = existing
             } else {
                 parent.append(at)
                 frameOf.append(frame)
+                stackIndex[at, default: [:]][frame] = parent.count - 1
                 at = parent.count - 1
             }
         }
+        indexed = (frames.count, parent.count)
         return at
     }
 
