@@ -21,7 +21,8 @@
 // another thread when it is not suspended, so the contexts it points to are read with
 // process_vm_readv, which reports a bad address instead of faulting, and used only when the parent
 // was suspended throughout. A chain read that way is kept per thread for the next samples, as long
-// as the parent waits at the same point.
+// as the parent waits at the same point. A parent that runs beside its child (async let) is named
+// by what the thread last read of it while it waited: the function that started the child stays.
 
 #include "lo_internal.h"
 
@@ -153,13 +154,26 @@ int lo_async_callers(uintptr_t task, uintptr_t context, int verified, uintptr_t 
         uintptr_t parent = *(const uintptr_t *)(task + LO_TASK_SIZE);
         if (parent == 0 || (parent & 15) != 0) break;
         const volatile uint32_t *status = (const volatile uint32_t *)(parent + LO_TASK_STATUS);
-        if (*status & LO_TASK_STATUS_RUNNING) break;
-        uintptr_t function = *(const volatile uintptr_t *)(parent + LO_TASK_RESUME_FUNCTION);
-        uintptr_t resume_context = *(const volatile uintptr_t *)(parent + LO_TASK_RESUME_CONTEXT);
+        lo_chain_cache *cache = &t_parent_chains[generation < LO_CACHED_PARENTS ? generation : LO_CACHED_PARENTS - 1];
         const uintptr_t *chain;
         int found;
+        if (*status & LO_TASK_STATUS_RUNNING) {
+            // A parent that runs on beside its child (async let) cannot be read now; the function
+            // that started the child, and its callers, stay while the child lives (a structured
+            // child ends before its scope does), so what this thread last read of it still names
+            // them, at the point where it awaited then.
+            if (cache->key[0] != parent || cache->count < 0) break;
+            chain = cache->callers;
+            found = cache->count;
+            if (count < capacity) out[count++] = cache->key[2];
+            for (int i = 0; i < found && count < capacity; i++) out[count++] = chain[i];
+            task = parent;
+            flags = *(const uint32_t *)(parent + LO_TASK_FLAGS);
+            continue;
+        }
+        uintptr_t function = *(const volatile uintptr_t *)(parent + LO_TASK_RESUME_FUNCTION);
+        uintptr_t resume_context = *(const volatile uintptr_t *)(parent + LO_TASK_RESUME_CONTEXT);
         uintptr_t read[LO_CACHED_CALLERS];
-        lo_chain_cache *cache = &t_parent_chains[generation < LO_CACHED_PARENTS ? generation : LO_CACHED_PARENTS - 1];
         if (lo_cached(cache, parent, resume_context, function)) {
             chain = cache->callers;
             found = cache->count;
