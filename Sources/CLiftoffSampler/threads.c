@@ -653,9 +653,16 @@ void lo_threads_answer(const lo_slot *slot) {
                 time_ns = thread->sent_ns > back ? thread->sent_ns - back : 0;
             }
             if (disk_ticks == 0) disk_ticks = thread->disk_ticks;
-            if (!(flags & LO_SAMPLE_IN_SYSCALL)) {
-                int64_t runnable = disk_ticks == 0 && (late || thread->partly_idle) ? lo_runnable_ticks(thread, ticks) : -1;
+            if (!(flags & LO_SAMPLE_IN_SYSCALL) && disk_ticks == 0) {
+                int64_t runnable = late || thread->partly_idle ? lo_runnable_ticks(thread, ticks) : -1;
                 running = runnable >= 0 ? ticks - (uint64_t)runnable : lo_running_ticks(thread, late, ticks);
+            } else if (!(flags & LO_SAMPLE_IN_SYSCALL)) {
+                // Seen waiting for the disk: it ran for the ticks its CPU time fills; of the rest, as
+                // many as its run-queue wait fills waited for a core, and the others for the disk
+                // (the read also keeps that wait from being counted again at the next answer).
+                running = lo_running_ticks(thread, late, ticks);
+                int64_t runnable = lo_runnable_ticks(thread, ticks - running);
+                if (runnable >= 0) disk_ticks = ticks - running - (uint64_t)runnable;
             }
         }
         if (disk_ticks == 0) disk_ticks = thread->disk_ticks;
