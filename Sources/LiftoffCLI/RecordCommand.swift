@@ -122,7 +122,11 @@ struct RecordCommand: ParsableCommand {
                 if ProcessRunner.interruption != 0 { break rounds }
                 let index = side.manifest.runs.count + 1
                 let stem = String(format: "runs/run-%03d", index)
-                let entry = try recordRun(side, index: index, stem: stem, pattern: pattern)
+                // An interrupt that lands between the check above and the run's start ends the
+                // rounds as one before the check does: the finished runs are kept.
+                let recorded = Swift.Result { try recordRun(side, index: index, stem: stem, pattern: pattern) }
+                if case .failure = recorded, ProcessRunner.interruption != 0 { break rounds }
+                let entry = try recorded.get()
                 try side.append(entry)
                 let shown = entry.succeeded ? side.lastTTFF.map { String(format: "%.1f ms", $0) } ?? "ok" : "failed: \(entry.outcome)"
                 let by = entry.recordedBy.map { $0 == "agent" ? ", sampled by the agent" : ", recorded by the program" } ?? ""

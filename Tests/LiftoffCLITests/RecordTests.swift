@@ -157,12 +157,16 @@ struct RecordTests {
         process.standardError = errors
         try process.run()
         let journal = folder.appendingPathComponent("runs.jsonl")
-        let deadline = Date().addingTimeInterval(20)
-        while Date() < deadline {
-            let lines = (try? String(contentsOf: journal, encoding: .utf8))?.split(separator: "\n").count ?? 0
+        // On a machine busy with other work the first runs may take long: the test is about an
+        // interrupt after some finished, so it waits for them (or for record to end).
+        let deadline = Date().addingTimeInterval(180)
+        var lines = 0
+        while Date() < deadline && process.isRunning {
+            lines = (try? String(contentsOf: journal, encoding: .utf8))?.split(separator: "\n").count ?? 0
             if lines >= 4 { break }
             usleep(20_000)
         }
+        try #require(lines >= 4, "record finished \(lines) runs in 180 s")
         return (process, errors)
     }
 
