@@ -664,8 +664,9 @@ void lo_threads_answer(const lo_slot *slot) {
                 int64_t runnable = lo_runnable_ticks(thread, ticks - running);
                 if (runnable >= 0) disk_ticks = ticks - running - (uint64_t)runnable;
             }
+        } else {
+            disk_ticks = thread->disk_ticks;
         }
-        if (disk_ticks == 0) disk_ticks = thread->disk_ticks;
         thread->missed_ticks = 0;
         thread->sent_in_disk = 0;
         thread->disk_ticks = 0;
