@@ -324,7 +324,7 @@ static void lo_handler(int signal_number, siginfo_t *info, void *context) {
         // through new code can take hundreds of microseconds). An empty answer still tells the
         // sampler thread that the signal was handled.
         uint64_t handler_ns = lo_monotonic_ns() - time_ns;
-        lo_ring_publish(lo_current_tid(), time_ns, task, handler_ns, switches, frames, depth, flags,
+        lo_ring_publish(lo_current_tid(), time_ns, task, handler_ns, switches, task != 0 ? lo_t_job_ns : 0, frames, depth, flags,
                         async_placed | async_count << 16);
     }
 done:

@@ -67,6 +67,10 @@ uintptr_t lo_current_swift_task_pointer(void);
 #define LO_TASK_FLAG_GROUP_CHILD (1u << 26)
 #define LO_TASK_FLAG_ASYNC_LET (1u << 28)
 
+// When the job of a Swift task that this thread runs began (the monotonic clock), 0 outside one: an
+// answer that stands for ticks the sampler missed gives the task only those after its job began.
+extern __thread uint64_t lo_t_job_ns __attribute__((tls_model("initial-exec")));
+
 // Outside handlers: resolves what the async walk needs from the Swift runtime (at a session's start).
 void lo_async_prepare(void);
 // Whether the runtime's task layout is the one the constants above describe.
@@ -234,6 +238,7 @@ typedef struct lo_slot {
     uint64_t task;
     uint64_t handler_ns; // how long the handler ran: its cost is not the thread's own work
     uint64_t switches;   // the thread's context switches out so far, for a sample in a system call; else 0
+    uint64_t job_ns;     // when the Swift task's job the thread runs began on it (lo_t_job_ns); 0 outside one
     int32_t tid;
     uint16_t depth;   // 0: the handler ran but captured nothing (failed or skipped)
     uint16_t flags;
@@ -247,7 +252,7 @@ size_t lo_ring_bytes(void);
 int lo_ring_ready(void);
 // Handlers: writes one slot, or counts a drop when the ring is full.
 void lo_ring_publish(int32_t tid, uint64_t time_ns, uint64_t task, uint64_t handler_ns, uint64_t switches,
-                     const uintptr_t *frames, int depth, uint16_t flags, uint32_t async);
+                     uint64_t job_ns, const uintptr_t *frames, int depth, uint16_t flags, uint32_t async);
 // The consumer (sampler thread, or stop after joining it): visits every published slot.
 void lo_ring_drain(void (*visit)(const lo_slot *slot));
 

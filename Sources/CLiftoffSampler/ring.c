@@ -41,7 +41,7 @@ size_t lo_ring_bytes(void) { return g_ring_bytes; }
 int lo_ring_ready(void) { return g_ring != NULL; }
 
 void lo_ring_publish(int32_t tid, uint64_t time_ns, uint64_t task, uint64_t handler_ns, uint64_t switches,
-                     const uintptr_t *frames, int depth, uint16_t flags, uint32_t async) {
+                     uint64_t job_ns, const uintptr_t *frames, int depth, uint16_t flags, uint32_t async) {
     uint64_t pos = atomic_load_explicit(&g_head, memory_order_relaxed);
     for (;;) {
         lo_slot *slot = &g_ring[pos & g_mask];
@@ -54,6 +54,7 @@ void lo_ring_publish(int32_t tid, uint64_t time_ns, uint64_t task, uint64_t hand
                 slot->task = task;
                 slot->handler_ns = handler_ns;
                 slot->switches = switches;
+                slot->job_ns = job_ns;
                 slot->tid = tid;
                 slot->depth = (uint16_t)depth;
                 slot->flags = flags;

@@ -415,8 +415,13 @@ static int lo_swift_job_slot(lo_dispatch_function function) {
 // Runs a task's job through the runtime's function in `slot`, recording when it ran. The run is
 // written before the job runs and its end set after: a job that completes its task may resume the
 // code that stops the session before it returns here, and its run must not be lost.
+__thread uint64_t lo_t_job_ns __attribute__((tls_model("initial-exec")));
+
 static inline void lo_run_job(int slot, void *job) {
     lo_dispatch_function function = (lo_dispatch_function)atomic_load_explicit(&g_job_functions[slot], memory_order_relaxed);
+    // A job may run another inline (an executor's synchronous run): the outer one's start comes back.
+    uint64_t outer_job_ns = lo_t_job_ns;
+    lo_t_job_ns = lo_monotonic_ns();
     // The job is the task, alive until it runs.
     lo_task_event event = {
         .kind = LO_TASK_EVENT_RAN,
@@ -429,6 +434,7 @@ static inline void lo_run_job(int slot, void *job) {
     // The session the run was written in (t_epoch is the epoch of the thread's chunk).
     uint64_t epoch = t_epoch;
     function(job);
+    lo_t_job_ns = outer_job_ns;
     lo_record_end(run, epoch, lo_stamp());
 }
 

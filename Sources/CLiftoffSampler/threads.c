@@ -612,6 +612,23 @@ static int64_t lo_runnable_ticks(lo_thread *thread, uint64_t ticks) {
     return (int64_t)runnable;
 }
 
+// Records `ticks` of an answer from `time_ns` on, one period apart. Ticks before the job of the
+// Swift task it was taken in began on the thread ran something else there (the sampler fell behind
+// and the answer stands for ticks it missed, or the thread waited for a core): they are the
+// thread's, with the stack the answer found, but not the task's.
+static void lo_append_answer(const lo_slot *slot, uint64_t time_ns, uint64_t cpu, uint64_t ticks, uint16_t flags) {
+    if (slot->task != 0 && slot->job_ns > time_ns) {
+        uint64_t before = (slot->job_ns - time_ns + g_period_ns - 1) / g_period_ns;
+        if (before > ticks) before = ticks;
+        lo_store_append(slot->tid, time_ns, 0, cpu, before, flags, slot->frames, slot->depth, slot->async);
+        if (before == ticks) return;
+        time_ns += before * g_period_ns;
+        ticks -= before;
+        cpu = 0;
+    }
+    lo_store_append(slot->tid, time_ns, slot->task, cpu, ticks, flags, slot->frames, slot->depth, slot->async);
+}
+
 void lo_threads_answer(const lo_slot *slot) {
     long found = lo_find(slot->tid);
     uint64_t cpu = 0;
@@ -652,6 +669,10 @@ void lo_threads_answer(const lo_slot *slot) {
                 ticks += thread->missed_ticks;
                 time_ns = thread->sent_ns > back ? thread->sent_ns - back : 0;
             }
+            // The ticks are taken one period apart, and none after the handler ran: a sampler late
+            // for the tick that sent the signal may take the next on time, before the answer came.
+            uint64_t spread = (ticks - 1) * g_period_ns;
+            if (time_ns + spread > slot->time_ns) time_ns = slot->time_ns > spread ? slot->time_ns - spread : 0;
             if (disk_ticks == 0) disk_ticks = thread->disk_ticks;
             if (!(flags & LO_SAMPLE_IN_SYSCALL) && disk_ticks == 0) {
                 int64_t runnable = late || thread->partly_idle ? lo_runnable_ticks(thread, ticks) : -1;
@@ -688,24 +709,22 @@ void lo_threads_answer(const lo_slot *slot) {
     }
     if (slot->depth == 0) return;
     if (flags & LO_SAMPLE_IN_SYSCALL || running >= ticks) {
-        lo_store_append(slot->tid, time_ns, slot->task, cpu, ticks, flags, slot->frames, slot->depth, slot->async);
+        lo_append_answer(slot, time_ns, cpu, ticks, flags);
         return;
     }
     // The ticks it ran, those the sampler saw it in a disk wait waited for the disk, the rest waited
     // for a core, at one stack.
     if (running > 0) {
-        lo_store_append(slot->tid, time_ns, slot->task, cpu, running, flags, slot->frames, slot->depth, slot->async);
+        lo_append_answer(slot, time_ns, cpu, running, flags);
         cpu = 0;
     }
     uint64_t disk = disk_ticks < ticks - running ? disk_ticks : ticks - running;
     if (disk > 0) {
-        lo_store_append(slot->tid, time_ns + running * g_period_ns, slot->task, cpu, disk, flags | LO_SAMPLE_DISK,
-                        slot->frames, slot->depth, slot->async);
+        lo_append_answer(slot, time_ns + running * g_period_ns, cpu, disk, flags | LO_SAMPLE_DISK);
         cpu = 0;
     }
     if (ticks - running - disk == 0) return;
-    lo_store_append(slot->tid, time_ns + (running + disk) * g_period_ns, slot->task, cpu, ticks - running - disk,
-                    flags | LO_SAMPLE_RUNNABLE, slot->frames, slot->depth, slot->async);
+    lo_append_answer(slot, time_ns + (running + disk) * g_period_ns, cpu, ticks - running - disk, flags | LO_SAMPLE_RUNNABLE);
 }
 
 void lo_threads_end(void) {
