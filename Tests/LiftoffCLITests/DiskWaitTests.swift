@@ -136,6 +136,8 @@ struct DiskWaitTests {
         #expect(warm.status == 0)
         let warmProfile = try Profile.load(from: warmOut.appendingPathComponent("profile.json"))
         #expect(warmProfile.cache?.mode == "warm")
-        #expect(warmProfile.phases.preMain?.bytesRead == 0, "warm: nothing read from storage before main")
+        #expect(
+            warmProfile.phases.preMain?.bytesRead == 0,
+            "warm: nothing read from storage before main: \(String(describing: warmProfile.phases.preMain)); \(warm.stdout)")
     }
 }
