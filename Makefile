@@ -50,6 +50,7 @@ assets:
 build: deps
 	$(SWIFT) build --product liftoff
 	$(SWIFT) build --product LiftoffAgent
+	$(SWIFT) build --product LiftoffAudit
 
 demo: build
 	$(SWIFT) run --skip-build liftoff demo --plan both --out $(DEMO_OUT)
@@ -145,6 +146,7 @@ test-server-example: deps build
 bench: deps
 	$(SWIFT) build -c release --product liftoff
 	$(SWIFT) build -c release --product LiftoffAgent
+	$(SWIFT) build -c release --product LiftoffAudit
 	rm -rf Reports/benchmarks/raw && mkdir -p Reports/benchmarks/raw
 	cd Benchmarks && LIFTOFF_BINARY=../.build/release/liftoff $(SWIFT) package --allow-writing-to-package-directory \
 		benchmark --skip 'interleaved: observer.*' --format histogramSamples --path ../Reports/benchmarks/raw --no-progress

@@ -21,6 +21,8 @@ let package = Package(
         .library(name: "LiftoffCLI", targets: ["LiftoffCLI"]),
         // libLiftoffAgent.so: the sampler injected with LD_PRELOAD into programs without Liftoff.
         .library(name: "LiftoffAgent", type: .dynamic, targets: ["CLiftoffAgent"]),
+        // libLiftoffAudit.so: the loader's timeline, object by object (LD_AUDIT), beside the agent.
+        .library(name: "LiftoffAudit", type: .dynamic, targets: ["CLiftoffAudit"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
@@ -47,6 +49,8 @@ let package = Package(
             // Linked without Swift's start files and with its runtime static, so that nothing of the
             // runtime is pulled in: loading the agent costs a program no Swift runtime.
             linkerSettings: [.unsafeFlags(["-nostartfiles", "-static-stdlib"])]),
+        // The audit library: C only, the C library alone.
+        .target(name: "CLiftoffAudit", cSettings: [.define("_GNU_SOURCE")]),
         .target(name: "LiftoffSampler", dependencies: ["CLiftoffSampler", "CLiftoffDWARF", "LiftoffProfile"]),
         // `Assets/` holds the HTML pages' CSS and JavaScript; `Generated/HTMLReportAssets.swift` embeds them
         // (`make assets` runs scripts/embed_assets.py).

@@ -33,6 +33,7 @@ typedef struct lo_env {
     char *entries[LO_MAX_ENV + 8];
     char image[96];
     char preload[PATH_MAX * 2 + 32];
+    char audit[PATH_MAX * 2 + 32];
     char out[PATH_MAX + 32];
     char rate[48];
     char children[48];
@@ -120,8 +121,37 @@ static char *const *agent_environment(char *const *envp, lo_env *env, pid_t pid,
     return env->entries;
 }
 
+// `list` (paths separated by colons or spaces) without `library`, in `value`: its length.
+static size_t without_library(const char *list, const char *library, char *value, size_t capacity) {
+    size_t length = 0, own = strlen(library);
+    for (const char *at = list; *at;) {
+        size_t word = strcspn(at, ": ");
+        int ours = own > 0 && word == own && memcmp(at, library, own) == 0;
+        if (!ours && word > 0 && length + word + 2 < capacity) {
+            if (length) value[length++] = ':';
+            memcpy(value + length, at, word);
+            length += word;
+        }
+        at += word;
+        if (*at) at++;
+    }
+    value[length] = 0;
+    return length;
+}
+
+// Liftoff's audit library, libLiftoffAudit.so beside the agent, in `path` ("" when too long).
+static void audit_library(char path[PATH_MAX]) {
+    static const char name[] = "libLiftoffAudit.so";
+    const char *slash = strrchr(lo_agent.library, '/');
+    size_t folder = slash ? (size_t)(slash - lo_agent.library) + 1 : 0;
+    path[0] = 0;
+    if (folder + sizeof name > PATH_MAX) return;
+    memcpy(path, lo_agent.library, folder);
+    memcpy(path + folder, name, sizeof name);
+}
+
 // `envp` without the agent (a child not to be profiled, --no-children): it then does not even
-// load the agent's library.
+// load the agent's library, nor Liftoff's audit library.
 static char *const *without_agent(char *const *envp, lo_env *env) {
     if (lo_agent.library[0] == 0) return envp;
     size_t count = 0;
@@ -134,22 +164,19 @@ static char *const *without_agent(char *const *envp, lo_env *env) {
         if (has_prefix(*entry, "LD_PRELOAD") && preloads_agent(*entry + 11)) {
             // The other preloaded libraries stay.
             char value[PATH_MAX * 2];
-            size_t length = 0, own = strlen(lo_agent.library);
-            for (const char *at = *entry + 11; *at;) {
-                size_t word = strcspn(at, ": ");
-                int ours = word == own && memcmp(at, lo_agent.library, own) == 0;
-                if (!ours && word > 0 && length + word + 2 < sizeof value) {
-                    if (length) value[length++] = ':';
-                    memcpy(value + length, at, word);
-                    length += word;
-                }
-                at += word;
-                if (*at) at++;
-            }
-            value[length] = 0;
-            if (length == 0) continue;
+            if (without_library(*entry + 11, lo_agent.library, value, sizeof value) == 0) continue;
             set_entry(env->preload, sizeof env->preload, "LD_PRELOAD", value);
             env->entries[count++] = env->preload;
+            continue;
+        }
+        if (has_prefix(*entry, "LD_AUDIT")) {
+            // So do the other audit libraries; Liftoff's, beside the agent, goes.
+            char value[PATH_MAX * 2];
+            char audit[PATH_MAX];
+            audit_library(audit);
+            if (without_library(*entry + 9, audit, value, sizeof value) == 0) continue;
+            set_entry(env->audit, sizeof env->audit, "LD_AUDIT", value);
+            env->entries[count++] = env->audit;
             continue;
         }
         env->entries[count++] = *entry;

@@ -29,6 +29,7 @@
 #include <dlfcn.h>
 #include <link.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 
@@ -55,10 +56,13 @@ static int lo_find_runtime(struct dl_phdr_info *info, size_t size, void *unused)
     return 0;
 }
 
+static void lo_map_chain_blocks(void);
+
 int lo_async_in_runtime(uintptr_t address) { return address >= g_runtime_low && address < g_runtime_high; }
 
 void lo_async_prepare(void) {
     g_pid = getpid();
+    lo_map_chain_blocks();
     // The runtime may have been loaded since the last session.
     if (g_runtime_high == 0) dl_iterate_phdr(lo_find_runtime, NULL);
     if (atomic_load(&g_layout) != 0) return;
@@ -114,8 +118,40 @@ typedef struct lo_chain_cache {
     int count; // -1: the chain was not usable
     uintptr_t callers[LO_CACHED_CALLERS];
 } lo_chain_cache;
-static __thread lo_chain_cache t_own_chain __attribute__((tls_model("initial-exec")));
-static __thread lo_chain_cache t_parent_chains[LO_CACHED_PARENTS] __attribute__((tls_model("initial-exec")));
+// A thread's caches live in a block of a pool mapped once (static TLS is scarce: a loader that
+// runs an audit library sets the initial threads' TLS up before it loads the agent, and leaves
+// room for a few hundred bytes of it). A thread takes a block at its first sample; with every
+// block taken, a thread reads the chains at each sample.
+#define LO_CHAIN_BLOCKS 1024
+typedef struct lo_chain_block {
+    lo_chain_cache own;
+    lo_chain_cache parents[LO_CACHED_PARENTS];
+} lo_chain_block;
+static _Atomic(lo_chain_block *) g_chain_blocks;
+static atomic_uint g_chain_blocks_taken;
+static __thread lo_chain_block *t_chains __attribute__((tls_model("initial-exec")));
+
+static void lo_map_chain_blocks(void) {
+    if (atomic_load(&g_chain_blocks) != NULL) return;
+    void *pool = mmap(NULL, sizeof(lo_chain_block) * LO_CHAIN_BLOCKS, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (pool == MAP_FAILED) return;
+    lo_chain_block *expected = NULL;
+    if (!atomic_compare_exchange_strong(&g_chain_blocks, &expected, (lo_chain_block *)pool)) {
+        munmap(pool, sizeof(lo_chain_block) * LO_CHAIN_BLOCKS);
+    }
+}
+
+// In a handler: this thread's block, taken now if it has none; NULL when none is left.
+static lo_chain_block *lo_thread_chains(void) {
+    if (t_chains) return t_chains;
+    lo_chain_block *pool = atomic_load_explicit(&g_chain_blocks, memory_order_acquire);
+    if (!pool || atomic_load_explicit(&g_chain_blocks_taken, memory_order_relaxed) >= LO_CHAIN_BLOCKS) return NULL;
+    unsigned slot = atomic_fetch_add_explicit(&g_chain_blocks_taken, 1, memory_order_relaxed);
+    if (slot >= LO_CHAIN_BLOCKS) return NULL;
+    t_chains = &pool[slot];
+    return t_chains;
+}
 
 static int lo_cached(const lo_chain_cache *cache, uintptr_t a, uintptr_t b, uintptr_t c) {
     return cache->key[0] == a && cache->key[1] == b && cache->key[2] == c;
@@ -131,16 +167,22 @@ static void lo_remember_chain(lo_chain_cache *cache, uintptr_t a, uintptr_t b, u
 
 int lo_async_callers(uintptr_t task, uintptr_t context, int verified, uintptr_t *out, int capacity) {
     if (task == 0 || capacity <= 0) return 0;
+    lo_chain_block *chains = lo_thread_chains();
+    // Without a block of its own, a thread's chains are read each time: an emptied scratch cache.
+    lo_chain_cache scratch;
+    scratch.key[0] = scratch.key[1] = scratch.key[2] = 0;
+    scratch.count = -1;
+    lo_chain_cache *own = chains ? &chains->own : &scratch;
     int count;
     if (verified) {
         count = lo_follow(task, context, 0, out, capacity);
-    } else if (lo_cached(&t_own_chain, task, context, 0)) {
-        count = t_own_chain.count < capacity ? t_own_chain.count : capacity;
-        for (int i = 0; i < count; i++) out[i] = t_own_chain.callers[i];
+    } else if (lo_cached(own, task, context, 0)) {
+        count = own->count < capacity ? own->count : capacity;
+        for (int i = 0; i < count; i++) out[i] = own->callers[i];
     } else {
         // A context found in r14 is a likely one, not a sure one: read it without trusting it.
         count = lo_follow(task, context, 1, out, capacity);
-        lo_remember_chain(&t_own_chain, task, context, 0, out, count);
+        lo_remember_chain(own, task, context, 0, out, count);
     }
     if (count < 0) return 0;
     if (atomic_load_explicit(&g_layout, memory_order_relaxed) != 1) return count;
@@ -154,7 +196,9 @@ int lo_async_callers(uintptr_t task, uintptr_t context, int verified, uintptr_t 
         uintptr_t parent = *(const uintptr_t *)(task + LO_TASK_SIZE);
         if (parent == 0 || (parent & 15) != 0) break;
         const volatile uint32_t *status = (const volatile uint32_t *)(parent + LO_TASK_STATUS);
-        lo_chain_cache *cache = &t_parent_chains[generation < LO_CACHED_PARENTS ? generation : LO_CACHED_PARENTS - 1];
+        lo_chain_cache *cache = &scratch;
+        if (chains) cache = &chains->parents[generation < LO_CACHED_PARENTS ? generation : LO_CACHED_PARENTS - 1];
+        else scratch.key[0] = scratch.key[1] = scratch.key[2] = 0;
         const uintptr_t *chain;
         int found;
         if (*status & LO_TASK_STATUS_RUNNING) {

@@ -33,6 +33,10 @@ struct PreMainRule: InsightRule {
                 preMain.bytesRead > 0
                 ? " while it read \(Self.bytes(preMain.bytesRead)) from storage (libraries not in the page cache)"
                 : " with nothing read from storage (a static initializer that sleeps, waits or takes a lock)"
+            let notDisk = min(preMain.loader?.initializersOffCPUWithoutReadingNs ?? 0, preMain.blockedNs)
+            if preMain.bytesRead > 0, notDisk >= 1_000_000 {
+                finding += "; \(ms(notDisk)) of it in static initializers that read nothing (they slept or waited)"
+            }
         }
         finding += "."
         return insight(launch, finding: finding, costNs: preMain.durationNs, thresholdNs: thresholdNs, evidence: evidence)
@@ -57,9 +61,11 @@ struct DiskReadsRule: InsightRule {
     let defaultThresholdNs: UInt64 = 10_000_000
 
     func evaluate(_ launch: LaunchWindow, thresholdNs: UInt64) -> Insight? {
-        // Before main: the loader's blocked time, when it read from storage.
+        // Before main: the loader's blocked time, when it read from storage, less what initializers
+        // that read nothing spent off a CPU (a sleep or a lock is not the disk's).
         let preMain = launch.profile.phases.preMain
-        let before = preMain.map { $0.bytesRead > 0 ? $0.blockedNs : 0 } ?? 0
+        let notDisk = preMain?.loader?.initializersOffCPUWithoutReadingNs ?? 0
+        let before = preMain.map { $0.bytesRead > 0 ? $0.blockedNs - min($0.blockedNs, notDisk) : 0 } ?? 0
         // After it: the disk waits of the launch's thread, which the launch waited for; the other
         // threads' are evidence.
         var samples: [Int] = []
@@ -75,7 +81,9 @@ struct DiskReadsRule: InsightRule {
         guard cost >= thresholdNs, cost > 0 else { return nil }
         var evidence = launch.evidence(of: samples, thread: byThread.count == 1 ? byThread.keys.first : nil)
         if let preMain, preMain.bytesRead > 0 {
-            evidence.notes.append("Before main: \(PreMainRule.bytes(preMain.bytesRead)) read, \(LaunchWindow.ms(preMain.blockedNs)) blocked.")
+            var note = "Before main: \(PreMainRule.bytes(preMain.bytesRead)) read, \(LaunchWindow.ms(preMain.blockedNs)) blocked"
+            if notDisk > 0 { note += ", of which \(LaunchWindow.ms(min(notDisk, preMain.blockedNs))) in initializers that read nothing" }
+            evidence.notes.append(note + ".")
             if samples.isEmpty {
                 evidence.startNs = launch.profile.phases.programStartNs ?? launch.startNs
                 evidence.endNs = NanosecondDuration(nanoseconds: preMain.durationNs).after(evidence.startNs)

@@ -18,6 +18,9 @@ struct AgentLaunch {
     /// Whether the processes the program starts are profiled too.
     var followsChildren: Bool
 
+    /// The audit library's file name: `liftoff` sets it in `LD_AUDIT` when it lies beside the agent.
+    static let auditLibraryName = "libLiftoffAudit.so"
+
     /// Makes the recordings folder, empty.
     func prepare() throws {
         cleanUp()
@@ -42,6 +45,11 @@ struct AgentLaunch {
         var environment = base
         let preload = [library] + (base["LD_PRELOAD"].map { [$0] } ?? [])
         environment["LD_PRELOAD"] = preload.joined(separator: ":")
+        // The loader's timeline comes from the audit library beside the agent, after the user's own.
+        if let audit = auditLibrary {
+            let audits = (base["LD_AUDIT"].map { $0.split(separator: ":").map(String.init) } ?? []).filter { $0 != audit }
+            environment["LD_AUDIT"] = (audits + [audit]).joined(separator: ":")
+        }
         environment["LIFTOFF_AGENT_OUT"] = folder.path
         environment["LIFTOFF_AGENT_RATE"] = String(rateHz)
         environment["LIFTOFF_AGENT_CHILDREN"] = followsChildren ? "1" : "0"
@@ -60,8 +68,19 @@ struct AgentLaunch {
 
     func profile(rootProcessID: Int32, readyNs: UInt64?, keepsExecutorFrames: Bool = false) throws -> Profile {
         let recordings = try AgentRecording.loadAll(in: folder)
-        return AgentRecording.profile(
+        var profile = AgentRecording.profile(
             of: recordings, rootProcessID: Int(rootProcessID), readyNs: readyNs, keepsExecutorFrames: keepsExecutorFrames)
+        if profile.phases.preMain != nil, profile.phases.preMain?.loader == nil, auditLibrary != nil {
+            profile.phases.preMain?.loaderNote =
+                "The loader did not run Liftoff's audit library (LD_AUDIT was cleared on the way, or the loader ignores it for this program), so the time before main is not split by object."
+        }
+        return profile
+    }
+
+    /// Liftoff's audit library beside the agent, when it is there.
+    var auditLibrary: String? {
+        let path = URL(fileURLWithPath: library).deletingLastPathComponent().appendingPathComponent(Self.auditLibraryName).path
+        return FileManager.default.fileExists(atPath: path) ? path : nil
     }
 }
 

@@ -221,7 +221,11 @@ struct DemoCommand: ParsableCommand {
         } else {
             lines.append("  process start → main entry: \(ms(phases.mainEntryNs &- phases.processStartNs))")
         }
-        if let preMain = profile.phases.preMain { lines.append("    \(Profile.PreMain.label): \(preMain.sentence)") }
+        if let preMain = profile.phases.preMain {
+            lines.append("    \(Profile.PreMain.label): \(preMain.sentence)")
+            if let loader = preMain.loader { lines.append("    loader, object by object: \(loader.sentence)") }
+            if let note = preMain.loaderNote { lines.append("    \(note)") }
+        }
         for span in profile.spans where span.parent == nil {
             let indent = span.parent == nil ? "  " : "    "
             var tasks = ""

@@ -33,6 +33,20 @@ extension Profile {
         try checkTime(phases.mainEntryNs, "phases.mainEntryNs")
         try checkTime(phases.endNs, "phases.endNs")
         try checkTime(phases.firstFrameNs, "phases.firstFrameNs")
+        if let loader = phases.preMain?.loader {
+            try checkTime(loader.startNs, "phases.preMain.loader.startNs")
+            try checkTime(loader.relocatedNs, "phases.preMain.loader.relocatedNs")
+            try checkTime(loader.initializedNs, "phases.preMain.loader.initializedNs")
+            for (index, object) in loader.objects.enumerated() {
+                try checkTime(object.searchNs, "phases.preMain.loader.objects[\(index)].searchNs")
+                try checkTime(object.mappedNs, "phases.preMain.loader.objects[\(index)].mappedNs")
+            }
+            for (index, initializer) in loader.initializers.enumerated() {
+                try checkCount(initializer.object, "phases.preMain.loader.initializers[\(index)].object", limit: loader.objects.count - 1)
+                try checkTime(initializer.startNs, "phases.preMain.loader.initializers[\(index)].startNs")
+                try checkTime(initializer.endNs, "phases.preMain.loader.initializers[\(index)].endNs")
+            }
+        }
         guard (0...1_000_000).contains(metadata.samplingRateHz) else {
             throw fail("metadata.samplingRateHz", metadata.samplingRateHz, "the rates a sampler can have (0 to 1,000,000 Hz)")
         }

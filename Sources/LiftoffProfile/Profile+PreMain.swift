@@ -20,6 +20,11 @@ extension Profile {
         /// Whether the fault counts are lower bounds: a pending signal makes the kernel retry a
         /// fault, and may count a major one as minor. Bytes read and blocked time are the measures.
         public var faultsAtLeast: Bool?
+        /// The loader's work object by object, when Liftoff's audit library ran in the program.
+        public var loader: Loader?
+        /// Why there is no ``loader`` timeline, in one sentence, when the audit library was set
+        /// but the loader did not run it.
+        public var loaderNote: String?
 
         /// Creates a breakdown.
         public init(

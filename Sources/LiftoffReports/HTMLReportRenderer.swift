@@ -56,6 +56,7 @@ public struct HTMLReportRenderer: Sendable {
         json.field("lifeCycle", profile.hasLifeCycle)
         json.field("durationMs", ReportTimeline.ms(endNs))
         json.field("preMain", phases.preMain.map { "\(Profile.PreMain.title): \($0.sentence)." })
+        json.field("loader", phases.preMain?.loader.map { "\(Profile.Loader.title): \($0.sentence)." } ?? phases.preMain?.loaderNote)
 
         json.nextKey("phases")
         json.raw("[")

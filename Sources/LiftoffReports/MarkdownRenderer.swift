@@ -101,8 +101,30 @@ public struct MarkdownRenderer: Sendable {
         }
         if let preMain = phases.preMain {
             lines += ["", "\(Profile.PreMain.title): \(MarkdownRenderer.cell(preMain.sentence))."]
+            if let loader = preMain.loader { lines += loaderTable(loader) }
+            if let note = preMain.loaderNote { lines += ["", MarkdownRenderer.cell(note)] }
         }
         lines.append("")
+        return lines
+    }
+
+    /// The loader's objects: when each was mapped, its size, relocations and initializers' time.
+    private func loaderTable(_ loader: Profile.Loader) -> [String] {
+        var lines = [
+            "", "\(Profile.Loader.title): \(MarkdownRenderer.cell(loader.sentence)).", "",
+            "| Object | Search and map (ms) | Size (kB) | Relocations | Initializers (ms) | Longest initializer |",
+            "|---|---:|---:|---:|---:|---|",
+        ]
+        let outer = loader.outermostInitializers
+        for (index, object) in loader.objects.enumerated().prefix(rowsPerTable) {
+            let own = outer.filter { $0.object == index }
+            let longest = own.max { $0.durationNs < $1.durationNs }
+            let search = object.searchAndMapNs.map { ReportText.ms($0) } ?? ""
+            let initializers = own.isEmpty ? "" : ReportText.ms(loader.initializerNs(ofObject: index))
+            lines.append(
+                "| \(MarkdownRenderer.cell(object.fileName)) | \(search) | \(object.sizeBytes / 1000) | \(object.relocations) | "
+                    + "\(initializers) | \(MarkdownRenderer.cell(longest?.function ?? "")) |")
+        }
         return lines
     }
 

@@ -13,6 +13,7 @@ extension AgentRecording {
         }
         return try files.map { file in
             var recording = try load(from: folder.appendingPathComponent(file))
+            recording.loader = loaderTimeline(in: folder, processID: recording.processID, image: recording.image)
             if recording.recordedByProgram {
                 recording.spans = journalSpans(in: folder, processID: recording.processID, endNs: recording.endNs)
             }
@@ -155,6 +156,7 @@ extension AgentRecording {
         // After a wrapper, from its counters read once its recording was written (the exec follows).
         phases.preMain = rootLast.countersBeforeMain?.preMain(
             since: wrapper?.countersAtEnd?.timeNs ?? rootLast.processStartNs, earlier: wrapper?.countersAtEnd)
+        phases.preMain?.loader = rootLast.loader?.mapTimes(relative)
         var metadata = ProfileRecorder.metadata(commandLine: rootLast.commandLine, startTime: Date(), rateHz: root.rateHz)
         metadata.buildConfiguration = "unknown (profiled by the agent)"
         var profile = builder.build(

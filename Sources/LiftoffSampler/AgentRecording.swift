@@ -58,6 +58,9 @@ public struct AgentRecording: Sendable {
     public var recordedByProgram = false
     /// The process's counters when the agent started, before `main` (format 4), and when it wrote.
     public var countersBeforeMain: ProcessCounters?
+    /// The loader's timeline before `main`, from Liftoff's audit library (`PID-IMAGE.loader`
+    /// beside the recording), in `CLOCK_MONOTONIC` nanoseconds.
+    public var loader: Profile.Loader?
     /// See ``countersBeforeMain``.
     public var countersAtEnd: ProcessCounters?
     /// The spans of a program that recorded itself (``recordedByProgram``), from its journal:

@@ -7,6 +7,7 @@ if [ -n "${LIFTOFF:-}" ] && [ -x "$LIFTOFF" ]; then
 else
     swift build -c release --product liftoff --package-path "$GITHUB_ACTION_PATH"
     swift build -c release --product LiftoffAgent --package-path "$GITHUB_ACTION_PATH"
+    swift build -c release --product LiftoffAudit --package-path "$GITHUB_ACTION_PATH"
     LIFTOFF="$(swift build -c release --show-bin-path --package-path "$GITHUB_ACTION_PATH")/liftoff"
 fi
 echo "LIFTOFF=$LIFTOFF" >> "$GITHUB_ENV"

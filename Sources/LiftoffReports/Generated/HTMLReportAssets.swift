@@ -713,6 +713,8 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
       durationMs: d.durationMs,
       // The loader's time before sampling, by the kernel's counts (one sentence), or null.
       preMain: typeof d.preMain === 'string' ? oneLine(d.preMain) : null,
+      // The loader's objects, relocation and initializers (one sentence), or null.
+      loader: typeof d.loader === 'string' ? oneLine(d.loader) : null,
       phases: d.phases,
       markers: d.markers,
       names: d.names.map(oneLine),
@@ -1088,6 +1090,7 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
       if (preMainSegment) preMainSegment.title += ' \u2014 ' + data.preMain;
       parts.push(h('p', { class: 'phase-note' }, data.preMain));
     }
+    if (data.loader) parts.push(h('p', { class: 'phase-note' }, data.loader));
     return append(wrap, parts);
   }
 

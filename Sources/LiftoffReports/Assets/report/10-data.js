@@ -88,6 +88,8 @@
       durationMs: d.durationMs,
       // The loader's time before sampling, by the kernel's counts (one sentence), or null.
       preMain: typeof d.preMain === 'string' ? oneLine(d.preMain) : null,
+      // The loader's objects, relocation and initializers (one sentence), or null.
+      loader: typeof d.loader === 'string' ? oneLine(d.loader) : null,
       phases: d.phases,
       markers: d.markers,
       names: d.names.map(oneLine),

@@ -91,6 +91,7 @@
       if (preMainSegment) preMainSegment.title += ' \u2014 ' + data.preMain;
       parts.push(h('p', { class: 'phase-note' }, data.preMain));
     }
+    if (data.loader) parts.push(h('p', { class: 'phase-note' }, data.loader));
     return append(wrap, parts);
   }
 

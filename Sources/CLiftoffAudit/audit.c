@@ -1,0 +1,370 @@
+// The loader's timeline through the audit interface (see lo_audit.h for the file it writes).
+//
+// The audit interface stamps each object's search and mapping and the moment all are relocated,
+// but has no callback around an object's initializers. So once relocation is done, each object's
+// DT_INIT_ARRAY entries are pointed at trampolines that stamp the initializer's start and end
+// around the original call; the array's page is made writable for that moment and given back its
+// protection (read-only when it lies in PT_GNU_RELRO). Objects whose program headers cannot be
+// found, and arrays beyond the trampolines, keep their entries: their initializers run untimed.
+
+#include "lo_audit.h"
+
+#include <elf.h>
+#include <fcntl.h>
+#include <link.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#define LO_MAX_OBJECTS 512
+#define LO_TRAMPOLINES 1024
+#define LO_BUFFER_BYTES (256 * 1024)
+
+typedef void (*lo_init_function)(int, char **, char **);
+
+typedef struct {
+    struct link_map *map;
+    uint64_t search_ns;
+    uint64_t mapped_ns;
+} lo_object;
+
+static int g_active;
+static char g_directory[4096];
+static unsigned long long g_pid, g_image;
+static uint64_t g_start_ns, g_relocated_ns;
+static int g_relocated, g_written;
+static lo_object g_objects[LO_MAX_OBJECTS];
+static int g_object_count;
+// The name searched for last, and when the search began: the next object mapped is its result.
+static uint64_t g_search_ns;
+
+static lo_init_function g_original[LO_TRAMPOLINES];
+static int g_owner[LO_TRAMPOLINES];
+static int g_trampoline_count;
+
+static char g_buffer[LO_BUFFER_BYTES];
+static size_t g_length;
+static int g_truncated;
+
+static uint64_t lo_now(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+}
+
+// ---- the record buffer -------------------------------------------------------------------
+
+static void lo_put(const char *text, size_t length) {
+    if (g_truncated) return;
+    if (length > sizeof g_buffer - g_length - 4) {
+        g_truncated = 1;
+        memcpy(g_buffer + g_length, "T\n", 2);
+        g_length += 2;
+        return;
+    }
+    memcpy(g_buffer + g_length, text, length);
+    g_length += length;
+}
+
+static size_t lo_format_u64(char *out, uint64_t value) {
+    char digits[21];
+    size_t count = 0;
+    do {
+        digits[count++] = (char)('0' + value % 10);
+        value /= 10;
+    } while (value != 0);
+    for (size_t i = 0; i < count; i++) out[i] = digits[count - 1 - i];
+    return count;
+}
+
+// One line: a kind letter, then numbers, then (when not NULL) a path, tab-separated.
+static void lo_line(char kind, const uint64_t *values, int count, const char *path) {
+    char line[4096 + 32 * 10];
+    size_t length = 0;
+    line[length++] = kind;
+    for (int i = 0; i < count; i++) {
+        line[length++] = '\t';
+        length += lo_format_u64(line + length, values[i]);
+    }
+    if (path) {
+        line[length++] = '\t';
+        for (const char *at = path; *at && length < sizeof line - 2; at++) {
+            line[length++] = (*at == '\t' || *at == '\n' || *at == '\r') ? '?' : *at;
+        }
+    }
+    line[length++] = '\n';
+    lo_put(line, length);
+}
+
+// ---- objects ------------------------------------------------------------------------------
+
+// The object's program headers: from its ELF header at its base (a shared object or a PIE), or
+// from the auxiliary vector (the executable).
+static const ElfW(Phdr) *lo_program_headers(const struct link_map *map, int index, int *count) {
+    if (index == 0) {
+        *count = (int)getauxval(AT_PHNUM);
+        return (const ElfW(Phdr) *)getauxval(AT_PHDR);
+    }
+    if (map->l_addr == 0) return NULL;
+    const ElfW(Ehdr) *header = (const ElfW(Ehdr) *)map->l_addr;
+    if (memcmp(header->e_ident, ELFMAG, SELFMAG) != 0 || header->e_phentsize != sizeof(ElfW(Phdr))) return NULL;
+    *count = header->e_phnum;
+    return (const ElfW(Phdr) *)(map->l_addr + header->e_phoff);
+}
+
+static uint64_t lo_object_size(const ElfW(Phdr) *headers, int count) {
+    uint64_t low = UINT64_MAX, high = 0;
+    for (int i = 0; headers && i < count; i++) {
+        if (headers[i].p_type != PT_LOAD) continue;
+        if (headers[i].p_vaddr < low) low = headers[i].p_vaddr;
+        if (headers[i].p_vaddr + headers[i].p_memsz > high) high = headers[i].p_vaddr + headers[i].p_memsz;
+    }
+    return high > low ? high - low : 0;
+}
+
+// Relocation counts from the dynamic section: relative ones (DT_RELACOUNT/DT_RELCOUNT, and
+// DT_RELR's, unpacked), all of them, and the PLT's (DT_JMPREL, counted once where its table lies
+// inside DT_RELA's, as some linkers lay them out).
+static void lo_relocations(const struct link_map *map, uint64_t counts[3]) {
+    uint64_t rela = 0, rela_size = 0, rela_entry = sizeof(ElfW(Rela)), rel = 0, rel_size = 0, rel_entry = sizeof(ElfW(Rel));
+    uint64_t jmprel = 0, plt_size = 0, plt_kind = DT_RELA, relative = 0, relr = 0, relr_table = 0, relr_size = 0;
+    for (const ElfW(Dyn) *entry = map->l_ld; entry && entry->d_tag != DT_NULL; entry++) {
+        switch (entry->d_tag) {
+        case DT_RELA: rela = entry->d_un.d_ptr; break;
+        case DT_RELASZ: rela_size = entry->d_un.d_val; break;
+        case DT_RELAENT: rela_entry = entry->d_un.d_val ? entry->d_un.d_val : rela_entry; break;
+        case DT_REL: rel = entry->d_un.d_ptr; break;
+        case DT_RELSZ: rel_size = entry->d_un.d_val; break;
+        case DT_RELENT: rel_entry = entry->d_un.d_val ? entry->d_un.d_val : rel_entry; break;
+        case DT_JMPREL: jmprel = entry->d_un.d_ptr; break;
+        case DT_PLTRELSZ: plt_size = entry->d_un.d_val; break;
+        case DT_PLTREL: plt_kind = entry->d_un.d_val; break;
+        case DT_RELACOUNT: case DT_RELCOUNT: relative += entry->d_un.d_val; break;
+#ifdef DT_RELR
+        case DT_RELR: relr_table = entry->d_un.d_ptr; break;
+        case DT_RELRSZ: relr_size = entry->d_un.d_val; break;
+#endif
+        default: break;
+        }
+    }
+    if (relr_table != 0 && relr_size > 0) {
+        // DT_RELR packs relative relocations: an address word, then bitmap words (lowest bit set)
+        // of 63 more each. The loader may have made the table's address absolute already.
+        if (relr_table < map->l_addr) relr_table += map->l_addr;
+        const ElfW(Addr) *words = (const ElfW(Addr) *)relr_table;
+        for (size_t i = 0; i < relr_size / sizeof(ElfW(Addr)); i++) {
+            relr += (words[i] & 1) ? (uint64_t)__builtin_popcountll((unsigned long long)(words[i] >> 1)) : 1;
+        }
+    }
+    uint64_t plt_entry = plt_kind == DT_REL ? rel_entry : rela_entry;
+    uint64_t plt = plt_size / plt_entry;
+    uint64_t table = plt_kind == DT_REL ? rel : rela, table_size = plt_kind == DT_REL ? rel_size : rela_size;
+    int plt_inside = jmprel >= table && jmprel + plt_size <= table + table_size && table_size > 0;
+    counts[0] = relative + relr;
+    counts[1] = rela_size / rela_entry + rel_size / rel_entry + relr + (plt_inside ? 0 : plt);
+    counts[2] = plt;
+}
+
+// ---- initializers -------------------------------------------------------------------------
+
+// The thread's CPU time, major faults and blocks read from storage (512 bytes each): no sampling
+// signal is pending before main, so the fault count is whole.
+static void lo_thread_usage(uint64_t usage[3]) {
+    struct timespec cpu;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
+    usage[0] = (uint64_t)cpu.tv_sec * 1000000000ull + (uint64_t)cpu.tv_nsec;
+    struct rusage counts;
+    if (getrusage(RUSAGE_THREAD, &counts) != 0) memset(&counts, 0, sizeof counts);
+    usage[1] = (uint64_t)counts.ru_majflt;
+    usage[2] = (uint64_t)counts.ru_inblock;
+}
+
+static void lo_initializer_ran(int slot, int argc, char **argv, char **envp) {
+    uint64_t before[3], after[3];
+    lo_thread_usage(before);
+    uint64_t start = lo_now();
+    g_original[slot](argc, argv, envp);
+    uint64_t end = lo_now();
+    lo_thread_usage(after);
+    int owner = g_owner[slot];
+    uint64_t offset = (uintptr_t)g_original[slot] - (uintptr_t)g_objects[owner].map->l_addr;
+    uint64_t values[7] = {
+        (uint64_t)owner, offset, start, end, after[0] > before[0] ? after[0] - before[0] : 0,
+        after[1] > before[1] ? after[1] - before[1] : 0, after[2] > before[2] ? (after[2] - before[2]) * 512 : 0,
+    };
+    lo_line('I', values, 7, NULL);
+}
+
+// LO_TRAMPOLINES functions, each passing its own slot: named and numbered by base-4 digits.
+#define LO_T1(a, b, c, d, e) \
+    static void lo_trampoline_##a##b##c##d##e(int argc, char **argv, char **envp) { \
+        lo_initializer_ran(a * 256 + b * 64 + c * 16 + d * 4 + e, argc, argv, envp); \
+    }
+#define LO_T4(a, b, c, d) LO_T1(a, b, c, d, 0) LO_T1(a, b, c, d, 1) LO_T1(a, b, c, d, 2) LO_T1(a, b, c, d, 3)
+#define LO_T16(a, b, c) LO_T4(a, b, c, 0) LO_T4(a, b, c, 1) LO_T4(a, b, c, 2) LO_T4(a, b, c, 3)
+#define LO_T64(a, b) LO_T16(a, b, 0) LO_T16(a, b, 1) LO_T16(a, b, 2) LO_T16(a, b, 3)
+#define LO_T256(a) LO_T64(a, 0) LO_T64(a, 1) LO_T64(a, 2) LO_T64(a, 3)
+LO_T256(0) LO_T256(1) LO_T256(2) LO_T256(3)
+#define LO_A1(a, b, c, d, e) lo_trampoline_##a##b##c##d##e,
+#define LO_A4(a, b, c, d) LO_A1(a, b, c, d, 0) LO_A1(a, b, c, d, 1) LO_A1(a, b, c, d, 2) LO_A1(a, b, c, d, 3)
+#define LO_A16(a, b, c) LO_A4(a, b, c, 0) LO_A4(a, b, c, 1) LO_A4(a, b, c, 2) LO_A4(a, b, c, 3)
+#define LO_A64(a, b) LO_A16(a, b, 0) LO_A16(a, b, 1) LO_A16(a, b, 2) LO_A16(a, b, 3)
+#define LO_A256(a) LO_A64(a, 0) LO_A64(a, 1) LO_A64(a, 2) LO_A64(a, 3)
+static const lo_init_function g_trampolines[LO_TRAMPOLINES] = {LO_A256(0) LO_A256(1) LO_A256(2) LO_A256(3)};
+
+// The protection the pages at [address, address + length) had after relocation: read-only in
+// PT_GNU_RELRO, else their PT_LOAD's. -1 when the headers do not cover them.
+static int lo_protection(const ElfW(Phdr) *headers, int count, ElfW(Addr) base, uintptr_t address, size_t length) {
+    int load = -1;
+    for (int i = 0; i < count; i++) {
+        uintptr_t start = base + headers[i].p_vaddr, end = start + headers[i].p_memsz;
+        if (address < start || address + length > end) continue;
+        if (headers[i].p_type == PT_GNU_RELRO) return PROT_READ;
+        if (headers[i].p_type == PT_LOAD) {
+            load = ((headers[i].p_flags & PF_R) ? PROT_READ : 0) | ((headers[i].p_flags & PF_W) ? PROT_WRITE : 0) |
+                   ((headers[i].p_flags & PF_X) ? PROT_EXEC : 0);
+        }
+    }
+    return load;
+}
+
+static void lo_wrap_initializers(int index) {
+    struct link_map *map = g_objects[index].map;
+    uintptr_t array = 0;
+    size_t size = 0;
+    for (const ElfW(Dyn) *entry = map->l_ld; entry && entry->d_tag != DT_NULL; entry++) {
+        if (entry->d_tag == DT_INIT_ARRAY) array = entry->d_un.d_ptr;
+        if (entry->d_tag == DT_INIT_ARRAYSZ) size = entry->d_un.d_val;
+    }
+    size_t count = size / sizeof(lo_init_function);
+    if (array == 0 || count == 0 || g_trampoline_count + (int)count > LO_TRAMPOLINES) return;
+    int header_count = 0;
+    const ElfW(Phdr) *headers = lo_program_headers(map, index, &header_count);
+    if (!headers) return;
+    ElfW(Addr) base = map->l_addr;
+    // The loader reads DT_INIT_ARRAY as an offset from the base.
+    lo_init_function *entries = (lo_init_function *)(base + array);
+    int protection = lo_protection(headers, header_count, base, (uintptr_t)entries, size);
+    if (protection < 0) return;
+    long page = sysconf(_SC_PAGESIZE);
+    uintptr_t first = (uintptr_t)entries & ~(uintptr_t)(page - 1);
+    uintptr_t last = ((uintptr_t)entries + size + (uintptr_t)page - 1) & ~(uintptr_t)(page - 1);
+    int writable = (protection & PROT_WRITE) != 0;
+    if (!writable && mprotect((void *)first, last - first, PROT_READ | PROT_WRITE) != 0) return;
+    for (size_t i = 0; i < count; i++) {
+        lo_init_function function = entries[i];
+        if (function == NULL || function == (lo_init_function)(intptr_t)-1) continue;
+        int slot = g_trampoline_count++;
+        g_original[slot] = function;
+        g_owner[slot] = index;
+        entries[i] = g_trampolines[slot];
+    }
+    if (!writable) mprotect((void *)first, last - first, protection);
+}
+
+// ---- the file -----------------------------------------------------------------------------
+
+static void lo_write(void) {
+    if (g_written) return;
+    g_written = 1;
+    char path[4096 + 64];
+    size_t length = strlen(g_directory);
+    memcpy(path, g_directory, length);
+    path[length++] = '/';
+    length += lo_format_u64(path + length, g_pid);
+    path[length++] = '-';
+    length += lo_format_u64(path + length, g_image);
+    memcpy(path + length, LO_AUDIT_SUFFIX, sizeof LO_AUDIT_SUFFIX);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) return;
+    for (size_t done = 0; done < g_length;) {
+        ssize_t wrote = write(fd, g_buffer + done, g_length - done);
+        if (wrote <= 0) break;
+        done += (size_t)wrote;
+    }
+    close(fd);
+}
+
+// ---- the audit interface ------------------------------------------------------------------
+
+// LIFTOFF_AGENT_IMAGE=PID:START:IMAGE (as the agent reads it): the image number of this program.
+static unsigned long long lo_image(const char *text, unsigned long long pid) {
+    if (!text) return 0;
+    char *end;
+    unsigned long long from = strtoull(text, &end, 10);
+    if (*end != ':' || from != pid) return 0;
+    end = strchr(end + 1, ':');
+    if (!end) return 0;
+    unsigned long long image = strtoull(end + 1, &end, 10);
+    return *end == 0 && image < UINT32_MAX ? image : 0;
+}
+
+unsigned int la_version(unsigned int version) {
+    uint64_t now = lo_now();
+    const char *out = getenv("LIFTOFF_AGENT_OUT");
+    if (out && *out && strlen(out) < sizeof g_directory) {
+        strcpy(g_directory, out);
+        g_pid = (unsigned long long)getpid();
+        g_image = lo_image(getenv("LIFTOFF_AGENT_IMAGE"), g_pid);
+        g_start_ns = now;
+        g_active = 1;
+        uint64_t values[1] = {now};
+        lo_line('L', values, 1, NULL);
+    }
+    return version < LAV_CURRENT ? version : LAV_CURRENT;
+}
+
+char *la_objsearch(const char *name, uintptr_t *cookie, unsigned int flag) {
+    (void)cookie;
+    if (g_active && !g_relocated && flag == LA_SER_ORIG) g_search_ns = lo_now();
+    return (char *)name;
+}
+
+unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_t *cookie) {
+    (void)cookie;
+    if (!g_active || g_relocated || lmid != LM_ID_BASE || g_object_count >= LO_MAX_OBJECTS) return 0;
+    uint64_t now = lo_now();
+    int index = g_object_count++;
+    g_objects[index] = (lo_object){.map = map, .search_ns = g_search_ns, .mapped_ns = now};
+    g_search_ns = 0;
+    int header_count = 0;
+    const ElfW(Phdr) *headers = lo_program_headers(map, index, &header_count);
+    uint64_t relocations[3];
+    lo_relocations(map, relocations);
+    const char *path = map->l_name;
+    char executable[4096];
+    if (index == 0 && (!path || !*path)) {
+        ssize_t length = readlink("/proc/self/exe", executable, sizeof executable - 1);
+        executable[length > 0 ? length : 0] = 0;
+        path = executable;
+    }
+    uint64_t values[8] = {
+        (uint64_t)index, g_objects[index].search_ns, now, (uint64_t)map->l_addr, lo_object_size(headers, header_count),
+        relocations[0], relocations[1], relocations[2],
+    };
+    lo_line('O', values, 8, path ? path : "");
+    return 0;
+}
+
+void la_activity(uintptr_t *cookie, unsigned int flag) {
+    (void)cookie;
+    if (!g_active || g_relocated || flag != LA_ACT_CONSISTENT || g_object_count == 0) return;
+    g_relocated = 1;
+    g_relocated_ns = lo_now();
+    uint64_t values[1] = {g_relocated_ns};
+    lo_line('R', values, 1, NULL);
+    for (int i = 0; i < g_object_count; i++) lo_wrap_initializers(i);
+}
+
+void la_preinit(uintptr_t *cookie) {
+    (void)cookie;
+    if (!g_active) return;
+    uint64_t values[1] = {lo_now()};
+    lo_line('P', values, 1, NULL);
+    lo_write();
+}
