@@ -1,6 +1,11 @@
 // swift-tools-version: 6.1
 
+import Foundation
 import PackageDescription
+
+/// Linker scripts that make the Swift driver's `-lstdc++` and `-lm` count only when used: the
+/// agent and the audit library, C only, then depend on the C library alone.
+let linkerScripts = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Linker").path
 
 let package = Package(
     name: "Liftoff",
@@ -48,9 +53,15 @@ let package = Package(
             name: "CLiftoffAgent", dependencies: ["CLiftoffSampler"], cSettings: [.define("_GNU_SOURCE")],
             // Linked without Swift's start files and with its runtime static, so that nothing of the
             // runtime is pulled in: loading the agent costs a program no Swift runtime.
-            linkerSettings: [.unsafeFlags(["-nostartfiles", "-static-stdlib"])]),
+            linkerSettings: [.unsafeFlags(["-nostartfiles", "-static-stdlib", "-L", linkerScripts])]),
         // The audit library: C only, the C library alone.
-        .target(name: "CLiftoffAudit", cSettings: [.define("_GNU_SOURCE")]),
+        .target(
+            name: "CLiftoffAudit",
+            // No call the compiler makes up may reach for a C library: there is none.
+            cSettings: [.define("_GNU_SOURCE"), .unsafeFlags(["-fno-stack-protector", "-fno-builtin", "-ffreestanding"])],
+            // Without even the C library: a library the loader audits gets a namespace of its own,
+            // and a C library loaded into it costs every process about 0.25 ms.
+            linkerSettings: [.unsafeFlags(["-nostartfiles", "-static-stdlib", "-L", linkerScripts, "-Xclang-linker", "-nostdlib"])]),
         .target(name: "LiftoffSampler", dependencies: ["CLiftoffSampler", "CLiftoffDWARF", "LiftoffProfile"]),
         // `Assets/` holds the HTML pages' CSS and JavaScript; `Generated/HTMLReportAssets.swift` embeds them
         // (`make assets` runs scripts/embed_assets.py).

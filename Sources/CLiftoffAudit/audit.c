@@ -8,18 +8,14 @@
 // found, and arrays beyond the trampolines, keep their entries: their initializers run untimed.
 
 #include "lo_audit.h"
+#include "system.h"
 
 #include <elf.h>
 #include <fcntl.h>
 #include <link.h>
 #include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/auxv.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <time.h>
-#include <unistd.h>
 
 #define LO_MAX_OBJECTS 512
 #define LO_TRAMPOLINES 1024
@@ -51,10 +47,22 @@ static char g_buffer[LO_BUFFER_BYTES];
 static size_t g_length;
 static int g_truncated;
 
-static uint64_t lo_now(void) {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+static uint64_t lo_now(void) { return lo_clock_ns(CLOCK_MONOTONIC); }
+
+// The auxiliary vector's entry `type`, read from /proc/self/auxv (0 when absent).
+static uint64_t lo_auxv(uint64_t type) {
+    static uint64_t vector[128];
+    static long length = -1;
+    if (length < 0) {
+        int fd = lo_open("/proc/self/auxv", O_RDONLY | O_CLOEXEC, 0);
+        length = fd < 0 ? 0 : lo_read(fd, vector, sizeof vector);
+        if (fd >= 0) lo_close(fd);
+        if (length < 0) length = 0;
+    }
+    for (long i = 0; i + 1 < length / 8; i += 2) {
+        if (vector[i] == type) return vector[i + 1];
+    }
+    return 0;
 }
 
 // ---- the record buffer -------------------------------------------------------------------
@@ -106,13 +114,17 @@ static void lo_line(char kind, const uint64_t *values, int count, const char *pa
 // The object's program headers: from its ELF header at its base (a shared object or a PIE), or
 // from the auxiliary vector (the executable).
 static const ElfW(Phdr) *lo_program_headers(const struct link_map *map, int index, int *count) {
-    if (index == 0) {
-        *count = (int)getauxval(AT_PHNUM);
-        return (const ElfW(Phdr) *)getauxval(AT_PHDR);
+    if (map->l_addr == 0) {
+        // A position-dependent executable: its headers are where the kernel said.
+        if (index != 0) return NULL;
+        *count = (int)lo_auxv(AT_PHNUM);
+        return (const ElfW(Phdr) *)lo_auxv(AT_PHDR);
     }
-    if (map->l_addr == 0) return NULL;
     const ElfW(Ehdr) *header = (const ElfW(Ehdr) *)map->l_addr;
-    if (memcmp(header->e_ident, ELFMAG, SELFMAG) != 0 || header->e_phentsize != sizeof(ElfW(Phdr))) return NULL;
+    if (header->e_ident[EI_MAG0] != ELFMAG0 || header->e_ident[EI_MAG1] != ELFMAG1 || header->e_ident[EI_MAG2] != ELFMAG2 ||
+        header->e_ident[EI_MAG3] != ELFMAG3 || header->e_phentsize != sizeof(ElfW(Phdr))) {
+        return NULL;
+    }
     *count = header->e_phnum;
     return (const ElfW(Phdr) *)(map->l_addr + header->e_phoff);
 }
@@ -175,13 +187,8 @@ static void lo_relocations(const struct link_map *map, uint64_t counts[3]) {
 // The thread's CPU time, major faults and blocks read from storage (512 bytes each): no sampling
 // signal is pending before main, so the fault count is whole.
 static void lo_thread_usage(uint64_t usage[3]) {
-    struct timespec cpu;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
-    usage[0] = (uint64_t)cpu.tv_sec * 1000000000ull + (uint64_t)cpu.tv_nsec;
-    struct rusage counts;
-    if (getrusage(RUSAGE_THREAD, &counts) != 0) memset(&counts, 0, sizeof counts);
-    usage[1] = (uint64_t)counts.ru_majflt;
-    usage[2] = (uint64_t)counts.ru_inblock;
+    usage[0] = lo_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    lo_thread_counts(&usage[1], &usage[2]);
 }
 
 static void lo_initializer_ran(int slot, int argc, char **argv, char **envp) {
@@ -251,11 +258,12 @@ static void lo_wrap_initializers(int index) {
     lo_init_function *entries = (lo_init_function *)(base + array);
     int protection = lo_protection(headers, header_count, base, (uintptr_t)entries, size);
     if (protection < 0) return;
-    long page = sysconf(_SC_PAGESIZE);
+    // Pages of 4 kB: where they are larger, the unaligned mprotect fails and the entries stay.
+    long page = 4096;
     uintptr_t first = (uintptr_t)entries & ~(uintptr_t)(page - 1);
     uintptr_t last = ((uintptr_t)entries + size + (uintptr_t)page - 1) & ~(uintptr_t)(page - 1);
     int writable = (protection & PROT_WRITE) != 0;
-    if (!writable && mprotect((void *)first, last - first, PROT_READ | PROT_WRITE) != 0) return;
+    if (!writable && lo_mprotect((void *)first, last - first, PROT_READ | PROT_WRITE) != 0) return;
     for (size_t i = 0; i < count; i++) {
         lo_init_function function = entries[i];
         if (function == NULL || function == (lo_init_function)(intptr_t)-1) continue;
@@ -264,53 +272,98 @@ static void lo_wrap_initializers(int index) {
         g_owner[slot] = index;
         entries[i] = g_trampolines[slot];
     }
-    if (!writable) mprotect((void *)first, last - first, protection);
+    if (!writable) lo_mprotect((void *)first, last - first, protection);
 }
 
 // ---- the file -----------------------------------------------------------------------------
 
-static void lo_write(void) {
+static void lo_write_file(void) {
     if (g_written) return;
     g_written = 1;
     char path[4096 + 64];
-    size_t length = strlen(g_directory);
+    size_t length = lo_strlen(g_directory);
     memcpy(path, g_directory, length);
     path[length++] = '/';
     length += lo_format_u64(path + length, g_pid);
     path[length++] = '-';
     length += lo_format_u64(path + length, g_image);
     memcpy(path + length, LO_AUDIT_SUFFIX, sizeof LO_AUDIT_SUFFIX);
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    int fd = lo_open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0) return;
     for (size_t done = 0; done < g_length;) {
-        ssize_t wrote = write(fd, g_buffer + done, g_length - done);
+        long wrote = lo_write(fd, g_buffer + done, g_length - done);
         if (wrote <= 0) break;
         done += (size_t)wrote;
     }
-    close(fd);
+    lo_close(fd);
 }
 
 // ---- the audit interface ------------------------------------------------------------------
 
+static int lo_name_is(const char *name, const char *wanted) {
+    while (*name && *name == *wanted) name++, wanted++;
+    return *name == *wanted;
+}
+
+// The decimal number at `*text`, moved past; UINT64_MAX when there is none or it overflows.
+static uint64_t lo_number(const char **text) {
+    const char *at = *text;
+    uint64_t value = 0;
+    if (*at < '0' || *at > '9') return UINT64_MAX;
+    for (; *at >= '0' && *at <= '9'; at++) {
+        if (value > UINT64_MAX / 10 - 1) return UINT64_MAX;
+        value = value * 10 + (uint64_t)(*at - '0');
+    }
+    *text = at;
+    return value;
+}
+
 // LIFTOFF_AGENT_IMAGE=PID:START:IMAGE (as the agent reads it): the image number of this program.
 static unsigned long long lo_image(const char *text, unsigned long long pid) {
     if (!text) return 0;
-    char *end;
-    unsigned long long from = strtoull(text, &end, 10);
-    if (*end != ':' || from != pid) return 0;
-    end = strchr(end + 1, ':');
-    if (!end) return 0;
-    unsigned long long image = strtoull(end + 1, &end, 10);
-    return *end == 0 && image < UINT32_MAX ? image : 0;
+    uint64_t from = lo_number(&text);
+    if (from != pid || *text++ != ':' || lo_number(&text) == UINT64_MAX || *text++ != ':') return 0;
+    uint64_t image = lo_number(&text);
+    return *text == 0 && image < UINT32_MAX ? image : 0;
+}
+
+// The environment, read from /proc/self/environ: the library has no C library to ask.
+static char g_environment[128 * 1024];
+
+static const char *lo_getenv(const char *name) {
+    static long length = -1;
+    if (length < 0) {
+        length = 0;
+        int fd = lo_open("/proc/self/environ", O_RDONLY | O_CLOEXEC, 0);
+        if (fd >= 0) {
+            for (long got; length < (long)sizeof g_environment - 1 &&
+                           (got = lo_read(fd, g_environment + length, sizeof g_environment - 1 - (size_t)length)) > 0;) {
+                length += got;
+            }
+            lo_close(fd);
+        }
+        g_environment[length] = 0;
+    }
+    size_t name_length = lo_strlen(name);
+    for (long at = 0; at < length;) {
+        const char *entry = g_environment + at;
+        size_t entry_length = lo_strlen(entry);
+        size_t i = 0;
+        while (i < name_length && entry[i] == name[i]) i++;
+        if (i == name_length && entry[i] == '=') return entry + i + 1;
+        at += (long)entry_length + 1;
+    }
+    return NULL;
 }
 
 unsigned int la_version(unsigned int version) {
     uint64_t now = lo_now();
-    const char *out = getenv("LIFTOFF_AGENT_OUT");
-    if (out && *out && strlen(out) < sizeof g_directory) {
-        strcpy(g_directory, out);
-        g_pid = (unsigned long long)getpid();
-        g_image = lo_image(getenv("LIFTOFF_AGENT_IMAGE"), g_pid);
+    const char *out = lo_getenv("LIFTOFF_AGENT_OUT");
+    size_t length = out ? lo_strlen(out) : 0;
+    if (length > 0 && length < sizeof g_directory) {
+        for (size_t i = 0; i <= length; i++) g_directory[i] = out[i];
+        g_pid = (unsigned long long)lo_getpid();
+        g_image = lo_image(lo_getenv("LIFTOFF_AGENT_IMAGE"), g_pid);
         g_start_ns = now;
         g_active = 1;
         uint64_t values[1] = {now};
@@ -328,6 +381,7 @@ char *la_objsearch(const char *name, uintptr_t *cookie, unsigned int flag) {
 unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_t *cookie) {
     (void)cookie;
     if (!g_active || g_relocated || lmid != LM_ID_BASE || g_object_count >= LO_MAX_OBJECTS) return 0;
+    if (map->l_name && lo_name_is(map->l_name, "linux-vdso.so.1")) lo_use_vdso(map->l_addr, map->l_ld);
     uint64_t now = lo_now();
     int index = g_object_count++;
     g_objects[index] = (lo_object){.map = map, .search_ns = g_search_ns, .mapped_ns = now};
@@ -339,7 +393,7 @@ unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_t *cookie) {
     const char *path = map->l_name;
     char executable[4096];
     if (index == 0 && (!path || !*path)) {
-        ssize_t length = readlink("/proc/self/exe", executable, sizeof executable - 1);
+        long length = lo_readlink("/proc/self/exe", executable, sizeof executable - 1);
         executable[length > 0 ? length : 0] = 0;
         path = executable;
     }
@@ -366,5 +420,5 @@ void la_preinit(uintptr_t *cookie) {
     if (!g_active) return;
     uint64_t values[1] = {lo_now()};
     lo_line('P', values, 1, NULL);
-    lo_write();
+    lo_write_file();
 }

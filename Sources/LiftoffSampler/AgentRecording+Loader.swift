@@ -9,15 +9,37 @@ extension AgentRecording {
     /// The loader's timeline the audit library wrote for one program, times in `CLOCK_MONOTONIC`
     /// nanoseconds and initializers named from their objects' symbols; nil when there is no such
     /// file or it holds no complete start (a line cut short, or one that does not parse, is skipped).
-    public static func loaderTimeline(in folder: URL, processID: Int, image: Int) -> Profile.Loader? {
+    public static func loaderTimeline(
+        in folder: URL, processID: Int, image: Int, names: InitializerNames = InitializerNames()
+    ) -> Profile.Loader? {
         let url = folder.appendingPathComponent(loaderFileName(processID: processID, image: image))
         guard let text = try? String(contentsOf: url, encoding: .utf8) else { return nil }
-        return parseLoaderTimeline(text)
+        return parseLoaderTimeline(text, names: names)
+    }
+
+    /// Initializers' names from their objects' symbol tables, each object's read once however
+    /// many programs of a launch map it.
+    public final class InitializerNames {
+        private var tables: [String: ELFSymbolTable?] = [:]
+        private let demangler = Demangler()
+
+        /// No table read yet.
+        public init() {}
+
+        /// The function at link-time address `offset` of the object at `path`, demangled.
+        func name(at offset: UInt64, in path: String) -> String? {
+            if tables[path] == nil {
+                tables[path] = (try? Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped)).flatMap {
+                    ELFSymbolTable(image: $0)
+                }
+            }
+            return tables[path].flatMap { $0?.lookup(offset) }.map { demangler.demangle($0.name) }
+        }
     }
 
     /// A loader timeline from the audit library's lines (`lo_audit.h`); nil without its start
     /// and relocation records.
-    public static func parseLoaderTimeline(_ text: String) -> Profile.Loader? {
+    public static func parseLoaderTimeline(_ text: String, names: InitializerNames = InitializerNames()) -> Profile.Loader? {
         var start: UInt64?, relocated: UInt64?, initialized: UInt64?
         var objects: [Profile.LoadedObject] = []
         var position: [Int: Int] = [:]
@@ -51,15 +73,9 @@ extension AgentRecording {
             }
         }
         guard let start, let relocated else { return nil }
-        var tables: [Int: ELFSymbolTable?] = [:]
-        let demangler = Demangler()
         let initializers = raw.sorted { $0.start < $1.start }.map { entry -> Profile.Initializer in
             let object = objects[entry.object]
-            if tables[entry.object] == nil {
-                tables[entry.object] = (try? Data(contentsOf: URL(fileURLWithPath: object.path), options: .alwaysMapped))
-                    .flatMap { ELFSymbolTable(image: $0) }
-            }
-            let name = tables[entry.object].flatMap { $0?.lookup(entry.offset) }.map { demangler.demangle($0.name) }
+            let name = names.name(at: entry.offset, in: object.path)
             return Profile.Initializer(
                 object: entry.object, function: name ?? "\(object.fileName)+0x\(String(entry.offset, radix: 16))",
                 startNs: entry.start, endNs: entry.end, cpuNs: min(entry.cpu, entry.end - entry.start), majorFaults: entry.faults,

@@ -11,9 +11,10 @@ extension AgentRecording {
         guard !files.isEmpty else {
             throw ReadError(description: "The agent wrote no recording to \(folder.path).")
         }
+        let initializerNames = InitializerNames()
         return try files.map { file in
             var recording = try load(from: folder.appendingPathComponent(file))
-            recording.loader = loaderTimeline(in: folder, processID: recording.processID, image: recording.image)
+            recording.loader = loaderTimeline(in: folder, processID: recording.processID, image: recording.image, names: initializerNames)
             if recording.recordedByProgram {
                 recording.spans = journalSpans(in: folder, processID: recording.processID, endNs: recording.endNs)
             }
