@@ -28,6 +28,7 @@ pid_t lo_agent_forked_pid;
 uint64_t lo_agent_fork_ns;
 int lo_agent_owns_sigprof;
 atomic_int lo_agent_crashed;
+lo_agent_loader_records_t lo_agent_loader_records;
 static atomic_int written;
 static atomic_int write_done; // the recording claimed by `written` is complete
 static atomic_uint program_flags;
@@ -341,6 +342,11 @@ static void write_recording(const lo_sampler_source *source, pid_t pid, int stop
     put_word(&w, 2 * sizeof(lo_process_counters) / sizeof(uint64_t));
     put(&w, &lo_agent.premain_counters, sizeof(lo_process_counters));
     put(&w, &now, sizeof now);
+
+    /* The loader's timeline, from the audit library. */
+    const char *loader = lo_agent_loader_records.text;
+    uint64_t loader_length = loader ? lo_agent_loader_records.length : 0;
+    put_string(&w, loader ? loader : "", (size_t)loader_length);
 
     /* No fsync: `liftoff` reads the file right away, and the rename keeps it whole. */
     flush(&w);

@@ -275,6 +275,58 @@ static void lo_wrap_initializers(int index) {
     if (!writable) lo_mprotect((void *)first, last - first, protection);
 }
 
+// ---- the hand-over -------------------------------------------------------------------------
+
+// Where the agent takes the records (lo_agent.h's lo_agent_loader_records): its recording then
+// carries them, and no file of their own is written (creating one cost a process 0.1 ms).
+typedef struct {
+    const char *volatile text;
+    volatile uint64_t length;
+} lo_handover;
+static lo_handover *g_handover;
+
+static int lo_same(const char *left, const char *right) {
+    while (*left && *left == *right) left++, right++;
+    return *left == *right;
+}
+
+// The address of the symbol `name` an object defines, from its dynamic symbol table (through
+// DT_GNU_HASH or DT_HASH); 0 when it has none.
+static uintptr_t lo_find_symbol(const struct link_map *map, const char *name) {
+    const ElfW(Sym) *symbols = NULL;
+    const char *strings = NULL;
+    const uint32_t *gnu = NULL, *hash = NULL;
+    for (const ElfW(Dyn) *entry = map->l_ld; entry && entry->d_tag != DT_NULL; entry++) {
+        uintptr_t address = entry->d_un.d_ptr < map->l_addr ? map->l_addr + entry->d_un.d_ptr : entry->d_un.d_ptr;
+        if (entry->d_tag == DT_SYMTAB) symbols = (const ElfW(Sym) *)address;
+        if (entry->d_tag == DT_STRTAB) strings = (const char *)address;
+        if (entry->d_tag == DT_GNU_HASH) gnu = (const uint32_t *)address;
+        if (entry->d_tag == DT_HASH) hash = (const uint32_t *)address;
+    }
+    if (!symbols || !strings) return 0;
+    if (gnu) {
+        uint32_t h = 5381;
+        for (const char *at = name; *at; at++) h = h * 33 + (uint8_t)*at;
+        uint32_t buckets = gnu[0], offset = gnu[1], bloom_words = gnu[2];
+        if (buckets == 0) return 0;
+        const uint32_t *bucket = (const uint32_t *)((const ElfW(Addr) *)(gnu + 4) + bloom_words);
+        const uint32_t *chain = bucket + buckets;
+        uint32_t index = bucket[h % buckets];
+        if (index < offset) return 0;
+        for (;; index++) {
+            uint32_t other = chain[index - offset];
+            if ((other | 1) == (h | 1) && symbols[index].st_shndx != SHN_UNDEF && lo_same(strings + symbols[index].st_name, name)) {
+                return map->l_addr + symbols[index].st_value;
+            }
+            if (other & 1) return 0;
+        }
+    }
+    for (uint32_t i = 0; hash && i < hash[1]; i++) {
+        if (symbols[i].st_shndx != SHN_UNDEF && lo_same(strings + symbols[i].st_name, name)) return map->l_addr + symbols[i].st_value;
+    }
+    return 0;
+}
+
 // ---- the file -----------------------------------------------------------------------------
 
 static void lo_write_file(void) {
@@ -300,9 +352,11 @@ static void lo_write_file(void) {
 
 // ---- the audit interface ------------------------------------------------------------------
 
-static int lo_name_is(const char *name, const char *wanted) {
-    while (*name && *name == *wanted) name++, wanted++;
-    return *name == *wanted;
+static int lo_name_is(const char *name, const char *wanted) { return lo_same(name, wanted); }
+
+static int lo_ends_with(const char *text, const char *end) {
+    size_t length = lo_strlen(text), end_length = lo_strlen(end);
+    return length >= end_length && lo_same(text + length - end_length, end);
 }
 
 // The decimal number at `*text`, moved past; UINT64_MAX when there is none or it overflows.
@@ -382,6 +436,9 @@ unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_t *cookie) {
     (void)cookie;
     if (!g_active || g_relocated || lmid != LM_ID_BASE || g_object_count >= LO_MAX_OBJECTS) return 0;
     if (map->l_name && lo_name_is(map->l_name, "linux-vdso.so.1")) lo_use_vdso(map->l_addr, map->l_ld);
+    if (map->l_name && lo_ends_with(map->l_name, "/libLiftoffAgent.so")) {
+        g_handover = (lo_handover *)lo_find_symbol(map, "lo_agent_loader_records");
+    }
     uint64_t now = lo_now();
     int index = g_object_count++;
     g_objects[index] = (lo_object){.map = map, .search_ns = g_search_ns, .mapped_ns = now};
@@ -420,5 +477,10 @@ void la_preinit(uintptr_t *cookie) {
     if (!g_active) return;
     uint64_t values[1] = {lo_now()};
     lo_line('P', values, 1, NULL);
-    lo_write_file();
+    if (g_handover) {
+        g_handover->length = g_length;
+        g_handover->text = g_buffer;
+    } else {
+        lo_write_file();
+    }
 }

@@ -14,7 +14,10 @@ extension AgentRecording {
         let initializerNames = InitializerNames()
         return try files.map { file in
             var recording = try load(from: folder.appendingPathComponent(file))
-            recording.loader = loaderTimeline(in: folder, processID: recording.processID, image: recording.image, names: initializerNames)
+            recording.loader =
+                recording.loaderText.isEmpty
+                ? loaderTimeline(in: folder, processID: recording.processID, image: recording.image, names: initializerNames)
+                : parseLoaderTimeline(recording.loaderText, names: initializerNames)
             if recording.recordedByProgram {
                 recording.spans = journalSpans(in: folder, processID: recording.processID, endNs: recording.endNs)
             }

@@ -58,9 +58,12 @@ public struct AgentRecording: Sendable {
     public var recordedByProgram = false
     /// The process's counters when the agent started, before `main` (format 4), and when it wrote.
     public var countersBeforeMain: ProcessCounters?
-    /// The loader's timeline before `main`, from Liftoff's audit library (`PID-IMAGE.loader`
-    /// beside the recording), in `CLOCK_MONOTONIC` nanoseconds.
+    /// The loader's timeline before `main`, from Liftoff's audit library (handed to the agent,
+    /// or `PID-IMAGE.loader` beside the recording), in `CLOCK_MONOTONIC` nanoseconds.
     public var loader: Profile.Loader?
+    /// The audit library's lines as the agent handed them over (format 5), parsed into ``loader``
+    /// when the recordings of a launch are read together.
+    var loaderText = ""
     /// See ``countersBeforeMain``.
     public var countersAtEnd: ProcessCounters?
     /// The spans of a program that recorded itself (``recordedByProgram``), from its journal:
@@ -82,8 +85,8 @@ public struct AgentRecording: Sendable {
             throw ReadError(description: "\(url.path) is not a recording of Liftoff's agent.")
         }
         let format = try reader.word()
-        guard format == 3 || format == 4 else {
-            throw ReadError(description: "\(url.path) is an agent recording of format \(format); this Liftoff reads formats 3 and 4.")
+        guard (3...5).contains(format) else {
+            throw ReadError(description: "\(url.path) is an agent recording of format \(format); this Liftoff reads formats 3 to 5.")
         }
         let pid = Int(clamping: try reader.word())
         let parent = Int(clamping: try reader.word())
@@ -149,12 +152,14 @@ public struct AgentRecording: Sendable {
             let words = try reader.words(try reader.count(limit: 64))
             processCounters = (ProcessCounters(words: words.prefix(8)), ProcessCounters(words: words.dropFirst(8)))
         }
+        let loaderText = format >= 5 ? String(decoding: try reader.bytes(), as: UTF8.self) : ""
         var recording = AgentRecording(
             processID: pid, processStartNs: start, preMainNs: premain, mainEntryNs: mainEntry, endNs: end, rateHz: rate,
             counts: counts, commandLine: commandLine, threadNames: names, samples: samples, objects: objects)
         recording.taskEvents = taskEvents
         recording.parentProcessID = parent
         recording.image = image
+        recording.loaderText = loaderText
         if flags & 1 != 0 { recording.endingSignal = Int((flags >> 8) & 0xff) }
         recording.endedByExec = flags & 2 != 0
         recording.installedOwnProfilerSignal = flags & 4 != 0

@@ -32,11 +32,22 @@
  * the Swift tasks' events (a count, then five words each: kind | how created << 8 | thread << 32,
  * task, creator, time, end); and (format 4) the process's counters (a word count, 16, then two
  * lo_process_counters of eight words: time, CPU, run-queue wait, bytes read from storage, bytes
- * read, major faults, minor faults, which were read), as the agent started and as it wrote.
+ * read, major faults, minor faults, which were read), as the agent started and as it wrote;
+ * and (format 5) the loader's timeline Liftoff's audit library handed over (a string of its
+ * lines, lo_audit.h; empty when it did not run).
  */
 
 #define LO_AGENT_MAGIC 0x31544E4547414F4CULL /* "LOAGENT1" */
-#define LO_AGENT_FORMAT 4
+#define LO_AGENT_FORMAT 5
+
+/* Where Liftoff's audit library (libLiftoffAudit.so) hands over its records of the loader's
+   timeline once every initializer ran (la_preinit): the recording carries them, and the audit
+   library writes no file of its own. Found by its name in the agent's symbol table. */
+typedef struct lo_agent_loader_records {
+    const char *volatile text;
+    volatile uint64_t length;
+} lo_agent_loader_records_t;
+extern lo_agent_loader_records_t lo_agent_loader_records;
 
 /* Writes the recording now (once per program), stopping the sampler: what exit calls. */
 void lo_agent_write(void);
