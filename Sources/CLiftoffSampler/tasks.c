@@ -412,15 +412,20 @@ static int lo_swift_job_slot(lo_dispatch_function function) {
     return lo_remember(g_job_functions, address);
 }
 
-// Runs a task's job through the runtime's function in `slot`, recording when it ran. The run is
-// written before the job runs and its end set after: a job that completes its task may resume the
-// code that stops the session before it returns here, and its run must not be lost.
+// A task's job as it runs on this thread: its run, written before the job runs and its end set
+// after (a job that completes its task may resume the code that stops the session before it
+// returns, and its run must not be lost), and the start of the job it ran inside, if any.
 __thread uint64_t lo_t_job_ns __attribute__((tls_model("initial-exec")));
 
-static inline void lo_run_job(int slot, void *job) {
-    lo_dispatch_function function = (lo_dispatch_function)atomic_load_explicit(&g_job_functions[slot], memory_order_relaxed);
+typedef struct lo_job_run {
+    lo_task_event *run;
+    uint64_t epoch;
+    uint64_t outer_job_ns;
+} lo_job_run;
+
+static lo_job_run lo_job_begins(void *job) {
     // A job may run another inline (an executor's synchronous run): the outer one's start comes back.
-    uint64_t outer_job_ns = lo_t_job_ns;
+    lo_job_run state = {.outer_job_ns = lo_t_job_ns};
     lo_t_job_ns = lo_monotonic_ns();
     // The job is the task, alive until it runs.
     lo_task_event event = {
@@ -430,12 +435,23 @@ static inline void lo_run_job(int slot, void *job) {
         .time_ns = lo_stamp(),
         .end_ns = 0,
     };
-    lo_task_event *run = lo_record(&event);
+    state.run = lo_record(&event);
     // The session the run was written in (t_epoch is the epoch of the thread's chunk).
-    uint64_t epoch = t_epoch;
+    state.epoch = t_epoch;
+    return state;
+}
+
+static void lo_job_ends(lo_job_run state) {
+    lo_t_job_ns = state.outer_job_ns;
+    lo_record_end(state.run, state.epoch, lo_stamp());
+}
+
+// Runs a task's job through the runtime's function in `slot`, recording when it ran.
+static inline void lo_run_job(int slot, void *job) {
+    lo_dispatch_function function = (lo_dispatch_function)atomic_load_explicit(&g_job_functions[slot], memory_order_relaxed);
+    lo_job_run state = lo_job_begins(job);
     function(job);
-    lo_t_job_ns = outer_job_ns;
-    lo_record_end(run, epoch, lo_stamp());
+    lo_job_ends(state);
 }
 
 #define LO_TRAMPOLINE(slot) \
@@ -451,6 +467,23 @@ LO_TRAMPOLINE(7)
 static const lo_dispatch_function g_trampolines[LO_KNOWN_FUNCTIONS] = {
     lo_run_job_0, lo_run_job_1, lo_run_job_2, lo_run_job_3, lo_run_job_4, lo_run_job_5, lo_run_job_6, lo_run_job_7,
 };
+
+// A program's own call to run a job synchronously: the entry point of `static func main() async`
+// runs the main task's first job on the main thread this way (a SerialExecutorRef is two words).
+typedef __attribute__((swiftcall)) void (*lo_job_run_function)(void *, void *, uintptr_t);
+
+__attribute__((swiftcall)) void swift_job_run(void *job, void *executor_identity, uintptr_t executor_implementation) {
+    static _Atomic(void *) real;
+    lo_job_run_function function = (lo_job_run_function)lo_next(&real, "swift_job_run");
+    if (!atomic_load_explicit(&g_tracking, memory_order_relaxed) || job == NULL ||
+        (*(const uint32_t *)((uintptr_t)job + LO_TASK_FLAGS) & 0xffu) != 0) {
+        function(job, executor_identity, executor_implementation);
+        return;
+    }
+    lo_job_run state = lo_job_begins(job);
+    function(job, executor_identity, executor_implementation);
+    lo_job_ends(state);
+}
 
 void dispatch_async_f(void *queue, void *context, lo_dispatch_function function) {
     static _Atomic(void *) real;

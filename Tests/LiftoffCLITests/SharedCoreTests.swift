@@ -140,6 +140,10 @@ struct SharedCoreTests {
             }
         }
         #expect(ticks >= 100, "the tasks were sampled: \(ticks) running ticks")
+        // `static func main() async` runs the main task's first job on the main thread with
+        // swift_job_run, not through Dispatch: that run is recorded too.
+        let main = try #require(profile.threads.first(where: \.isMain)?.id)
+        #expect(profile.asyncTasks.contains { $0.runs.contains { $0.threadID == main } }, "the main task ran on the main thread")
         #expect(outside.isEmpty, "\(outside.count) of \(ticks) ticks outside the task's jobs on their thread: \(outside.prefix(5))")
     }
 }
