@@ -57,6 +57,9 @@ package struct ReportTimeline {
                     task: index))
         }
         let main = profile.threads.first(where: \.isMain)?.id
+        if let main, let loader = profile.phases.preMain?.loader {
+            result += loaderIntervals(loader, thread: main)
+        }
         if let main {
             for hang in profile.hangs {
                 result.append(
@@ -64,6 +67,26 @@ package struct ReportTimeline {
                         name: "hang: \(hang.running)", category: .hang, threadID: main, startNs: hang.startNs,
                         endNs: hang.endNs))
             }
+        }
+        return result
+    }
+
+    /// The loader's work before `main` on the main thread, as the audit library timed it: the
+    /// whole of it, each object's search and mapping, relocation, and each initializer.
+    static func loaderIntervals(_ loader: Profile.Loader, thread: Int) -> [Interval] {
+        func interval(_ name: String, _ start: UInt64, _ end: UInt64) -> Interval {
+            Interval(name: name, category: .loader, threadID: thread, startNs: start, endNs: max(start, end))
+        }
+        let end = max(loader.initializedNs ?? loader.relocatedNs, loader.initializers.map(\.endNs).max() ?? 0)
+        var result = [interval("loader", loader.startNs, end)]
+        for object in loader.objects {
+            guard let search = object.searchNs else { continue }
+            result.append(interval("map \(object.fileName)", search, object.mappedNs))
+        }
+        result.append(interval("relocation", loader.mappedNs, loader.relocatedNs))
+        for initializer in loader.initializers where loader.objects.indices.contains(initializer.object) {
+            let object = loader.objects[initializer.object].fileName
+            result.append(interval("initializer \(initializer.function) (\(object))", initializer.startNs, initializer.endNs))
         }
         return result
     }
@@ -95,4 +118,6 @@ package struct ReportTimeline {
 extension Profile.SpanCategory {
     /// A hang of the main thread, drawn as an interval in the time-ordered views.
     package static let hang: Profile.SpanCategory = "hang"
+    /// The loader's work before `main` (the audit library's timeline), drawn as intervals.
+    package static let loader: Profile.SpanCategory = "loader"
 }

@@ -316,6 +316,15 @@ public struct RunSet: Sendable {
                     add("pre-main: on CPU", Double(loader.onCPUNs) / 1e6)
                     add("pre-main: waiting for a core", Double(loader.runnableNs) / 1e6)
                     add("pre-main: blocked", Double(loader.blockedNs) / 1e6)
+                    // The loader's parts, object by object where they stand out.
+                    if let timeline = loader.loader {
+                        add("pre-main: mapping", Double(timeline.mappingNs) / 1e6)
+                        add("pre-main: relocation", Double(timeline.relocationNs) / 1e6)
+                        add("pre-main: initializers", Double(timeline.initializersNs) / 1e6)
+                        for entry in timeline.slowestInitializers(atLeast: 1_000_000).prefix(10) {
+                            add("initializers: \(timeline.objects[entry.object].fileName)", Double(entry.ns) / 1e6)
+                        }
+                    }
                 }
                 if let firstFrame = phases.firstFrameNs {
                     add("main → first frame", NanosecondDuration.between(phases.mainEntryNs, firstFrame).millisecondsValue)

@@ -49,10 +49,12 @@ enum LoaderPrograms {
 
 @Suite("The loader, object by object", .serialized, .processState(timeLimit: .seconds(300)))
 struct LoaderTimelineTests {
-    func profile(_ command: [String], environment: [String: String] = [:]) throws -> (status: Int32, stdout: String, profile: Profile?) {
+    func profile(
+        _ command: [String], environment: [String: String] = [:]
+    ) throws -> (status: Int32, stdout: String, profile: Profile?, out: URL) {
         let out = temporaryFolder()
         let result = try BuiltTool.find().run(["profile", "--out", out.path, "--"] + command, environment: environment)
-        return (result.status, result.stdout, try? Profile.load(from: out.appendingPathComponent("profile.json")))
+        return (result.status, result.stdout, try? Profile.load(from: out.appendingPathComponent("profile.json")), out)
     }
 
     @Test("a library's 40 ms initializer is named with its time and function; mapping, relocation and initializers follow in order")
@@ -85,6 +87,11 @@ struct LoaderTimelineTests {
         let table = try #require(loader.objects.first { $0.fileName == "libpointers100000.so" })
         #expect(table.relativeRelocations >= 100_000 && table.relocations >= table.relativeRelocations, "\(table)")
         #expect(run.stdout.contains("loader, object by object: "), "\(run.stdout)")
+        // The Chrome trace draws the loader's work before the first sample, on the main thread.
+        let trace = try String(contentsOf: run.out.appendingPathComponent("trace.json"), encoding: .utf8)
+        for name in ["\"loader\"", "\"relocation\"", "\"map libslowinit40.so\"", "\"initializer slow_init (libslowinit40.so)\""] {
+            #expect(trace.contains(name), "trace.json has \(name)")
+        }
         #expect(run.stdout.contains("libslowinit40.so 40."), "the summary names the slow library: \(run.stdout)")
 
         let insights = Insights.of(profile)
@@ -143,6 +150,20 @@ struct LoaderTimelineTests {
         let preMain = try #require(cleared.profile?.phases.preMain)
         #expect(preMain.loader == nil && preMain.loaderNote?.contains("did not run Liftoff's audit library") == true, "\(preMain)")
         #expect(cleared.stdout.contains("not split by object"), "\(cleared.stdout)")
+    }
+
+    @Test("as an unprivileged user, the loader's timeline is recorded the same way")
+    func unprivileged() throws {
+        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else { return }
+        let program = try LoaderPrograms.program()
+        let out = temporaryFolder()
+        chmod(out.path, 0o777)
+        let tool = try BuiltTool.find().url.path
+        let result = try runToEnd(
+            "/usr/bin/setpriv", ["--reuid=nobody", "--regid=nogroup", "--clear-groups", tool, "profile", "--out", out.path, "--", program])
+        #expect(result.status == 0, "\(result.output)")
+        let loader = try #require(try Profile.load(from: out.appendingPathComponent("profile.json")).phases.preMain?.loader)
+        #expect(loader.initializers.contains { $0.function == "slow_init" && $0.durationNs >= 39_000_000 }, "\(loader.initializers)")
     }
 
     @Test("a Swift program's loader timeline names the Swift runtime, Foundation and ICU's data")

@@ -112,5 +112,14 @@ struct PreMainTests {
         #expect(blocked.allSatisfy { $0 >= 39 }, "\(blocked)")
         #expect(metrics["wrappers"]?.count == 2, "env's time is a metric of its own: \(metrics.keys.sorted())")
         #expect(metrics["pre-main: on CPU"] != nil && metrics["pre-main: waiting for a core"] != nil)
+        // The loader's parts, and the object whose initializer slept, each a metric `check` can gate.
+        let initializers = try #require(metrics["initializers: libslowinit40.so"], "\(metrics.keys.sorted())")
+        #expect(initializers.allSatisfy { $0 >= 39 }, "\(initializers)")
+        #expect((metrics["pre-main: initializers"] ?? []).allSatisfy { $0 >= 39 })
+        #expect(metrics["pre-main: relocation"]?.count == 2 && metrics["pre-main: mapping"]?.count == 2)
+        let check = try BuiltTool.find().run(["check", folder.path, "--max-phase", "initializers: libslowinit40.so=20ms"])
+        #expect(check.status == 2 && check.stdout.contains("libslowinit40.so"), "\(check.stdout)\(check.stderr)")
+        let gate = try BuiltTool.find().run(["check", folder.path, "--insight", "static-initializers=20ms"])
+        #expect(gate.status == 2, "\(gate.stdout)\(gate.stderr)")
     }
 }
