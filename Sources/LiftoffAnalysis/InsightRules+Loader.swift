@@ -49,7 +49,7 @@ struct RelocationRule: InsightRule {
     func evaluate(_ launch: LaunchWindow, thresholdNs: UInt64) -> Insight? {
         guard let loader = launch.profile.phases.preMain?.loader, loader.relocationNs >= max(thresholdNs, 1) else { return nil }
         let ms = LaunchWindow.ms
-        let most = loader.objects.filter { !$0.isLoader }.sorted { $0.relocations > $1.relocations }.prefix(3)
+        let most = loader.objects.filter { !$0.isLoader && !$0.isLiftoffs }.sorted { $0.relocations > $1.relocations }.prefix(3)
         let named = most.map { "\($0.fileName) \($0.relocations)" }
         let finding =
             "Relocating \(loader.objects.count) objects took \(ms(loader.relocationNs)) before main "
@@ -77,7 +77,7 @@ struct LibraryMappingRule: InsightRule {
     func evaluate(_ launch: LaunchWindow, thresholdNs: UInt64) -> Insight? {
         guard let loader = launch.profile.phases.preMain?.loader, loader.mappingNs >= max(thresholdNs, 1) else { return nil }
         let ms = LaunchWindow.ms
-        let slowest = loader.objects.compactMap { object in object.searchAndMapNs.map { (object, $0) } }
+        let slowest = loader.objects.filter { !$0.isLiftoffs }.compactMap { object in object.searchAndMapNs.map { (object, $0) } }
             .sorted { $0.1 > $1.1 }.prefix(3)
         let named = slowest.map { "\($0.0.fileName) \(ms($0.1))" }
         var finding = "Finding and mapping \(loader.objects.count) objects took \(ms(loader.mappingNs)) before main"

@@ -71,9 +71,7 @@ extension Profile {
         }
 
         /// The objects that are Liftoff's own (its agent and audit library), not the program's.
-        public func isLiftoffs(_ object: Int) -> Bool {
-            objects.indices.contains(object) && objects[object].fileName.hasPrefix("libLiftoff")
-        }
+        public func isLiftoffs(_ object: Int) -> Bool { objects.indices.contains(object) && objects[object].isLiftoffs }
 
         /// The program's objects by their initializers' time, longest first (Liftoff's left out),
         /// with each one's longest initializer: those that ran at least `minimumNs`.
@@ -98,7 +96,7 @@ extension Profile {
                 + "(\(groupedDigits(relocationCount)) relocations)"
             if initializedNs != nil || !initializers.isEmpty {
                 text += ", initializers \(ms(initializersNs))"
-                let slowest = slowestInitializers().prefix(3).map { "\(objects[$0.object].fileName) \(ms($0.ns)) (\($0.longest.function))" }
+                let slowest = slowestInitializers(atLeast: 1_000_000).prefix(3).map { "\(objects[$0.object].fileName) \(ms($0.ns)) (\($0.longest.function))" }
                 if !slowest.isEmpty { text += ": " + slowest.joined(separator: ", ") }
             }
             if truncated == true { text += "; later records were left out" }
@@ -143,6 +141,9 @@ extension Profile {
 
         /// Whether this is the dynamic loader itself.
         public var isLoader: Bool { fileName.hasPrefix("ld-linux") || fileName.hasPrefix("ld64.so") || fileName == "ld.so" }
+
+        /// Whether it is Liftoff's own (its agent or audit library), not the program's.
+        public var isLiftoffs: Bool { fileName.hasPrefix("libLiftoff") }
 
         /// From the start of its search to its mapping; nil when it was not searched for.
         public var searchAndMapNs: UInt64? { searchNs.map { NanosecondDuration.between($0, mappedNs).nanoseconds } }
