@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 
@@ -75,13 +76,32 @@ const char *lo_current_queue_label(void) {
 int lo_on_main_queue(void) { return strcmp(lo_current_queue_label(), "com.apple.main-thread") == 0; }
 
 // swift_task_getCurrent takes no argument and returns a pointer, which the Swift calling
-// convention passes as C does; it only reads a thread-local value, so handlers may call it.
+// convention passes as C does; it only reads a thread-local value, so handlers may call it, once
+// that value exists on the thread. In a process the loader ran an audit library in (LD_AUDIT, as
+// `liftoff profile` sets it), the loader set thread-local storage up before it loaded the Swift
+// runtime, so the runtime's is allocated on each thread's first read, with malloc: read first in
+// a handler that interrupted malloc, it deadlocks. There a thread's task is read in handlers only
+// once the thread read it outside one (lo_task_storage_touch: as the session starts, as a thread
+// created through pthread_create starts, as a thread registers).
 typedef void *(*lo_task_getter)(void);
 static _Atomic(lo_task_getter) g_task_getter;
 static pthread_once_t g_task_once = PTHREAD_ONCE_INIT;
+static atomic_int g_task_storage_late;
+static __thread int t_task_storage_ready __attribute__((tls_model("initial-exec")));
 
 static void lo_resolve_task_getter(void) {
+    const char *audit = getenv("LD_AUDIT");
+    atomic_store(&g_task_storage_late, audit != NULL && audit[0] != 0);
     atomic_store(&g_task_getter, (lo_task_getter)dlsym(RTLD_DEFAULT, "swift_task_getCurrent"));
+}
+
+void lo_task_storage_touch(void) {
+    if (t_task_storage_ready) return;
+    lo_handler_resolve_task_getter();
+    lo_task_getter getter = atomic_load_explicit(&g_task_getter, memory_order_relaxed);
+    if (getter == NULL) return;
+    (void)getter();
+    t_task_storage_ready = 1;
 }
 
 void lo_handler_resolve_task_getter(void) { pthread_once(&g_task_once, lo_resolve_task_getter); }
@@ -101,7 +121,8 @@ uintptr_t lo_current_swift_task_pointer(void) {
 // holds itself alive, so its header may be read.
 uintptr_t lo_handler_current_task(void) {
     lo_task_getter getter = atomic_load_explicit(&g_task_getter, memory_order_relaxed);
-    return getter ? (uintptr_t)getter() : 0;
+    if (getter == NULL || (atomic_load_explicit(&g_task_storage_late, memory_order_relaxed) && !t_task_storage_ready)) return 0;
+    return (uintptr_t)getter();
 }
 
 // /proc/self/task/TID/LEAF into `path` (at least 48 bytes; LEAF at most 10 characters).

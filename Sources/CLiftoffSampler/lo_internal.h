@@ -49,6 +49,8 @@ uint64_t lo_clock_ns(clockid_t clock);
 uintptr_t lo_handler_current_task(void);
 // The current Swift task's address (not its identity), or 0.
 uintptr_t lo_current_swift_task_pointer(void);
+// Outside handlers: reads the calling thread's Swift task once, so that its handlers may (see clock.c).
+void lo_task_storage_touch(void);
 
 // ---- tasks.c, async.c ------------------------------------------------------------------
 

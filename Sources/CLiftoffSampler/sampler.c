@@ -132,7 +132,8 @@ lo_status lo_sampler_start(const lo_config *config) {
     lo_walk_prepare();
     lo_handler_set_verify(config && (config->flags & LO_VERIFY_WALK));
     lo_snapshot_refresh();
-    // Set up libunwind's global state before any handler needs it.
+    // The Swift task's storage on this thread, and libunwind's global state, before any handler needs them.
+    lo_task_storage_touch();
     lo_warm_current_thread();
 
     atomic_store(&g_keep_sampling, 1);
@@ -284,6 +285,7 @@ lo_status lo_sampler_register_current_thread(void) {
     lo_handler_install_once();
     if (!lo_handler_installed()) return LO_ERR_SIGNAL;
     pid_t tid = lo_current_tid();
+    lo_task_storage_touch();
     if (!t_warmed) {
         lo_warm_current_thread();
         t_warmed = 1;

@@ -109,6 +109,19 @@ void lo_threads_changed(void) { atomic_store_explicit(&g_changed, 1, memory_orde
 typedef int (*lo_create_function)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 static _Atomic(lo_create_function) g_real_create;
 
+// A new thread reads its Swift task once before its own code runs (lo_task_storage_touch).
+typedef struct lo_thread_start {
+    void *(*start)(void *);
+    void *argument;
+} lo_thread_start;
+
+static void *lo_thread_begins(void *argument) {
+    lo_thread_start begin = *(lo_thread_start *)argument;
+    free(argument);
+    lo_task_storage_touch();
+    return begin.start(begin.argument);
+}
+
 int pthread_create(pthread_t *thread, const pthread_attr_t *attributes, void *(*start)(void *), void *argument) {
     lo_create_function real = atomic_load_explicit(&g_real_create, memory_order_relaxed);
     if (real == NULL) {
@@ -116,7 +129,15 @@ int pthread_create(pthread_t *thread, const pthread_attr_t *attributes, void *(*
         if (real == NULL) LO_FAIL("pthread_create not found in the C library");
         atomic_store_explicit(&g_real_create, real, memory_order_relaxed);
     }
-    int result = real(thread, attributes, start, argument);
+    lo_thread_start *begin = malloc(sizeof *begin);
+    int result;
+    if (begin != NULL) {
+        *begin = (lo_thread_start){.start = start, .argument = argument};
+        result = real(thread, attributes, lo_thread_begins, begin);
+        if (result != 0) free(begin);
+    } else {
+        result = real(thread, attributes, start, argument);
+    }
     if (result == 0) lo_threads_changed();
     return result;
 }
