@@ -79,6 +79,8 @@ static void lo_put(const char *text, size_t length) {
     g_length += length;
 }
 
+// The agent's recording.c has the same formatter: the audit library links nothing, not even the
+// agent, so it keeps its own copy.
 static size_t lo_format_u64(char *out, uint64_t value) {
     char digits[21];
     size_t count = 0;
