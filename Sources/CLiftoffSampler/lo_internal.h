@@ -9,6 +9,7 @@
 // store.c     the store the sampler thread drains the ring into, and Swift reads
 // registry.c  the threads registered for sampling, and those opted out
 // threads.c   the thread table: listing, CPU checks, running or waiting, signalling
+// answers.c   a handler's answer: the ticks it stands for, running, runnable or waiting for the disk
 // readers.c   how many handlers (and other readers) are using the loader snapshot now
 // handler.c   the SIGPROF handler and stack requests from other threads
 // sampler.c   start, stop and the sampler thread's loop
