@@ -135,6 +135,12 @@ func spawnAndWait(_ arguments: [String], adding extra: [String: String]) -> Int3
 }
 
 let agentMetric = BenchmarkMetric.custom("agentNs", polarity: .prefersSmaller, useScalingFactor: false)
+let auditMetric = BenchmarkMetric.custom("auditNs", polarity: .prefersSmaller, useScalingFactor: false)
+
+/// `libLiftoffAudit.so` beside the agent (`make bench` builds it): the loader's audit library.
+let auditLibrary: String? = agentLibrary.map {
+    URL(fileURLWithPath: $0).deletingLastPathComponent().appendingPathComponent("libLiftoffAudit.so").path
+}.flatMap { FileManager.default.fileExists(atPath: $0) ? $0 : nil }
 
 let ratioMetric = BenchmarkMetric.custom("ratioPPM", polarity: .prefersSmaller, useScalingFactor: false)
 let bareMetric = BenchmarkMetric.custom("bareNs", polarity: .prefersSmaller, useScalingFactor: false)
@@ -242,6 +248,45 @@ let benchmarks: @Sendable () -> Void = {
                 benchmark.measurement(ratioMetric, Int(withAgent * 1_000_000 / max(bare, 1)))
                 benchmark.measurement(bareMetric, Int(bare))
                 benchmark.measurement(agentMetric, Int(withAgent))
+            }
+        }
+    }
+
+    // What the loader's audit library adds to a profiled launch: twenty launches with the agent
+    // and the audit library (as `liftoff profile` sets them) against twenty with the agent alone,
+    // in pairs that alternate which goes first, of /bin/true (a C program of three objects) and of
+    // `liftoff --help` (a Swift program: the Swift runtime, Foundation and ICU before `main`).
+    if let agent = agentLibrary, let audit = auditLibrary, let binary = liftoffBinary {
+        for (name, program) in [("true", ["/bin/true"]), ("liftoff --help", [binary, "--help"])] {
+            Benchmark(
+                "paired audit: 20 launches of \(name) with the agent and audit library vs the agent alone",
+                configuration: .init(
+                    metrics: [ratioMetric, bareMetric, auditMetric],
+                    units: [ratioMetric: .count, bareMetric: .count, auditMetric: .count], warmupIterations: 2,
+                    maxDuration: .seconds(60), maxIterations: 60)
+            ) { benchmark in
+                let recording = FileManager.default.temporaryDirectory.appendingPathComponent("audit-bench-\(getpid())").path
+                try? FileManager.default.createDirectory(atPath: recording, withIntermediateDirectories: true)
+                defer { try? FileManager.default.removeItem(atPath: recording) }
+                let agentAlone = ["LD_PRELOAD": agent, "LIFTOFF_AGENT_OUT": recording, "LIFTOFF_AGENT_RATE": "1000"]
+                let audited = agentAlone.merging(["LD_AUDIT": audit]) { _, new in new }
+                for (round, _) in benchmark.scaledIterations.enumerated() {
+                    let (alone, withAudit) = inAlternatingOrder(
+                        round: round,
+                        baseline: {
+                            let start = DispatchTime.now().uptimeNanoseconds
+                            for _ in 0..<20 { spawnAndWait(program, adding: agentAlone) }
+                            return DispatchTime.now().uptimeNanoseconds - start
+                        },
+                        treatment: {
+                            let start = DispatchTime.now().uptimeNanoseconds
+                            for _ in 0..<20 { spawnAndWait(program, adding: audited) }
+                            return DispatchTime.now().uptimeNanoseconds - start
+                        })
+                    benchmark.measurement(ratioMetric, Int(withAudit * 1_000_000 / max(alone, 1)))
+                    benchmark.measurement(bareMetric, Int(alone))
+                    benchmark.measurement(auditMetric, Int(withAudit))
+                }
             }
         }
     }
