@@ -15,6 +15,7 @@
 // sampler.c   start, stop and the sampler thread's loop
 // capture.c   the top: stack captures outside samples, and starting over after fork
 // tasks.c     Swift tasks: who created each, when its jobs were enqueued and ran
+// blocking.c  the C library's blocking calls, caught where they are made (thread rules)
 
 #ifndef LO_INTERNAL_H
 #define LO_INTERNAL_H

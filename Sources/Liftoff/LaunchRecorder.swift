@@ -88,6 +88,12 @@ public final class LaunchRecorder: Sendable {
         self.recorder = recorder
         self.launchEnd = launchEnd
         self.journal = SpanJournal.open()
+        // Blocking calls in the UI context are checked until the launch ends.
+        ThreadRules.armBlockingCalls()
+    }
+
+    deinit {
+        if !ended.load(ordering: .acquiring) { BlockingCalls.disarm() }
     }
 
     /// Starts recording: the sampler runs and the calling thread (normally the main thread) is
@@ -114,6 +120,7 @@ public final class LaunchRecorder: Sendable {
         }
         guard first else { return }
         ended.store(true, ordering: .releasing)
+        BlockingCalls.disarm()
         recorder.stopSampling()
         prepareProfile()
     }

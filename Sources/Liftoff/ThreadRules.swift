@@ -45,16 +45,19 @@ public struct ThreadViolation: Sendable, Equatable {
             return "\(operation)\(inTask) blocked the main thread during launch\(times)."
         case ThreadRules.uiHoppedToMain:
             return "\(operation) is UI work submitted on \(place); it was moved to the main thread\(times)."
+        case _ where ThreadRules.blockingCallRules.contains(rule):
+            return "\(operation)\(inTask) in UI context, on \(place)\(times)."
         default:
             return "\(operation)\(inTask) broke rule '\(rule)' on \(place)\(times)."
         }
     }
 
-    /// The frame of the code that broke the rule: the first frame outside Liftoff with a source
-    /// file and line, or nil when the debug information names none.
+    /// The frame of the code that broke the rule: the first frame outside Liftoff and the system
+    /// libraries (the C library, Foundation, Dispatch, the Swift runtime) with a source file and
+    /// line, or nil when the debug information names none.
     public func callSite(symbolizer: any Symbolizer = ThreadRules.symbolizer) -> SymbolizedFrame? {
         stack.lazy.flatMap { symbolizer.frames(at: $0 &- 1) }
-            .first { !Profile.Frame.isLiftoff($0.name) && $0.file != nil && $0.line != nil }
+            .first { !Profile.Frame.isLiftoff($0.name) && !BlockingCallers.isSystem($0) && $0.file != nil && $0.line != nil }
     }
 
     /// The message followed by the symbolized stack, one frame a line with its `File.swift:42`,
@@ -139,6 +142,9 @@ final class LaunchTaskName: Sendable {
 ///   thread (the thread running the application's loop).
 /// - `no-blocking-on-main-during-launch`: `.blocking` and `.io` launch tasks, and code that calls
 ///   ``noteBlocking(_:)``, do not run on the main thread before the first frame.
+/// - `disk-read-on-main`, `disk-write-on-main`, `network-on-main`, `sleep-on-main` and
+///   `lock-wait-on-main`: the C library's blocking calls in UI context, caught by themselves while
+///   a test collects violations or a launch runs (``blockingCallRules``).
 /// - Your own rules: ``report(rule:operation:)``.
 ///
 /// A violation carries the rule, the launch task, thread name and id, queue label, time and
@@ -296,11 +302,13 @@ public enum ThreadRules {
     /// until ``resetUIThread()``.
     public static func designateCurrentThreadAsUIThread() {
         designated.store(CurrentThread.id, ordering: .relaxed)
+        BlockingCalls.setUIThread(CurrentThread.id)
     }
 
     /// Returns to treating the OS main thread as the main thread.
     public static func resetUIThread() {
         designated.store(0, ordering: .relaxed)
+        BlockingCalls.setUIThread(0)
     }
 
     /// Whether the calling code runs where UI work belongs: on the thread UI rules treat as the
@@ -316,8 +324,11 @@ public enum ThreadRules {
     /// Whether a launch is in progress (from launch start to the first frame).
     public static var isLaunching: Bool { launching.load(ordering: .relaxed) }
 
+    /// Marks a launch begun or over; blocking calls are checked while one runs.
     static func setLaunching(_ value: Bool) {
-        launching.store(value, ordering: .relaxed)
+        let was = launching.exchange(value, ordering: .relaxed)
+        if value, !was { armBlockingCalls() }
+        if !value, was { BlockingCalls.disarm() }
     }
 
     // MARK: Checks
@@ -353,9 +364,11 @@ public enum ThreadRules {
         record(rule: rule, operation: operation, stack: Sampler.captureCurrentStack())
     }
 
-    static func record(rule: Profile.RuleName, operation: String, stack: [UInt], task: String? = nil, warning: Bool = false) {
+    static func record(
+        rule: Profile.RuleName, operation: String, stack: [UInt], task: String? = nil, warning: Bool = false, site: [UInt]? = nil
+    ) {
         // A call site is the innermost frames: Liftoff's own, then the code that called it.
-        let frames = Array(stack.prefix(6))
+        let frames = site ?? Array(stack.prefix(6))
         let context = ThreadRules.context
         let time = context.clock?.nowNs ?? MonotonicClock.nowNs
         let taskName = task ?? currentTask ?? LaunchTaskName.current

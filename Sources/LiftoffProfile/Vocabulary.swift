@@ -122,5 +122,16 @@ extension Profile {
         public static let uiHoppedToMain: RuleName = "ui-hopped-to-main"
         /// The app used more CPU in the background than its limit allows.
         public static let backgroundCPU: RuleName = "background-cpu"
+        /// A file was opened or read on the main thread (or main queue).
+        public static let diskReadOnMain: RuleName = "disk-read-on-main"
+        /// A file was opened for writing, written or synced on the main thread (or main queue).
+        public static let diskWriteOnMain: RuleName = "disk-write-on-main"
+        /// A name lookup or a call on an IPv4 or IPv6 socket ran on the main thread (or main queue).
+        public static let networkOnMain: RuleName = "network-on-main"
+        /// The main thread (or main queue) slept, or waited in poll, select or epoll with a timeout.
+        public static let sleepOnMain: RuleName = "sleep-on-main"
+        /// The main thread (or main queue) waited for a lock another thread held, longer than the
+        /// configured threshold.
+        public static let lockWaitOnMain: RuleName = "lock-wait-on-main"
     }
 }

@@ -12,7 +12,8 @@ import XCTest
 /// unstructured tasks), the blocks it hands to Dispatch queues (`async`, `asyncAfter`, groups)
 /// and the launch tasks of schedulers it makes: their violations are collected, and those of
 /// tests running beside it are not. Threads it starts itself and `Task.detached` carry no scope;
-/// violations there are collected when they happen while `body` runs.
+/// violations there are collected when they happen while `body` runs. Blocking calls in the UI
+/// context are checked while it runs (``ThreadRules/blockingCallRules``).
 ///
 /// ```swift
 /// let (_, violations) = collectThreadViolations { model.reload() }
@@ -20,7 +21,7 @@ import XCTest
 /// ```
 public func collectThreadViolations<T>(_ body: () throws -> T) rethrows -> (result: T, violations: [ThreadViolation]) {
     let before = ThreadRuleSnapshot()
-    let result = try ThreadRules.withScope(before.scope) { try body() }
+    let result = try ThreadRules.checkingBlockingCalls { try ThreadRules.withScope(before.scope) { try body() } }
     return (result, before.violationsSince())
 }
 
@@ -107,7 +108,7 @@ public func collectThreadViolations(
     isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> Void
 ) async rethrows -> [ThreadViolation] {
     let before = ThreadRuleSnapshot()
-    try await ThreadRules.withScope(before.scope) { try await body() }
+    try await ThreadRules.checkingBlockingCalls { try await ThreadRules.withScope(before.scope) { try await body() } }
     return before.violationsSince()
 }
 

@@ -77,7 +77,10 @@ final class ThreadRulesTestCaseTests: ThreadRulesTestCase {
         super.invokeTest()
         let expected = name.contains("Breaks") ? 1 : 0
         XCTAssertEqual(ruleFailures.count, expected, "\(name): \(ruleFailures)")
-        if expected > 0 {
+        if name.contains("ReadingAFile") {
+            XCTAssertTrue(ruleFailures.first?.contains("disk-read-on-main") == true, "\(ruleFailures)")
+            XCTAssertTrue(ruleFailures.first?.contains("SettingsStore.load") == true, "\(ruleFailures)")
+        } else if expected > 0 {
             XCTAssertTrue(ruleFailures.first?.contains("uiWorkFromXCTestWorker") == true, "\(ruleFailures)")
         }
         ThreadRules.resetUIThread()
@@ -98,5 +101,10 @@ final class ThreadRulesTestCaseTests: ThreadRulesTestCase {
             done.signal()
         }
         done.wait()
+    }
+
+    func testBreaksByReadingAFileOnTheMainThread() throws {
+        // XCTest runs its tests on the main thread.
+        _ = try SettingsStore.load(try BlockingFixtures.settingsFile())
     }
 }

@@ -331,6 +331,30 @@ const char *lo_current_queue_label(void);
 // whatever thread drains it.
 int lo_on_main_queue(void);
 
+/// The rules a blocking call in the UI context breaks (see blocking.c).
+enum {
+    LO_BLOCKING_DISK_READ = 1,  ///< open, fopen or read of a regular file
+    LO_BLOCKING_DISK_WRITE = 2, ///< an open for writing, write, fsync of a regular file
+    LO_BLOCKING_NETWORK = 3,    ///< a call on an IPv4 or IPv6 socket, a name lookup
+    LO_BLOCKING_SLEEP = 4,      ///< a sleep, or a poll, select or epoll wait with a finite timeout
+    LO_BLOCKING_LOCK_WAIT = 5,  ///< pthread_mutex_lock of a mutex another thread held
+};
+
+/// Called on the thread that made a blocking call in the UI context while armed: the rule, what
+/// was called on what ("read of /etc/hosts"), how long it waits or waited in nanoseconds (sleeps,
+/// timed waits and lock waits; 0 for the others) and the address the call returns to. The calls
+/// the reporter makes on its thread are not checked.
+typedef void (*lo_blocking_reporter)(int rule, const char *operation, uint64_t waited_ns, uintptr_t caller);
+/// Registers the reporter (NULL: none).
+void lo_blocking_set_reporter(lo_blocking_reporter reporter);
+/// Adds `delta` to the number of reasons to check blocking calls (a collection, a launch): calls
+/// are checked while it is above zero.
+void lo_blocking_arm(int delta);
+/// Whether blocking calls are being checked.
+int lo_blocking_armed(void);
+/// The thread treated as the main thread for the checks (0: the process's main thread).
+void lo_blocking_set_ui_thread(pid_t tid);
+
 /// Sets an opaque per-thread pointer (the launch task running on this thread), or NULL.
 void lo_set_thread_context(const void *context);
 /// The pointer last set on this thread by `lo_set_thread_context`.

@@ -1,0 +1,553 @@
+// Blocking calls caught where they are made: the C library's file, socket, name-lookup, sleep and
+// wait functions, and pthread_mutex_lock when the lock was held by another thread.
+//
+// A program that links Liftoff defines these functions itself, so its own calls and those of the
+// shared libraries it loads (Foundation, Dispatch, the Swift runtime) reach them first; each one
+// calls the C library's function it stands for (dlsym RTLD_NEXT). While no rule is armed
+// (lo_blocking_arm: a test collecting violations, a launch in progress) a call costs one atomic
+// load more than the bare call. Armed, a call off the UI context costs a thread-local read and a
+// compare more; in the UI context -- the thread the rules treat as main, or any thread while it
+// drains Dispatch's main queue (where the main actor runs) -- a call that may block is reported
+// to the registered reporter, with the C library's function, what it reached and how long it
+// waited, on the calling thread, before or after the real call.
+//
+// What may block, by the descriptor a call uses, told once per descriptor number and kept until
+// Liftoff sees it closed or reused (close, dup2, dup3, and each open, socket or accept it makes):
+// a regular file (on any file system but /proc and /sys: a file on tmpfs here may be on a disk on
+// another machine) is the disk, an IPv4 or IPv6 socket is the network; pipes, eventfds, terminals,
+// devices and Unix sockets are not reported. A descriptor closed inside the C library (fclose) and
+// reused by a call Liftoff does not see keeps its old kind until Liftoff sees it again. Sleeps are
+// always reported; poll, select and epoll waits only with a finite, non-zero timeout (an event
+// loop's idle wait has none); a name lookup always (it may ask a server).
+//
+// While the reporter runs on a thread (it captures a stack, symbolizes, may read files) that
+// thread's calls are not checked.
+
+#include "lo_internal.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/uio.h>
+
+#define LO_FD_KINDS 4096
+#define LO_PROC_MAGIC 0x9fa0
+#define LO_SYSFS_MAGIC 0x62656572
+#define LO_LOCK_FLOOR_NS 100000ull // shorter lock waits are never reported
+
+enum { LO_FD_UNKNOWN = 0, LO_FD_FILE = 1, LO_FD_NETWORK = 2, LO_FD_QUIET = 3 };
+
+static _Atomic pid_t g_ui_tid;
+
+// libdispatch's current queue and its main queue, looked up when the checks are first armed
+// (Dispatch is loaded by then in a program that has it).
+typedef void *(*lo_current_queue_t)(void);
+static _Atomic(lo_current_queue_t) g_current_queue;
+static void *_Atomic g_main_queue;
+static pthread_once_t g_dispatch_once = PTHREAD_ONCE_INIT;
+
+static void lo_find_dispatch(void) {
+    atomic_store(&g_main_queue, dlsym(RTLD_DEFAULT, "_dispatch_main_q"));
+    atomic_store(&g_current_queue, (lo_current_queue_t)dlsym(RTLD_DEFAULT, "dispatch_get_current_queue"));
+}
+
+// Whether the calling thread runs where UI work does: the rules' main thread, or Dispatch's main queue.
+static int lo_in_ui_context(void) {
+    pid_t ui = atomic_load_explicit(&g_ui_tid, memory_order_relaxed);
+    if (lo_current_tid() == (ui != 0 ? ui : lo_main_tid())) return 1;
+    lo_current_queue_t current = atomic_load_explicit(&g_current_queue, memory_order_relaxed);
+    void *main_queue = atomic_load_explicit(&g_main_queue, memory_order_relaxed);
+    return current != NULL && main_queue != NULL && current() == main_queue;
+}
+
+static _Atomic int g_armed;
+static _Atomic(lo_blocking_reporter) g_reporter;
+static _Atomic uint8_t g_fd_kind[LO_FD_KINDS];
+static __thread int t_reporting __attribute__((tls_model("initial-exec")));
+
+void lo_blocking_arm(int delta) {
+    if (delta > 0) pthread_once(&g_dispatch_once, lo_find_dispatch);
+    atomic_fetch_add_explicit(&g_armed, delta, memory_order_relaxed);
+}
+int lo_blocking_armed(void) { return atomic_load_explicit(&g_armed, memory_order_relaxed) > 0; }
+void lo_blocking_set_reporter(lo_blocking_reporter reporter) { atomic_store(&g_reporter, reporter); }
+void lo_blocking_set_ui_thread(pid_t tid) { atomic_store_explicit(&g_ui_tid, tid, memory_order_relaxed); }
+
+// Whether a call made now is checked: armed, in the UI context, and not the reporter's own.
+static inline int lo_checking(void) {
+    if (__builtin_expect(atomic_load_explicit(&g_armed, memory_order_relaxed) <= 0, 1)) return 0;
+    return !t_reporting && lo_in_ui_context();
+}
+
+static void lo_report(int rule, const char *operation, uint64_t waited_ns, void *caller) {
+    lo_blocking_reporter reporter = atomic_load(&g_reporter);
+    if (reporter == NULL) return;
+    int saved = errno;
+    t_reporting = 1;
+    reporter(rule, operation, waited_ns, (uintptr_t)caller);
+    t_reporting = 0;
+    errno = saved;
+}
+
+// ---- descriptors ----------------------------------------------------------------------------
+
+static void lo_fd_forget(int fd) {
+    if (fd >= 0 && fd < LO_FD_KINDS) atomic_store_explicit(&g_fd_kind[fd], LO_FD_UNKNOWN, memory_order_relaxed);
+}
+
+static int lo_fd_kind(int fd) {
+    if (fd < 0) return LO_FD_QUIET;
+    if (fd < LO_FD_KINDS) {
+        int kind = atomic_load_explicit(&g_fd_kind[fd], memory_order_relaxed);
+        if (kind != LO_FD_UNKNOWN) return kind;
+    }
+    struct stat status;
+    int kind = LO_FD_QUIET;
+    if (fstat(fd, &status) == 0) {
+        if (S_ISREG(status.st_mode)) {
+            struct statfs system;
+            int pseudo = fstatfs(fd, &system) == 0 && (system.f_type == LO_PROC_MAGIC || system.f_type == LO_SYSFS_MAGIC);
+            kind = pseudo ? LO_FD_QUIET : LO_FD_FILE;
+        } else if (S_ISSOCK(status.st_mode)) {
+            int domain = 0;
+            socklen_t length = sizeof domain;
+            int inet = getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &length) == 0 &&
+                       (domain == AF_INET || domain == AF_INET6);
+            kind = inet ? LO_FD_NETWORK : LO_FD_QUIET;
+        }
+    } else {
+        return LO_FD_QUIET;
+    }
+    if (fd < LO_FD_KINDS) atomic_store_explicit(&g_fd_kind[fd], (uint8_t)kind, memory_order_relaxed);
+    return kind;
+}
+
+// What a descriptor names, from /proc (only for a report): a path, "socket:[inode]", or its number.
+static void lo_describe_fd(char *buffer, size_t size, int fd) {
+    char link[32];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t length = readlink(link, buffer, size - 1);
+    if (length <= 0) {
+        snprintf(buffer, size, "descriptor %d", fd);
+        return;
+    }
+    buffer[length] = 0;
+}
+
+// A file's call reads as what it does to the file ("reading /path"), so that the open, the reads
+// and the close of one statement are one violation, their count its repeats; a socket's names the
+// call ("connect of socket:[123]").
+static void lo_check_fd(const char *function, int fd, int writes, void *caller) {
+    int kind = lo_fd_kind(fd);
+    if (kind == LO_FD_QUIET) return;
+    char target[256], operation[320];
+    lo_describe_fd(target, sizeof target, fd);
+    if (kind == LO_FD_NETWORK) {
+        snprintf(operation, sizeof operation, "%s of %s", function, target);
+        lo_report(LO_BLOCKING_NETWORK, operation, 0, caller);
+    } else {
+        snprintf(operation, sizeof operation, "%s %s", writes ? "writing" : "reading", target);
+        lo_report(writes ? LO_BLOCKING_DISK_WRITE : LO_BLOCKING_DISK_READ, operation, 0, caller);
+    }
+}
+
+// Whether a path names what never waits for a disk: /proc, /sys and /dev.
+static int lo_quiet_path(const char *path) {
+    return path == NULL || strncmp(path, "/proc/", 6) == 0 || strncmp(path, "/sys/", 5) == 0 ||
+           strncmp(path, "/dev/", 5) == 0;
+}
+
+// An open of `path` relative to `directory` (AT_FDCWD: the working directory), named by its
+// absolute path as a read of the descriptor later will be.
+static void lo_check_open(int directory, const char *path, int writes, void *caller) {
+    if (lo_quiet_path(path)) return;
+    char base[256] = "", operation[640];
+    if (path[0] != '/') {
+        if (directory == AT_FDCWD) {
+            if (getcwd(base, sizeof base) == NULL) base[0] = 0;
+        } else {
+            lo_describe_fd(base, sizeof base, directory);
+        }
+    }
+    snprintf(operation, sizeof operation, "%s %s%s%s", writes ? "writing" : "reading", base, base[0] ? "/" : "", path);
+    lo_report(writes ? LO_BLOCKING_DISK_WRITE : LO_BLOCKING_DISK_READ, operation, 0, caller);
+}
+
+static int lo_open_writes(int flags) { return (flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC)) != 0; }
+
+static void lo_check_sleep(const char *function, uint64_t ns, void *caller) {
+    if (ns == 0) return;
+    char operation[64];
+    snprintf(operation, sizeof operation, "%s for %llu.%03llu ms", function, (unsigned long long)(ns / 1000000),
+             (unsigned long long)(ns / 1000 % 1000));
+    lo_report(LO_BLOCKING_SLEEP, operation, ns, caller);
+}
+
+// ---- the C library's functions --------------------------------------------------------------
+
+// The C library's function that `name` stands for, found once.
+#define LO_REAL(type, name)                                                                      \
+    static _Atomic(type) real_##name;                                                            \
+    static type lo_real_##name(void) {                                                           \
+        type function = atomic_load_explicit(&real_##name, memory_order_relaxed);                \
+        if (function == NULL) {                                                                  \
+            function = (type)dlsym(RTLD_NEXT, #name);                                            \
+            if (function == NULL) LO_FAIL(#name " not found in the C library");                   \
+            atomic_store_explicit(&real_##name, function, memory_order_relaxed);                 \
+        }                                                                                        \
+        return function;                                                                         \
+    }
+
+typedef int (*lo_open_t)(const char *, int, ...);
+typedef int (*lo_openat_t)(int, const char *, int, ...);
+typedef FILE *(*lo_fopen_t)(const char *, const char *);
+typedef ssize_t (*lo_rw_t)(int, void *, size_t);
+typedef ssize_t (*lo_write_t)(int, const void *, size_t);
+typedef ssize_t (*lo_prw_t)(int, void *, size_t, off_t);
+typedef ssize_t (*lo_pwrite_t)(int, const void *, size_t, off_t);
+typedef ssize_t (*lo_vec_t)(int, const struct iovec *, int);
+typedef int (*lo_fd_t)(int);
+typedef int (*lo_dup2_t)(int, int);
+typedef int (*lo_dup3_t)(int, int, int);
+typedef int (*lo_socket_t)(int, int, int);
+typedef int (*lo_connect_t)(int, const struct sockaddr *, socklen_t);
+typedef int (*lo_accept_t)(int, struct sockaddr *, socklen_t *);
+typedef int (*lo_accept4_t)(int, struct sockaddr *, socklen_t *, int);
+typedef ssize_t (*lo_send_t)(int, const void *, size_t, int);
+typedef ssize_t (*lo_sendto_t)(int, const void *, size_t, int, const struct sockaddr *, socklen_t);
+typedef ssize_t (*lo_sendmsg_t)(int, const struct msghdr *, int);
+typedef ssize_t (*lo_recv_t)(int, void *, size_t, int);
+typedef ssize_t (*lo_recvfrom_t)(int, void *, size_t, int, struct sockaddr *, socklen_t *);
+typedef ssize_t (*lo_recvmsg_t)(int, struct msghdr *, int);
+typedef int (*lo_getaddrinfo_t)(const char *, const char *, const struct addrinfo *, struct addrinfo **);
+typedef int (*lo_nanosleep_t)(const struct timespec *, struct timespec *);
+typedef int (*lo_clock_nanosleep_t)(clockid_t, int, const struct timespec *, struct timespec *);
+typedef int (*lo_usleep_t)(useconds_t);
+typedef unsigned (*lo_sleep_t)(unsigned);
+typedef int (*lo_poll_t)(struct pollfd *, nfds_t, int);
+typedef int (*lo_ppoll_t)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *);
+typedef int (*lo_select_t)(int, fd_set *, fd_set *, fd_set *, struct timeval *);
+typedef int (*lo_pselect_t)(int, fd_set *, fd_set *, fd_set *, const struct timespec *, const sigset_t *);
+typedef int (*lo_epoll_wait_t)(int, struct epoll_event *, int, int);
+typedef int (*lo_epoll_pwait_t)(int, struct epoll_event *, int, int, const sigset_t *);
+
+LO_REAL(lo_open_t, open)
+LO_REAL(lo_open_t, open64)
+LO_REAL(lo_openat_t, openat)
+LO_REAL(lo_openat_t, openat64)
+LO_REAL(lo_fopen_t, fopen)
+LO_REAL(lo_fopen_t, fopen64)
+LO_REAL(lo_rw_t, read)
+LO_REAL(lo_write_t, write)
+LO_REAL(lo_prw_t, pread)
+LO_REAL(lo_prw_t, pread64)
+LO_REAL(lo_pwrite_t, pwrite)
+LO_REAL(lo_pwrite_t, pwrite64)
+LO_REAL(lo_vec_t, readv)
+LO_REAL(lo_vec_t, writev)
+LO_REAL(lo_fd_t, fsync)
+LO_REAL(lo_fd_t, fdatasync)
+LO_REAL(lo_fd_t, close)
+LO_REAL(lo_dup2_t, dup2)
+LO_REAL(lo_dup3_t, dup3)
+LO_REAL(lo_socket_t, socket)
+LO_REAL(lo_connect_t, connect)
+LO_REAL(lo_accept_t, accept)
+LO_REAL(lo_accept4_t, accept4)
+LO_REAL(lo_send_t, send)
+LO_REAL(lo_sendto_t, sendto)
+LO_REAL(lo_sendmsg_t, sendmsg)
+LO_REAL(lo_recv_t, recv)
+LO_REAL(lo_recvfrom_t, recvfrom)
+LO_REAL(lo_recvmsg_t, recvmsg)
+LO_REAL(lo_getaddrinfo_t, getaddrinfo)
+LO_REAL(lo_nanosleep_t, nanosleep)
+LO_REAL(lo_clock_nanosleep_t, clock_nanosleep)
+LO_REAL(lo_usleep_t, usleep)
+LO_REAL(lo_sleep_t, sleep)
+LO_REAL(lo_poll_t, poll)
+LO_REAL(lo_ppoll_t, ppoll)
+LO_REAL(lo_select_t, select)
+LO_REAL(lo_pselect_t, pselect)
+LO_REAL(lo_epoll_wait_t, epoll_wait)
+LO_REAL(lo_epoll_pwait_t, epoll_pwait)
+
+// Each function that needs nothing after the C library's call jumps to it (musttail: even
+// unoptimized, no frame of Liftoff's stays on the stack while the call blocks, so samples and
+// reports show the program's caller right below the C library), or, when checking, to its
+// checked form, which checks and jumps on: there the address the call returns to is still the
+// program's caller's.
+#define LO_CALLER __builtin_return_address(0)
+#define LO_MUSTTAIL __attribute__((musttail))
+
+#define LO_INTERPOSE(type, name, parameters, arguments, check)                                   \
+    static type lo_checked_##name parameters {                                                   \
+        check;                                                                                   \
+        LO_MUSTTAIL return lo_real_##name() arguments;                                           \
+    }                                                                                            \
+    type name parameters { LO_MUSTTAIL return (lo_checking() ? lo_checked_##name : lo_real_##name()) arguments; }
+
+// open's mode is there only with O_CREAT or O_TMPFILE.
+#define LO_MODE(flags, mode)                                                                     \
+    mode_t mode = 0;                                                                             \
+    if (((flags) & O_CREAT) || ((flags) & O_TMPFILE) == O_TMPFILE) {                             \
+        va_list arguments;                                                                       \
+        va_start(arguments, flags);                                                              \
+        mode = (mode_t)va_arg(arguments, int);                                                   \
+        va_end(arguments);                                                                       \
+    }
+
+static int lo_opened(int fd) {
+    lo_fd_forget(fd);
+    return fd;
+}
+
+// The opens are variadic, which musttail cannot forward: their frames stay while the C library
+// opens (the frames' source file tells analyses they are Liftoff's).
+int open(const char *path, int flags, ...) {
+    LO_MODE(flags, mode)
+    if (lo_checking()) lo_check_open(AT_FDCWD, path, lo_open_writes(flags), LO_CALLER);
+    return lo_opened(lo_real_open()(path, flags, mode));
+}
+
+int open64(const char *path, int flags, ...) {
+    LO_MODE(flags, mode)
+    if (lo_checking()) lo_check_open(AT_FDCWD, path, lo_open_writes(flags), LO_CALLER);
+    return lo_opened(lo_real_open64()(path, flags, mode));
+}
+
+int openat(int directory, const char *path, int flags, ...) {
+    LO_MODE(flags, mode)
+    if (lo_checking()) lo_check_open(directory, path, lo_open_writes(flags), LO_CALLER);
+    return lo_opened(lo_real_openat()(directory, path, flags, mode));
+}
+
+int openat64(int directory, const char *path, int flags, ...) {
+    LO_MODE(flags, mode)
+    if (lo_checking()) lo_check_open(directory, path, lo_open_writes(flags), LO_CALLER);
+    return lo_opened(lo_real_openat64()(directory, path, flags, mode));
+}
+
+static int lo_fopen_writes(const char *mode) { return mode != NULL && (strchr(mode, 'w') || strchr(mode, 'a') || strchr(mode, '+')); }
+
+FILE *fopen(const char *path, const char *mode) {
+    if (lo_checking()) lo_check_open(AT_FDCWD, path, lo_fopen_writes(mode), LO_CALLER);
+    FILE *file = lo_real_fopen()(path, mode);
+    if (file != NULL) lo_fd_forget(fileno(file));
+    return file;
+}
+
+FILE *fopen64(const char *path, const char *mode) {
+    if (lo_checking()) lo_check_open(AT_FDCWD, path, lo_fopen_writes(mode), LO_CALLER);
+    FILE *file = lo_real_fopen64()(path, mode);
+    if (file != NULL) lo_fd_forget(fileno(file));
+    return file;
+}
+
+// A new socket's number may have been another descriptor's: its kind is told afresh.
+int socket(int domain, int type, int protocol) { return lo_opened(lo_real_socket()(domain, type, protocol)); }
+
+LO_INTERPOSE(ssize_t, read, (int fd, void *buffer, size_t count), (fd, buffer, count), lo_check_fd("read", fd, 0, LO_CALLER))
+LO_INTERPOSE(ssize_t, write, (int fd, const void *buffer, size_t count), (fd, buffer, count),
+             lo_check_fd("write", fd, 1, LO_CALLER))
+LO_INTERPOSE(ssize_t, pread, (int fd, void *buffer, size_t count, off_t offset), (fd, buffer, count, offset),
+             lo_check_fd("pread", fd, 0, LO_CALLER))
+LO_INTERPOSE(ssize_t, pread64, (int fd, void *buffer, size_t count, off_t offset), (fd, buffer, count, offset),
+             lo_check_fd("pread", fd, 0, LO_CALLER))
+LO_INTERPOSE(ssize_t, pwrite, (int fd, const void *buffer, size_t count, off_t offset), (fd, buffer, count, offset),
+             lo_check_fd("pwrite", fd, 1, LO_CALLER))
+LO_INTERPOSE(ssize_t, pwrite64, (int fd, const void *buffer, size_t count, off_t offset), (fd, buffer, count, offset),
+             lo_check_fd("pwrite", fd, 1, LO_CALLER))
+LO_INTERPOSE(ssize_t, readv, (int fd, const struct iovec *vector, int count), (fd, vector, count),
+             lo_check_fd("readv", fd, 0, LO_CALLER))
+LO_INTERPOSE(ssize_t, writev, (int fd, const struct iovec *vector, int count), (fd, vector, count),
+             lo_check_fd("writev", fd, 1, LO_CALLER))
+LO_INTERPOSE(int, fsync, (int fd), (fd), lo_check_fd("fsync", fd, 1, LO_CALLER))
+LO_INTERPOSE(int, fdatasync, (int fd), (fd), lo_check_fd("fdatasync", fd, 1, LO_CALLER))
+// A descriptor closed or replaced is told afresh when next used.
+int close(int fd) {
+    lo_fd_forget(fd);
+    LO_MUSTTAIL return lo_real_close()(fd);
+}
+
+int dup2(int old, int new) {
+    lo_fd_forget(new);
+    LO_MUSTTAIL return lo_real_dup2()(old, new);
+}
+
+int dup3(int old, int new, int flags) {
+    lo_fd_forget(new);
+    LO_MUSTTAIL return lo_real_dup3()(old, new, flags);
+}
+
+LO_INTERPOSE(int, accept, (int fd, struct sockaddr *address, socklen_t *length), (fd, address, length),
+             lo_check_fd("accept", fd, 0, LO_CALLER))
+LO_INTERPOSE(int, accept4, (int fd, struct sockaddr *address, socklen_t *length, int flags), (fd, address, length, flags),
+             lo_check_fd("accept", fd, 0, LO_CALLER))
+LO_INTERPOSE(int, connect, (int fd, const struct sockaddr *address, socklen_t length), (fd, address, length),
+             lo_check_fd("connect", fd, 0, LO_CALLER))
+LO_INTERPOSE(ssize_t, send, (int fd, const void *buffer, size_t count, int flags), (fd, buffer, count, flags),
+             lo_check_fd("send", fd, 1, LO_CALLER))
+LO_INTERPOSE(ssize_t, sendto,
+             (int fd, const void *buffer, size_t count, int flags, const struct sockaddr *to, socklen_t length),
+             (fd, buffer, count, flags, to, length), lo_check_fd("sendto", fd, 1, LO_CALLER))
+LO_INTERPOSE(ssize_t, sendmsg, (int fd, const struct msghdr *message, int flags), (fd, message, flags),
+             lo_check_fd("sendmsg", fd, 1, LO_CALLER))
+LO_INTERPOSE(ssize_t, recv, (int fd, void *buffer, size_t count, int flags), (fd, buffer, count, flags),
+             lo_check_fd("recv", fd, 0, LO_CALLER))
+LO_INTERPOSE(ssize_t, recvfrom,
+             (int fd, void *buffer, size_t count, int flags, struct sockaddr *from, socklen_t *length),
+             (fd, buffer, count, flags, from, length), lo_check_fd("recvfrom", fd, 0, LO_CALLER))
+LO_INTERPOSE(ssize_t, recvmsg, (int fd, struct msghdr *message, int flags), (fd, message, flags),
+             lo_check_fd("recvmsg", fd, 0, LO_CALLER))
+
+static void lo_check_lookup(const char *node, const char *service, void *caller) {
+    char operation[320];
+    snprintf(operation, sizeof operation, "getaddrinfo of %s", node ? node : service ? service : "(nothing)");
+    lo_report(LO_BLOCKING_NETWORK, operation, 0, caller);
+}
+
+LO_INTERPOSE(int, getaddrinfo,
+             (const char *node, const char *service, const struct addrinfo *hints, struct addrinfo **result),
+             (node, service, hints, result), lo_check_lookup(node, service, LO_CALLER))
+
+static uint64_t lo_timespec_ns(const struct timespec *time) {
+    if (time == NULL || time->tv_sec < 0 || time->tv_nsec < 0) return 0;
+    if ((uint64_t)time->tv_sec > UINT64_MAX / 1000000000ull - 1) return UINT64_MAX;
+    return (uint64_t)time->tv_sec * 1000000000ull + (uint64_t)time->tv_nsec;
+}
+
+// How long a clock_nanosleep waits: to an absolute time, from now.
+static uint64_t lo_clock_sleep_ns(clockid_t clock, int flags, const struct timespec *duration) {
+    uint64_t ns = lo_timespec_ns(duration);
+    if (!(flags & TIMER_ABSTIME)) return ns;
+    struct timespec now;
+    uint64_t at = clock_gettime(clock, &now) == 0 ? lo_timespec_ns(&now) : ns;
+    return ns > at ? ns - at : 0;
+}
+
+// A wait with a finite, non-zero timeout; `ns` UINT64_MAX for none.
+static void lo_check_wait(const char *function, uint64_t ns, void *caller) {
+    if (ns == 0 || ns == UINT64_MAX) return;
+    lo_check_sleep(function, ns, caller);
+}
+
+static uint64_t lo_milliseconds_ns(int milliseconds) {
+    return milliseconds < 0 ? UINT64_MAX : (uint64_t)milliseconds * 1000000ull;
+}
+
+static uint64_t lo_timeval_ns(const struct timeval *timeout) {
+    if (timeout == NULL) return UINT64_MAX;
+    if (timeout->tv_sec < 0 || timeout->tv_usec < 0) return 0;
+    if ((uint64_t)timeout->tv_sec > UINT64_MAX / 1000000000ull - 1) return UINT64_MAX - 1;
+    return (uint64_t)timeout->tv_sec * 1000000000ull + (uint64_t)timeout->tv_usec * 1000ull;
+}
+
+LO_INTERPOSE(int, nanosleep, (const struct timespec *duration, struct timespec *remaining), (duration, remaining),
+             lo_check_sleep("nanosleep", lo_timespec_ns(duration), LO_CALLER))
+LO_INTERPOSE(int, clock_nanosleep, (clockid_t clock, int flags, const struct timespec *duration, struct timespec *remaining),
+             (clock, flags, duration, remaining),
+             lo_check_sleep("clock_nanosleep", lo_clock_sleep_ns(clock, flags, duration), LO_CALLER))
+LO_INTERPOSE(int, usleep, (useconds_t microseconds), (microseconds),
+             lo_check_sleep("usleep", (uint64_t)microseconds * 1000ull, LO_CALLER))
+LO_INTERPOSE(unsigned, sleep, (unsigned seconds), (seconds), lo_check_sleep("sleep", (uint64_t)seconds * 1000000000ull, LO_CALLER))
+LO_INTERPOSE(int, poll, (struct pollfd *fds, nfds_t count, int timeout_ms), (fds, count, timeout_ms),
+             lo_check_wait("poll", lo_milliseconds_ns(timeout_ms), LO_CALLER))
+LO_INTERPOSE(int, ppoll, (struct pollfd *fds, nfds_t count, const struct timespec *timeout, const sigset_t *mask),
+             (fds, count, timeout, mask), lo_check_wait("ppoll", timeout ? lo_timespec_ns(timeout) : UINT64_MAX, LO_CALLER))
+LO_INTERPOSE(int, select, (int count, fd_set *reads, fd_set *writes, fd_set *errors, struct timeval *timeout),
+             (count, reads, writes, errors, timeout), lo_check_wait("select", lo_timeval_ns(timeout), LO_CALLER))
+LO_INTERPOSE(int, pselect,
+             (int count, fd_set *reads, fd_set *writes, fd_set *errors, const struct timespec *timeout, const sigset_t *mask),
+             (count, reads, writes, errors, timeout, mask),
+             lo_check_wait("pselect", timeout ? lo_timespec_ns(timeout) : UINT64_MAX, LO_CALLER))
+LO_INTERPOSE(int, epoll_wait, (int fd, struct epoll_event *events, int count, int timeout_ms), (fd, events, count, timeout_ms),
+             lo_check_wait("epoll_wait", lo_milliseconds_ns(timeout_ms), LO_CALLER))
+LO_INTERPOSE(int, epoll_pwait, (int fd, struct epoll_event *events, int count, int timeout_ms, const sigset_t *mask),
+             (fd, events, count, timeout_ms, mask), lo_check_wait("epoll_pwait", lo_milliseconds_ns(timeout_ms), LO_CALLER))
+
+// ---- locks ------------------------------------------------------------------------------------
+
+typedef int (*lo_mutex_t)(pthread_mutex_t *);
+LO_REAL(lo_mutex_t, pthread_mutex_lock)
+LO_REAL(lo_mutex_t, pthread_mutex_trylock)
+
+// A lock taken in the UI context: how long it waited, when another thread held it. Reached by
+// a jump from pthread_mutex_lock, so its return address is the program's caller.
+static int lo_timed_mutex_lock(pthread_mutex_t *mutex) {
+    int result = lo_real_pthread_mutex_trylock()(mutex);
+    if (result != EBUSY) return result;
+    uint64_t start = lo_monotonic_ns();
+    result = lo_real_pthread_mutex_lock()(mutex);
+    uint64_t waited = lo_monotonic_ns() - start;
+    if (waited >= LO_LOCK_FLOOR_NS) {
+        char operation[64];
+        snprintf(operation, sizeof operation, "pthread_mutex_lock waited %llu.%03llu ms",
+                 (unsigned long long)(waited / 1000000), (unsigned long long)(waited / 1000 % 1000));
+        lo_report(LO_BLOCKING_LOCK_WAIT, operation, waited, LO_CALLER);
+    }
+    return result;
+}
+
+int pthread_mutex_lock(pthread_mutex_t *mutex) {
+    LO_MUSTTAIL return (lo_checking() ? lo_timed_mutex_lock : lo_real_pthread_mutex_lock())(mutex);
+}
+
+// The C library's functions are looked up as the program loads, before any signal handler may
+// call one (dlsym is not safe there); a call made earlier, from another object's constructor,
+// looks its own up.
+__attribute__((constructor)) static void lo_blocking_resolve(void) {
+    lo_real_pthread_mutex_lock();
+    lo_real_pthread_mutex_trylock();
+    lo_real_open();
+    lo_real_open64();
+    lo_real_openat();
+    lo_real_openat64();
+    lo_real_fopen();
+    lo_real_fopen64();
+    lo_real_read();
+    lo_real_write();
+    lo_real_pread();
+    lo_real_pread64();
+    lo_real_pwrite();
+    lo_real_pwrite64();
+    lo_real_readv();
+    lo_real_writev();
+    lo_real_fsync();
+    lo_real_fdatasync();
+    lo_real_close();
+    lo_real_dup2();
+    lo_real_dup3();
+    lo_real_socket();
+    lo_real_connect();
+    lo_real_accept();
+    lo_real_accept4();
+    lo_real_send();
+    lo_real_sendto();
+    lo_real_sendmsg();
+    lo_real_recv();
+    lo_real_recvfrom();
+    lo_real_recvmsg();
+    lo_real_getaddrinfo();
+    lo_real_nanosleep();
+    lo_real_clock_nanosleep();
+    lo_real_usleep();
+    lo_real_sleep();
+    lo_real_poll();
+    lo_real_ppoll();
+    lo_real_select();
+    lo_real_pselect();
+    lo_real_epoll_wait();
+    lo_real_epoll_pwait();
+}

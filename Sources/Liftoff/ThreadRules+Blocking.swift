@@ -1,0 +1,162 @@
+import CLiftoffSampler
+import LiftoffProfile
+import LiftoffSampler
+import Synchronization
+
+extension ThreadRules {
+    /// A file was opened or read in the UI context.
+    public static let diskReadOnMain = Profile.RuleName.diskReadOnMain
+    /// A file was opened for writing, written or synced in the UI context.
+    public static let diskWriteOnMain = Profile.RuleName.diskWriteOnMain
+    /// A name was looked up, or an IPv4 or IPv6 socket used, in the UI context.
+    public static let networkOnMain = Profile.RuleName.networkOnMain
+    /// The UI context slept, or waited in poll, select or epoll with a finite timeout.
+    public static let sleepOnMain = Profile.RuleName.sleepOnMain
+    /// The UI context waited longer than ``Configuration/lockWaitThreshold`` for a mutex another
+    /// thread held.
+    public static let lockWaitOnMain = Profile.RuleName.lockWaitOnMain
+
+    /// The rules that catch blocking calls by themselves, with no tagging: a call to the C
+    /// library's file, socket, name-lookup, sleep and wait functions, or a wait for a held
+    /// `pthread_mutex_t`, made in the UI context (the main thread, or Dispatch's main queue, where
+    /// the main actor runs) by the program, Foundation, Dispatch or any library it loads.
+    ///
+    /// They are checked while a `LiftoffTesting` collection runs (the `.threadRules` trait,
+    /// `expectNoThreadViolations`, `collectThreadViolations`, `ThreadRulesTestCase`) and while an
+    /// ``Application`` or a ``LaunchRecorder`` launches, or inside ``checkingBlockingCalls(_:)``.
+    /// What reaches a rule:
+    ///
+    /// - a regular file (on any file system but `/proc` and `/sys`) opened, read or written;
+    ///   pipes, eventfds, terminals, devices and Unix sockets are not reported;
+    /// - an IPv4 or IPv6 socket connected, read or written, and every `getaddrinfo`;
+    /// - `nanosleep`, `clock_nanosleep`, `usleep` and `sleep`, and a `poll`, `ppoll`, `select`,
+    ///   `pselect` or `epoll_wait` with a finite, non-zero timeout (an event loop's idle wait has
+    ///   none);
+    /// - `pthread_mutex_lock` of a mutex another thread held, when the wait lasted
+    ///   ``Configuration/lockWaitThreshold`` or more.
+    ///
+    /// A call whose caller (the first frame outside the C library, Foundation, Dispatch and the
+    /// Swift runtime) is Liftoff's or the test framework's is not reported, nor one under a
+    /// ``Configuration/allow(prefix:)`` prefix. Each violation's stack starts at the caller of the
+    /// C library's function.
+    public static let blockingCallRules: [Profile.RuleName] = [
+        diskReadOnMain, diskWriteOnMain, networkOnMain, sleepOnMain, lockWaitOnMain,
+    ]
+
+    /// Runs `body` with blocking calls checked (see ``blockingCallRules``), as a collection or a
+    /// launch would.
+    public static func checkingBlockingCalls<T>(_ body: () throws -> T) rethrows -> T {
+        armBlockingCalls()
+        defer { BlockingCalls.disarm() }
+        return try body()
+    }
+
+    /// Runs the async `body` with blocking calls checked.
+    public static func checkingBlockingCalls<T>(
+        isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T
+    ) async rethrows -> T {
+        armBlockingCalls()
+        defer { BlockingCalls.disarm() }
+        return try await body()
+    }
+
+    /// One more reason to check blocking calls; balance with `BlockingCalls.disarm()`.
+    package static func armBlockingCalls() {
+        _ = reporterInstalled
+        BlockingCalls.arm()
+    }
+
+    private static let reporterInstalled: Void = BlockingCalls.setReporter { kind, operation, waitedNs, caller in
+        ThreadRules.blockingCall(
+            kind: BlockingCalls.Kind(rawValue: kind), operation: operation.map { String(cString: $0) } ?? "",
+            waitedNs: waitedNs, caller: caller)
+    }
+
+    /// Call sites (the innermost frames of the caller) whose blocking calls are Liftoff's or the
+    /// test framework's own: not symbolized again.
+    private static let ownSites = Mutex(Set<[UInt]>())
+    /// Return addresses known to be in, or out of, the system libraries a call passes through.
+    private static let systemAddresses = Mutex([UInt: Bool]())
+
+    /// A blocking call in the UI context, on its thread: a violation unless it is exempt.
+    @inline(never)
+    static func blockingCall(kind: BlockingCalls.Kind?, operation: String, waitedNs: UInt64, caller: UInt) {
+        guard let kind else { return }
+        let rule: Profile.RuleName
+        switch kind {
+        case .diskRead: rule = diskReadOnMain
+        case .diskWrite: rule = diskWriteOnMain
+        case .network: rule = networkOnMain
+        case .sleep: rule = sleepOnMain
+        case .lockWait: rule = lockWaitOnMain
+        }
+        let configuration = context.configuration ?? ThreadRules.configuration
+        if kind == .lockWait, waitedNs < UInt64(clamping: configuration.lockWaitThreshold.nanoseconds) { return }
+        var stack = Sampler.captureCurrentStack()
+        // From the caller of the C library's function on.
+        if let start = stack.firstIndex(of: caller) { stack.removeFirst(start) }
+        // The call site is the caller's code, below Foundation, Dispatch and the runtime: the
+        // open, reads and close of one `String(contentsOfFile:)` are one violation.
+        let callerIndex = stack.indices.first { !isSystemAddress(stack[$0]) } ?? 0
+        let site = Array(stack[callerIndex...].prefix(6))
+        if ownSites.withLock({ $0.contains(site) }) { return }
+        if callerIndex < stack.count, isOwnCaller(stack[callerIndex]) {
+            ownSites.withLock { _ = $0.insert(site) }
+            return
+        }
+        record(rule: rule, operation: operation, stack: stack, site: site)
+    }
+
+    private static func isSystemAddress(_ address: UInt) -> Bool {
+        if let known = systemAddresses.withLock({ $0[address] }) { return known }
+        let system = BlockingCallers.isSystem(symbolizer.symbolize(address &- 1))
+        systemAddresses.withLock { $0[address] = system }
+        return system
+    }
+
+    /// Whether the code that made the call is Liftoff's or the test framework's.
+    private static func isOwnCaller(_ address: UInt) -> Bool {
+        let frame = symbolizer.symbolize(address &- 1)
+        return Profile.Frame.isLiftoff(frame.name) || BlockingCallers.isTestFramework(frame)
+    }
+}
+
+/// Who made a blocking call: the system libraries it passed through, and the test frameworks.
+enum BlockingCallers {
+    private static let systemObjects = [
+        "libc.so", "ld-linux", "libpthread", "libFoundation", "lib_Foundation", "libdispatch", "libBlocksRuntime",
+        "libswift", "libstdc++", "libgcc_s",
+    ]
+    private static let systemNames = [
+        "Foundation", "Swift.", "Dispatch.", "_Concurrency.", "Synchronization.", "_dispatch", "dispatch_", "swift_",
+    ]
+    private static let testObjects = ["libXCTest", "libTesting", "lib_TestingInterop"]
+    private static let testNames = ["Testing.", "XCTest.", "closure #1 in Testing.", "closure #1 in XCTest."]
+
+    /// The C library, Foundation, Dispatch and the Swift runtime, by object or (linked
+    /// statically) by name.
+    static func isSystem(_ frame: SymbolizedFrame) -> Bool {
+        let object = fileName(frame.object)
+        return systemObjects.contains { object.hasPrefix($0) } || systemNames.contains { frame.name.hasPrefix($0) }
+    }
+
+    /// Swift Testing and XCTest.
+    static func isTestFramework(_ frame: SymbolizedFrame) -> Bool {
+        let object = fileName(frame.object)
+        return testObjects.contains { object.hasPrefix($0) } || testNames.contains { frame.name.hasPrefix($0) }
+    }
+
+    private static func fileName(_ path: String) -> Substring {
+        path.lastIndex(of: "/").map { path[path.index(after: $0)...] } ?? Substring(path)
+    }
+}
+
+extension Duration {
+    /// The whole duration in nanoseconds, saturating.
+    var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        if overflow { return seconds < 0 ? .min : .max }
+        return scaled.addingReportingOverflow(attoseconds / 1_000_000_000).overflow ? .max : scaled + attoseconds / 1_000_000_000
+    }
+}

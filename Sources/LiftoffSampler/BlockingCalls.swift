@@ -1,0 +1,40 @@
+import CLiftoffSampler
+
+/// The C library's calls that may block, caught where they are made (see `blocking.c`): file,
+/// socket, name-lookup, sleep and wait functions, and `pthread_mutex_lock` of a held mutex. While
+/// armed, such a call in the UI context (the main thread, or Dispatch's main queue) goes to the
+/// reporter, on the calling thread.
+package enum BlockingCalls {
+    /// What a caught call did.
+    package enum Kind: Int32, Sendable {
+        /// Opened or read a regular file.
+        case diskRead = 1
+        /// Opened a regular file for writing, wrote or synced it.
+        case diskWrite = 2
+        /// Looked a name up, or used an IPv4 or IPv6 socket.
+        case network = 3
+        /// Slept, or waited in poll, select or epoll with a finite timeout.
+        case sleep = 4
+        /// Waited for a mutex another thread held.
+        case lockWait = 5
+    }
+
+    /// The C form of a reporter: kind, operation text, time waited (sleeps, timed waits and lock
+    /// waits) and the address the call returns to.
+    package typealias Reporter = @convention(c) (Int32, UnsafePointer<CChar>?, UInt64, UInt) -> Void
+
+    /// Registers the function caught calls go to.
+    package static func setReporter(_ reporter: Reporter?) { lo_blocking_set_reporter(reporter) }
+
+    /// One more reason to check calls (a collection, a launch); balance with ``disarm()``.
+    package static func arm() { lo_blocking_arm(1) }
+
+    /// One reason fewer.
+    package static func disarm() { lo_blocking_arm(-1) }
+
+    /// Whether calls are being checked now.
+    package static var isArmed: Bool { lo_blocking_armed() != 0 }
+
+    /// Treats thread `threadID` as the main thread for the checks (0: the process's main thread).
+    package static func setUIThread(_ threadID: Int) { lo_blocking_set_ui_thread(Int32(truncatingIfNeeded: threadID)) }
+}

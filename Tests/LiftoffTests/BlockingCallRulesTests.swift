@@ -1,0 +1,314 @@
+import Dispatch
+import Foundation
+import Liftoff
+import Synchronization
+import LiftoffTestSupport
+import LiftoffTesting
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A settings loader as an app would write it: reads its file with Foundation.
+enum SettingsStore {
+    @inline(never)
+    static func load(_ path: String) throws -> String { try String(contentsOfFile: path, encoding: .utf8) }
+}
+
+/// Stands for a vendor's code the allow-list exempts.
+enum VendorStorage {
+    @inline(never)
+    static func load(_ path: String) throws -> String { try String(contentsOfFile: path, encoding: .utf8) }
+}
+
+/// Files, sockets and locks for the blocking-call rules.
+enum BlockingFixtures {
+    /// A new empty folder (mkdir is no call the rules check).
+    static func folder() -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("liftoff-blocking-\(UUID().uuidString)")
+        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    /// A 200 KB settings file in a fresh folder, written on a thread of its own (so that a test on
+    /// the main thread breaks no rule making it).
+    static func settingsFile() throws -> String {
+        let path = BlockingFixtures.folder().appendingPathComponent("settings.json").path
+        let written = Mutex<(any Error)?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            do {
+                try String(repeating: "{\"key\": \"value\"},\n", count: 12_000).write(toFile: path, atomically: false, encoding: .utf8)
+            } catch {
+                written.withLock { $0 = error }
+            }
+            done.signal()
+        }
+        done.wait()
+        if let error = written.withLock({ $0 }) { throw error }
+        return path
+    }
+
+    /// A TCP listener on 127.0.0.1: its descriptor and port.
+    static func listener() throws -> (fd: Int32, port: UInt16) {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw POSIXError(.EBADF) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(fd, pointer, length) == 0 && listen(fd, 4) == 0 && getsockname(fd, pointer, &length) == 0
+            }
+        }
+        guard bound else { throw POSIXError(.EADDRNOTAVAIL) }
+        return (fd, UInt16(bigEndian: address.sin_port))
+    }
+
+    /// Connects a new TCP socket to 127.0.0.1:`port` and closes it.
+    @inline(never)
+    static func connectTo(port: UInt16) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = port.bigEndian
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+    }
+
+    /// Looks `name` up with getaddrinfo.
+    @inline(never)
+    static func lookUp(_ name: String) -> Bool {
+        var result: UnsafeMutablePointer<addrinfo>?
+        defer { if let result { freeaddrinfo(result) } }
+        return getaddrinfo(name, nil, nil, &result) == 0
+    }
+}
+
+/// A pthread mutex another thread can hold for a while.
+final class HeldMutex: @unchecked Sendable {
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+
+    init() { pthread_mutex_init(mutex, nil) }
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    /// Holds the mutex on a new thread for `milliseconds`; returns once it is held.
+    func holdOnAnotherThread(milliseconds: UInt32) {
+        let held = DispatchSemaphore(value: 0)
+        Thread.detachNewThread { [self] in
+            pthread_mutex_lock(mutex)
+            held.signal()
+            usleep(milliseconds * 1000)
+            pthread_mutex_unlock(mutex)
+        }
+        held.wait()
+    }
+
+    /// Takes and gives back the mutex.
+    @inline(never)
+    func lockAndUnlock() {
+        pthread_mutex_lock(mutex)
+        pthread_mutex_unlock(mutex)
+    }
+}
+
+@Suite("Blocking calls in the UI context", .processStateForWholeSuite)
+struct BlockingCallRulesTests {
+    /// The line of `violation`'s call site in this file, if it is here.
+    private func lineHere(_ violation: ThreadViolation) -> Int? {
+        guard let site = violation.callSite(), site.file?.hasSuffix("BlockingCallRulesTests.swift") == true else { return nil }
+        return site.line
+    }
+
+    @Test("on the main actor, a 200 KB file read through Foundation is disk-read-on-main, and usleep sleep-on-main, each at its line")
+    @MainActor
+    func readAndSleepOnMainActor() async throws {
+        let path = try BlockingFixtures.settingsFile()
+        var sleepLine = 0
+        let violations = await collectThreadViolations {
+            _ = try? SettingsStore.load(path)
+            sleepLine = #line + 1
+            usleep(30_000)
+        }
+        let read = try #require(violations.first { $0.rule == ThreadRules.diskReadOnMain }, "\(violations.map(\.message))")
+        #expect(read.operation == "reading \(path)", "\(read.operation)")
+        // Its open, reads and close are one violation, counted.
+        #expect(violations.filter { $0.rule == ThreadRules.diskReadOnMain }.count == 1, "\(violations.map(\.message))")
+        #expect(read.count >= 2, "\(read)")
+        #expect(read.message.hasSuffix("in UI context, on thread main (\(read.threadID)), queue com.apple.main-thread (\(read.count) times).")
+            || read.message.contains("in UI context, on "), "\(read.message)")
+        #expect(read.report().contains("SettingsStore.load"), "\(read.report())")
+        let sleep = try #require(violations.first { $0.rule == ThreadRules.sleepOnMain }, "\(violations.map(\.message))")
+        #expect(sleep.operation.contains("usleep for 30.000 ms"), "\(sleep.operation)")
+        #expect(lineHere(sleep) == sleepLine, "\(sleep.report())")
+        // The read's call site is SettingsStore.load, in this file.
+        #expect(lineHere(read) != nil, "\(read.report())")
+    }
+
+    @Test("the .threadRules trait fails a main-actor test that reads a file, at the loader's line")
+    @MainActor
+    func traitFailsTheRead() async throws {
+        let path = try BlockingFixtures.settingsFile()
+        let test = try #require(Test.current)
+        try await withKnownIssue {
+            try await ThreadRulesTrait.threadRules.provideScope(for: test, testCase: nil) { @MainActor in
+                _ = try SettingsStore.load(path)
+            }
+        } matching: { issue in
+            issue.comments.contains { $0.rawValue.contains("disk-read-on-main") && $0.rawValue.contains(path) }
+                && issue.sourceLocation?.fileName == "BlockingCallRulesTests.swift"
+        }
+    }
+
+    @Test("the same read in a detached task, off the main actor, is no violation")
+    func detachedReadPasses() async throws {
+        let path = try BlockingFixtures.settingsFile()
+        let violations = await collectThreadViolations {
+            await Task.detached { _ = try? SettingsStore.load(path) }.value
+        }
+        #expect(violations.filter { ThreadRules.blockingCallRules.contains($0.rule) }.isEmpty, "\(violations.map(\.message))")
+    }
+
+    @Test("a read under an allowed prefix is no violation; the same read outside it is")
+    @MainActor
+    func allowedPrefixPasses() async throws {
+        let path = try BlockingFixtures.settingsFile()
+        var configuration = ThreadRules.Configuration()
+        configuration.allow(prefix: "LiftoffTests.VendorStorage.")
+        let violations = await ThreadRules.withConfiguration(configuration) {
+            await collectThreadViolations {
+                _ = try? VendorStorage.load(path)
+                _ = try? SettingsStore.load(path)
+            }
+        }
+        let reads = violations.filter { $0.rule == ThreadRules.diskReadOnMain }
+        #expect(reads.count >= 1, "\(violations.map(\.message))")
+        #expect(reads.allSatisfy { !$0.report().contains("VendorStorage") }, "\(reads.map { $0.report() })")
+    }
+
+    @Test("writing a file on the main actor is disk-write-on-main")
+    @MainActor
+    func writeOnMainActor() async throws {
+        let folder = BlockingFixtures.folder().path
+        let violations = await collectThreadViolations {
+            _ = FileManager.default.createFile(atPath: folder + "/out.txt", contents: Data(repeating: 7, count: 4096))
+        }
+        let write = try #require(violations.first { $0.rule == ThreadRules.diskWriteOnMain }, "\(violations.map(\.message))")
+        #expect(write.operation.contains(folder), "\(write.operation)")
+    }
+
+    @Test("connecting to a TCP socket and looking up localhost on the main actor are network-on-main")
+    @MainActor
+    func networkOnMainActor() async throws {
+        let listener = try BlockingFixtures.listener()
+        defer { close(listener.fd) }
+        var connected = false
+        var found = false
+        let violations = await collectThreadViolations {
+            connected = BlockingFixtures.connectTo(port: listener.port)
+            found = BlockingFixtures.lookUp("localhost")
+        }
+        #expect(connected && found)
+        let network = violations.filter { $0.rule == ThreadRules.networkOnMain }
+        #expect(network.contains { $0.operation.hasPrefix("connect of socket:") }, "\(network.map(\.operation))")
+        #expect(network.contains { $0.operation == "getaddrinfo of localhost" }, "\(network.map(\.operation))")
+    }
+
+    @Test("a pipe's read and a /proc file's read on the main actor are no violations")
+    @MainActor
+    func quietDescriptorsPass() async throws {
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        defer {
+            close(ends[0])
+            close(ends[1])
+        }
+        let violations = await collectThreadViolations {
+            var byte: UInt8 = 1
+            _ = write(ends[1], &byte, 1)
+            _ = read(ends[0], &byte, 1)
+            _ = try? String(contentsOfFile: "/proc/self/stat", encoding: .utf8)
+        }
+        #expect(violations.filter { ThreadRules.blockingCallRules.contains($0.rule) }.isEmpty, "\(violations.map(\.message))")
+    }
+
+    @Test("waiting 30 ms for a mutex another thread holds is lock-wait-on-main; under a 1 s threshold it is not")
+    @MainActor
+    func contendedLock() async throws {
+        let mutex = HeldMutex()
+        let violations = await collectThreadViolations {
+            mutex.holdOnAnotherThread(milliseconds: 30)
+            mutex.lockAndUnlock()
+        }
+        let wait = try #require(violations.first { $0.rule == ThreadRules.lockWaitOnMain }, "\(violations.map(\.message))")
+        #expect(wait.operation.hasPrefix("pthread_mutex_lock waited "), "\(wait.operation)")
+        #expect(wait.report().contains("HeldMutex.lockAndUnlock"), "\(wait.report())")
+
+        var patient = ThreadRules.Configuration()
+        patient.lockWaitThreshold = .seconds(1)
+        let none = await ThreadRules.withConfiguration(patient) {
+            await collectThreadViolations {
+                mutex.holdOnAnotherThread(milliseconds: 30)
+                mutex.lockAndUnlock()
+            }
+        }
+        #expect(!none.contains { $0.rule == ThreadRules.lockWaitOnMain }, "\(none.map(\.message))")
+    }
+
+    @Test("outside any collection or launch, nothing is checked")
+    @MainActor
+    func unarmedIsSilent() throws {
+        let path = try BlockingFixtures.settingsFile()
+        let before = ThreadRules.violations.filter { $0.rule == ThreadRules.diskReadOnMain && $0.operation.contains(path) }
+        #expect(before.isEmpty)
+        // Another test's collection may be armed meanwhile; this read is outside every collection
+        // and must not be claimed by one.
+        _ = try SettingsStore.load(path)
+        let claimed = ThreadRules.violations.filter { $0.operation.contains(path) && $0.scope != nil }
+        #expect(claimed.isEmpty, "\(claimed.map(\.message))")
+    }
+}
+
+/// A delegate whose didFinishLaunching reads the app's settings on the main thread.
+final class SettingsReadingDelegate: ApplicationDelegate {
+    let path: String
+    var window: Window?
+
+    init(path: String) { self.path = path }
+
+    func didFinishLaunching(_ application: Application, options: LaunchOptions) -> Bool {
+        _ = try? SettingsStore.load(path)
+        let window = Window(frame: Rect(x: 0, y: 0, width: 10, height: 10), name: "w")
+        window.makeKeyAndVisible(in: application)
+        self.window = window
+        return true
+    }
+}
+
+extension RuntimeTests {
+    @Suite("Blocking calls during a launch")
+    struct BlockingLaunchTests {
+        @Test("an Application whose didFinishLaunching reads a file has disk-read-on-main in its launch profile")
+        func launchReadsAFile() throws {
+            let path = try BlockingFixtures.settingsFile()
+            let recorder = try LaunchRecorder.start(configuration: SamplerConfiguration(rateHz: 1000))
+            let driver = ApplicationDriver(delegate: SettingsReadingDelegate(path: path), recorder: recorder)
+            defer { driver.close() }
+            driver.send(.launch(LaunchOptions()))
+            let profile = recorder.finish()
+            let read = try #require(
+                profile.violations.first { $0.rule == ThreadRules.diskReadOnMain && $0.message.contains(path) },
+                "\(profile.violations.map(\.message))")
+            #expect(read.stack != nil)
+        }
+    }
+}
