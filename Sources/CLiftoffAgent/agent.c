@@ -1,7 +1,8 @@
 // The injected agent: see include/lo_agent.h. This file starts it (before `main`), follows a
 // fork() child and stands it down for a program that records itself; recording.c keeps its state
 // and writes its recording, agent_exec.c follows the programs it runs, agent_signals.c its signals.
-// Each file calls only the ones below it: agent.c → agent_exec.c, agent_signals.c → recording.c.
+// Each file calls only the ones below it: agent.c → agent_exec.c, agent_signals.c → recording.c →
+// rules.c (thread rules in the program, `liftoff profile --rules`).
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -21,6 +22,7 @@
 #include "recording.h"
 #include "agent_exec.h"
 #include "agent_signals.h"
+#include "rules.h"
 #include "lo_agent.h"
 #include "lo_sampler.h"
 
@@ -33,6 +35,7 @@
    profile, the agent writes what that sampler kept as the program's recording, so the launch is
    not lost. The stop signals then stay hooked behind the program's own handlers. */
 int lo_agent_stand_down_to(const lo_sampler_source *program) {
+    lo_agent_rules_end();
     if (!lo_agent_claim_write()) return 0;
     lo_sampler_stop();
     lo_agent_owns_sigprof = 0;
@@ -85,6 +88,7 @@ static void in_child(void) {
     lo_agent.process_start_ns = lo_agent.premain_ns = lo_agent.main_entry_ns = lo_agent_fork_ns;
     lo_read_process_counters(&lo_agent.premain_counters);
     lo_agent_set_program_flag(LO_AGENT_PROGRAM_BLOCKS_SIGPROF, 0);
+    lo_agent_rules_after_fork();
     lo_agent_begin();
 }
 
@@ -174,6 +178,7 @@ __attribute__((constructor)) static void lo_agent_start(void) {
         lo_agent_set_program_flag(LO_AGENT_PROGRAM_BLOCKS_SIGPROF, 1);
     }
     lo_agent_owns_sigprof = 1;
+    lo_agent_rules_begin();
     pthread_atfork(NULL, NULL, in_child);
     atexit(on_exit_handler);
     lo_agent_install_exit_signals();

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "recording.h"
+#include "rules.h"
 #include "lo_agent.h"
 #include "lo_sampler.h"
 
@@ -348,6 +349,10 @@ static void write_recording(const lo_sampler_source *source, pid_t pid, int stop
     uint64_t loader_length = loader ? lo_agent_loader_records.length : 0;
     put_string(&w, loader ? loader : "", (size_t)loader_length);
 
+    /* The thread rules' findings (`liftoff profile --rules`), as lines (rules.c). */
+    static char violations[LO_RULES_SITES_TEXT];
+    put_string(&w, violations, lo_agent_violations_text(violations, sizeof violations));
+
     /* No fsync: `liftoff` reads the file right away, and the rename keeps it whole. */
     flush(&w);
     int failed = w.failed;
@@ -360,6 +365,8 @@ int lo_agent_claim_write(void) {
     int expected = 0;
     if (!atomic_compare_exchange_strong(&written, &expected, 1)) return 0;
     atomic_store(&write_done, 0);
+    // The agent's own writes are no finding.
+    lo_agent_rules_end();
     return 1;
 }
 
@@ -445,6 +452,7 @@ int lo_agent_begin(void) {
         return 0;
     }
     atomic_store(&written, 0);
+    lo_agent_rules_begin();
     return 1;
 }
 

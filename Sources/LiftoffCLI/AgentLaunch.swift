@@ -17,6 +17,8 @@ struct AgentLaunch {
     var rateHz: Int
     /// Whether the processes the program starts are profiled too.
     var followsChildren: Bool
+    /// Whether the agent checks the blocking-call thread rules on each program's main thread.
+    var checksRules = false
 
     /// The audit library's file name: `liftoff` sets it in `LD_AUDIT` when it lies beside the agent.
     static let auditLibraryName = "libLiftoffAudit.so"
@@ -53,12 +55,11 @@ struct AgentLaunch {
         environment["LIFTOFF_AGENT_OUT"] = folder.path
         environment["LIFTOFF_AGENT_RATE"] = String(rateHz)
         environment["LIFTOFF_AGENT_CHILDREN"] = followsChildren ? "1" : "0"
+        environment["LIFTOFF_AGENT_RULES"] = checksRules ? "1" : nil
         environment["LIFTOFF_AGENT_IMAGE"] = nil
         return environment
     }
 
-    /// The profile of every recording: one per process, the one `liftoff` started first.
-    /// - Throws: `AgentRecording.ReadError` when there is no recording or one is unreadable.
     /// Every file the recorded programs had mapped as objects, each once, in order.
     func mappedFiles() -> [String] {
         var seen = Set<String>()
@@ -66,6 +67,8 @@ struct AgentLaunch {
         return recordings.flatMap(\.objectPaths).filter { seen.insert($0).inserted }
     }
 
+    /// The profile of every recording: one per process, the one `liftoff` started first.
+    /// - Throws: `AgentRecording.ReadError` when there is no recording or one is unreadable.
     func profile(rootProcessID: Int32, readyNs: UInt64?, keepsExecutorFrames: Bool = false) throws -> Profile {
         let recordings = try AgentRecording.loadAll(in: folder)
         var profile = AgentRecording.profile(

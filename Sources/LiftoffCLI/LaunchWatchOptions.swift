@@ -61,12 +61,17 @@ struct AgentOptions: ParsableArguments {
         help: "Sample only the program itself (and what it runs with exec), not the processes it starts.")
     var noChildren = false
 
+    @Flag(
+        name: .long,
+        help: "Check the thread rules on each program's main thread: its calls to the C library's file, socket, name-lookup, sleep and wait functions (disk-read-on-main, disk-write-on-main, network-on-main, sleep-on-main, lock-wait-on-main), each with its stack, in the profile.")
+    var rules = false
+
     func validate() throws {
         guard (1...10_000).contains(rate) else { throw ValidationError("--rate must be between 1 and 10000 Hz, not \(rate).") }
     }
 
     /// The launch through `library`, its recordings in `folder`.
     func launch(library: String, folder: URL) -> AgentLaunch {
-        AgentLaunch(library: library, folder: folder, rateHz: rate, followsChildren: !noChildren)
+        AgentLaunch(library: library, folder: folder, rateHz: rate, followsChildren: !noChildren, checksRules: rules)
     }
 }

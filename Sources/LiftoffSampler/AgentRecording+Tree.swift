@@ -103,6 +103,7 @@ extension AgentRecording {
         var taskEvents: [TaskEvent] = []
         var spans: [Profile.Span] = []
         var records: [Profile.ProcessRecord] = []
+        var violations: [Profile.Violation] = []
         for images in processes {
             for (position, recording) in images.enumerated() {
                 if position > 0 || recording.processID != root.processID {
@@ -117,6 +118,16 @@ extension AgentRecording {
                 for (tid, name) in recording.threadNames {
                     owner[tid] = recording.processID
                     names[tid] = ThreadNaming.readable(name, isMain: tid == recording.processID)
+                }
+                for violation in recording.violations {
+                    let thread = names[violation.threadID] ?? "thread \(violation.threadID)"
+                    violations.append(
+                        Profile.Violation(
+                            rule: violation.rule,
+                            message: "\(violation.operation) in UI context, on thread \(thread) (\(violation.threadID))"
+                                + (violation.count > 1 ? " (\(violation.count) times)." : "."),
+                            threadID: violation.threadID, threadName: thread, timeNs: relative(violation.timeNs),
+                            stack: builder.addStack(violation.stack), count: violation.count))
                 }
                 counts.add(recording.counts)
                 taskEvents += recording.taskEvents
@@ -183,6 +194,7 @@ extension AgentRecording {
             return lhs.id < rhs.id
         }
         profile.processes = records
+        if !violations.isEmpty { profile.violations = violations.sorted { $0.timeNs < $1.timeNs } }
         // Several processes: each thread's name says whose it is (`python3.11 · main`), in every report.
         if records.count > 1 {
             let programs = Dictionary(uniqueKeysWithValues: records.map { ($0.id, $0.programName) })

@@ -66,6 +66,11 @@ public struct AgentRecording: Sendable {
     var loaderText = ""
     /// See ``countersBeforeMain``.
     public var countersAtEnd: ProcessCounters?
+    /// The thread rules' findings on the program's main thread, with `liftoff profile --rules`
+    /// (format 6).
+    public var violations: [Violation] = []
+    /// Call sites the agent found but did not keep (its table was full).
+    public var droppedViolations = 0
     /// The spans of a program that recorded itself (``recordedByProgram``), from its journal:
     /// times in `CLOCK_MONOTONIC` nanoseconds, parents as indices into this array.
     public var spans: [Profile.Span] = []
@@ -85,8 +90,8 @@ public struct AgentRecording: Sendable {
             throw ReadError(description: "\(url.path) is not a recording of Liftoff's agent.")
         }
         let format = try reader.word()
-        guard (3...5).contains(format) else {
-            throw ReadError(description: "\(url.path) is an agent recording of format \(format); this Liftoff reads formats 3 to 5.")
+        guard (3...6).contains(format) else {
+            throw ReadError(description: "\(url.path) is an agent recording of format \(format); this Liftoff reads formats 3 to 6.")
         }
         let pid = Int(clamping: try reader.word())
         let parent = Int(clamping: try reader.word())
@@ -153,6 +158,7 @@ public struct AgentRecording: Sendable {
             processCounters = (ProcessCounters(words: words.prefix(8)), ProcessCounters(words: words.dropFirst(8)))
         }
         let loaderText = format >= 5 ? String(decoding: try reader.bytes(), as: UTF8.self) : ""
+        let rulesText = format >= 6 ? String(decoding: try reader.bytes(), as: UTF8.self) : ""
         var recording = AgentRecording(
             processID: pid, processStartNs: start, preMainNs: premain, mainEntryNs: mainEntry, endNs: end, rateHz: rate,
             counts: counts, commandLine: commandLine, threadNames: names, samples: samples, objects: objects)
@@ -160,6 +166,7 @@ public struct AgentRecording: Sendable {
         recording.parentProcessID = parent
         recording.image = image
         recording.loaderText = loaderText
+        (recording.violations, recording.droppedViolations) = parseViolations(rulesText)
         if flags & 1 != 0 { recording.endingSignal = Int((flags >> 8) & 0xff) }
         recording.endedByExec = flags & 2 != 0
         recording.installedOwnProfilerSignal = flags & 4 != 0

@@ -34,11 +34,14 @@
  * lo_process_counters of eight words: time, CPU, run-queue wait, bytes read from storage, bytes
  * read, major faults, minor faults, which were read), as the agent started and as it wrote;
  * and (format 5) the loader's timeline Liftoff's audit library handed over (a string of its
- * lines, lo_audit.h; empty when it did not run).
+ * lines, lo_audit.h; empty when it did not run); and (format 6) the thread rules' findings with
+ * LIFTOFF_AGENT_RULES=1 (a string of lines, rules.c: rule, count, thread, time, the stack's
+ * addresses in hex and the operation, tab-separated; "dropped N" when more sites were found
+ * than kept; empty without the rules).
  */
 
 #define LO_AGENT_MAGIC 0x31544E4547414F4CULL /* "LOAGENT1" */
-#define LO_AGENT_FORMAT 5
+#define LO_AGENT_FORMAT 6
 
 /* Where Liftoff's audit library (libLiftoffAudit.so) hands over its records of the loader's
    timeline once every initializer ran (la_preinit): the recording carries them, and the audit

@@ -1,0 +1,184 @@
+// Thread rules in a program that does not link Liftoff (`liftoff profile --rules`): with
+// LIFTOFF_AGENT_RULES=1 the agent arms the sampler library's blocking-call checks (blocking.c) from
+// its start, and keeps each call the program's main thread made to the C library's file, socket,
+// name-lookup, sleep and wait functions (and each wait of 1 ms or more for a held mutex) with its
+// stack from the program's caller on, one entry per rule and call site, its repeats counted. The
+// recording carries them as lines (lo_agent_violations_text); `liftoff` names the rules and
+// symbolizes the stacks. The checks stop before the agent writes its recording, and when it stands
+// down for a program that links Liftoff (whose own rules apply).
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lo_sampler.h"
+#include "rules.h"
+
+#define LO_RULES_ENV "LIFTOFF_AGENT_RULES"
+#define LO_RULES_SITES 64
+#define LO_RULES_FRAMES 48
+#define LO_RULES_SITE_FRAMES 6
+#define LO_RULES_OPERATION 200
+#define LO_RULES_LOCK_NS 1000000ull
+
+typedef struct lo_rule_site {
+    int rule;
+    uint64_t count;
+    pid_t tid;
+    uint64_t time_ns;
+    int depth;
+    uintptr_t frames[LO_RULES_FRAMES];
+    char operation[LO_RULES_OPERATION];
+} lo_rule_site;
+
+static lo_rule_site sites[LO_RULES_SITES];
+static _Atomic int site_count;
+static atomic_flag sites_lock = ATOMIC_FLAG_INIT;
+static _Atomic int armed;
+static _Atomic uint64_t sites_dropped;
+
+static void lock_sites(void) {
+    while (atomic_flag_test_and_set_explicit(&sites_lock, memory_order_acquire)) {
+    }
+}
+
+static void unlock_sites(void) { atomic_flag_clear_explicit(&sites_lock, memory_order_release); }
+
+static int same_site(const lo_rule_site *site, int rule, const uintptr_t *frames, int depth) {
+    if (site->rule != rule) return 0;
+    int compared = depth < LO_RULES_SITE_FRAMES ? depth : LO_RULES_SITE_FRAMES;
+    if ((site->depth < LO_RULES_SITE_FRAMES ? site->depth : LO_RULES_SITE_FRAMES) != compared) return 0;
+    return memcmp(site->frames, frames, (size_t)compared * sizeof frames[0]) == 0;
+}
+
+// The reporter blocking.c calls on the thread that made the call (never in a signal handler).
+static void report(int rule, const char *operation, uint64_t waited_ns, uintptr_t caller) {
+    if (!atomic_load(&armed)) return;
+    if (rule == LO_BLOCKING_LOCK_WAIT && waited_ns < LO_RULES_LOCK_NS) return;
+    uintptr_t stack[LO_RULES_FRAMES + 16];
+    int depth = lo_capture_current_stack(stack, LO_RULES_FRAMES + 16);
+    // From the program's caller of the C library's function on.
+    int start = 0;
+    while (start < depth && stack[start] != caller) start++;
+    if (start == depth) start = 0;
+    uintptr_t *frames = stack + start;
+    depth -= start;
+    if (depth > LO_RULES_FRAMES) depth = LO_RULES_FRAMES;
+    lock_sites();
+    int count = atomic_load(&site_count);
+    for (int i = 0; i < count; i++) {
+        if (same_site(&sites[i], rule, frames, depth)) {
+            sites[i].count++;
+            unlock_sites();
+            return;
+        }
+    }
+    if (count == LO_RULES_SITES) {
+        unlock_sites();
+        atomic_fetch_add(&sites_dropped, 1);
+        return;
+    }
+    lo_rule_site *site = &sites[count];
+    site->rule = rule;
+    site->count = 1;
+    site->tid = lo_current_tid();
+    site->time_ns = lo_monotonic_ns();
+    site->depth = depth;
+    memcpy(site->frames, frames, (size_t)depth * sizeof frames[0]);
+    size_t length = strlen(operation);
+    if (length >= LO_RULES_OPERATION) length = LO_RULES_OPERATION - 1;
+    for (size_t i = 0; i < length; i++) {
+        char c = operation[i];
+        site->operation[i] = c == '\t' || c == '\n' ? ' ' : c;
+    }
+    site->operation[length] = 0;
+    atomic_store(&site_count, count + 1);
+    unlock_sites();
+}
+
+void lo_agent_rules_begin(void) {
+    const char *value = getenv(LO_RULES_ENV);
+    if (value == NULL || strcmp(value, "1") != 0) return;
+    lo_blocking_set_reporter(report);
+    int expected = 0;
+    if (atomic_compare_exchange_strong(&armed, &expected, 1)) lo_blocking_arm(1);
+}
+
+void lo_agent_rules_after_fork(void) {
+    atomic_store(&site_count, 0);
+    atomic_store(&sites_dropped, 0);
+    atomic_flag_clear(&sites_lock);
+}
+
+void lo_agent_rules_end(void) {
+    int expected = 1;
+    if (atomic_compare_exchange_strong(&armed, &expected, 0)) lo_blocking_arm(-1);
+}
+
+static const char *rule_name(int rule) {
+    switch (rule) {
+    case LO_BLOCKING_DISK_READ: return "disk-read-on-main";
+    case LO_BLOCKING_DISK_WRITE: return "disk-write-on-main";
+    case LO_BLOCKING_NETWORK: return "network-on-main";
+    case LO_BLOCKING_SLEEP: return "sleep-on-main";
+    default: return "lock-wait-on-main";
+    }
+}
+
+// Appends `text` (length `length`) to `buffer` at `*used`, up to `capacity`.
+static void append(char *buffer, size_t capacity, size_t *used, const char *text, size_t length) {
+    if (*used >= capacity) return;
+    if (length > capacity - *used) length = capacity - *used;
+    memcpy(buffer + *used, text, length);
+    *used += length;
+}
+
+// `value` in base 10 or 16.
+static void append_number(char *buffer, size_t capacity, size_t *used, uint64_t value, unsigned base) {
+    char digits[24];
+    int n = 0;
+    do {
+        digits[n++] = "0123456789abcdef"[value % base];
+        value /= base;
+    } while (value != 0);
+    for (int i = 0; i < n / 2; i++) {
+        char swap = digits[i];
+        digits[i] = digits[n - 1 - i];
+        digits[n - 1 - i] = swap;
+    }
+    append(buffer, capacity, used, digits, (size_t)n);
+}
+
+// One line a site: rule, count, thread, time (CLOCK_MONOTONIC ns), the stack's addresses in hex
+// (leaf first, comma-separated) and the operation, tab-separated; then "dropped N" when the
+// table was full. Async-signal-safe: a crash's handler writes the recording.
+size_t lo_agent_violations_text(char *buffer, size_t capacity) {
+    size_t used = 0;
+    int count = atomic_load(&site_count);
+    for (int i = 0; i < count; i++) {
+        const lo_rule_site *site = &sites[i];
+        const char *name = rule_name(site->rule);
+        append(buffer, capacity, &used, name, strlen(name));
+        append(buffer, capacity, &used, "\t", 1);
+        append_number(buffer, capacity, &used, site->count, 10);
+        append(buffer, capacity, &used, "\t", 1);
+        append_number(buffer, capacity, &used, (uint64_t)site->tid, 10);
+        append(buffer, capacity, &used, "\t", 1);
+        append_number(buffer, capacity, &used, site->time_ns, 10);
+        append(buffer, capacity, &used, "\t", 1);
+        for (int frame = 0; frame < site->depth; frame++) {
+            if (frame > 0) append(buffer, capacity, &used, ",", 1);
+            append_number(buffer, capacity, &used, site->frames[frame], 16);
+        }
+        append(buffer, capacity, &used, "\t", 1);
+        append(buffer, capacity, &used, site->operation, strlen(site->operation));
+        append(buffer, capacity, &used, "\n", 1);
+    }
+    uint64_t dropped = atomic_load(&sites_dropped);
+    if (dropped > 0) {
+        append(buffer, capacity, &used, "dropped\t", 8);
+        append_number(buffer, capacity, &used, dropped, 10);
+        append(buffer, capacity, &used, "\n", 1);
+    }
+    return used;
+}

@@ -1,0 +1,90 @@
+import Foundation
+import LiftoffProfile
+import LiftoffTestSupport
+import Testing
+
+/// A C program that breaks the blocking-call rules on its main thread, and does the same read on
+/// a thread of its own (no violation there).
+enum RulesPrograms {
+    static func blockingProgram() throws -> String {
+        try AgentPrograms.build(
+            "blockingmain",
+            source: """
+                #include <pthread.h>
+                #include <stdio.h>
+                #include <stdlib.h>
+                #include <unistd.h>
+                #include <fcntl.h>
+                __attribute__((noinline)) long load_settings(const char *path) {
+                    char buffer[4096];
+                    long total = 0;
+                    int fd = open(path, O_RDONLY);
+                    if (fd < 0) return -1;
+                    for (ssize_t n; (n = read(fd, buffer, sizeof buffer)) > 0;) total += n;
+                    close(fd);
+                    return total;
+                }
+                __attribute__((noinline)) void wait_for_network(void) { usleep(20000); }
+                static void *worker(void *path) { load_settings(path); return NULL; }
+                int main(int argc, char **argv) {
+                    pthread_t thread;
+                    pthread_create(&thread, NULL, worker, argv[1]);
+                    pthread_join(thread, NULL);
+                    long total = load_settings(argv[1]);
+                    wait_for_network();
+                    printf("%ld\\n", total);
+                    return total > 0 ? 0 : 1;
+                }
+                """, ext: "c", compiler: "/usr/bin/cc", ["-O1", "-g", "-pthread"])
+    }
+}
+
+@Suite("Thread rules in a program under the agent", .serialized, .processState(timeLimit: .seconds(300)))
+struct AgentRulesTests {
+    private func profile(_ command: [String], rules: Bool) throws -> (status: Int32, stdout: String, profile: Profile?) {
+        let out = temporaryFolder()
+        let result = try BuiltTool.find().run(["profile", "--out", out.path] + (rules ? ["--rules"] : []) + ["--"] + command)
+        return (result.status, result.stdout, try? Profile.load(from: out.appendingPathComponent("profile.json")))
+    }
+
+    private func names(_ profile: Profile, _ violation: Profile.Violation) -> [String] {
+        guard let stack = violation.stack else { return [] }
+        return profile.frameIndices(ofStack: stack).map { profile.frames[$0].name }
+    }
+
+    @Test("--rules: the main thread's file read and sleep are violations whose stacks start at the program's function; the worker's read and the agent's own writes are not")
+    func mainThreadBlockingCalls() throws {
+        let program = try RulesPrograms.blockingProgram()
+        let settings = temporaryFolder().appendingPathComponent("settings.txt")
+        try String(repeating: "key = value\n", count: 4000).write(to: settings, atomically: true, encoding: .utf8)
+        let run = try profile([program, settings.path], rules: true)
+        #expect(run.status == 0, "\(run.stdout)")
+        let profile = try #require(run.profile)
+        // The open and the read loop are two statements of load_settings: two call sites.
+        let reads = profile.violations.filter { $0.rule == .diskReadOnMain }
+        #expect((1...2).contains(reads.count), "\(profile.violations.map(\.message))")
+        #expect(reads.map(\.count).reduce(0, +) >= 3, "the open and each read: \(reads.map(\.count))")
+        for read in reads {
+            #expect(read.message.hasPrefix("reading \(settings.path) in UI context, on thread main"), "\(read.message)")
+            #expect(read.threadID == profile.threads.first { $0.isMain }?.id)
+            // Leaf last: the stack starts at the program's caller of the C library.
+            #expect(names(profile, read).last == "load_settings", "\(names(profile, read))")
+            #expect(names(profile, read).contains("main"))
+        }
+        let sleep = try #require(profile.violations.first { $0.rule == .sleepOnMain }, "\(profile.violations.map(\.message))")
+        #expect(sleep.message.hasPrefix("usleep for 20.000 ms"), "\(sleep.message)")
+        #expect(names(profile, sleep).last == "wait_for_network", "\(names(profile, sleep))")
+        // The agent writes its recording on the main thread at exit: no finding of its own.
+        #expect(!profile.violations.contains { $0.rule == .diskWriteOnMain }, "\(profile.violations.map(\.message))")
+    }
+
+    @Test("without --rules, nothing is checked")
+    func offByDefault() throws {
+        let program = try RulesPrograms.blockingProgram()
+        let settings = temporaryFolder().appendingPathComponent("settings.txt")
+        try "key = value\n".write(to: settings, atomically: true, encoding: .utf8)
+        let run = try profile([program, settings.path], rules: false)
+        #expect(run.status == 0, "\(run.stdout)")
+        #expect(try #require(run.profile).violations.isEmpty)
+    }
+}
