@@ -56,14 +56,14 @@ demo: build
 	$(SWIFT) run --skip-build liftoff demo --plan both --out $(DEMO_OUT)
 
 # What `make test` runs, and nothing more: every target of this package and its tests (the
-# command line and the agent among them), then the examples (but the server) and the fuzz targets.
+# command line and the agent among them; the tests replay the fuzz targets' corpus), then the
+# examples (but the server). The libFuzzer builds are `make fuzz-smoke` and `make fuzz`.
 build-tests: deps
 	$(SWIFT) build --build-tests
 
 test: test-deps build-tests
 	$(SWIFT) test --skip-build
 	$(MAKE) examples
-	$(MAKE) fuzz-smoke
 
 # The unit tests with both cores kept busy by `stress`: timing-sensitive tests must still pass.
 # TEST_RUNS (1 by default) runs them that many times in a row and stops at the first failure;
@@ -100,7 +100,8 @@ fuzz: deps
 			-max_len=65536 -artifact_prefix=Fuzz/crashes/$$name- -print_final_stats=1 || exit 1; \
 	done
 
-# What `make test` runs: the committed corpus replayed, then a few seconds of fuzzing per target.
+# What CI runs after `make test`: the targets built with libFuzzer, the committed corpus replayed,
+# then a few seconds of fuzzing per target.
 fuzz-smoke: deps
 	$(FUZZ_BUILD)
 	@for target in $(FUZZ_TARGETS); do \

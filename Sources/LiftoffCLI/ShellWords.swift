@@ -3,6 +3,21 @@ import ArgumentParser
 /// Splits a command line into words like a POSIX shell does for quotes and backslashes, without
 /// expanding anything: how `liftoff record --baseline 'CMD …'` reads its command.
 public enum ShellWords {
+    /// `words` as one command line a shell (and ``split(_:)``) splits back into them: each word
+    /// in single quotes, a quote inside as `'\''`, scalar by scalar (a quote may carry a
+    /// combining mark).
+    public static func quote(_ words: [String]) -> String {
+        words.map { word in
+            var view = String.UnicodeScalarView()
+            view.append("'")
+            for scalar in word.unicodeScalars {
+                if scalar == "'" { view.append(contentsOf: #"'\''"#.unicodeScalars) } else { view.append(scalar) }
+            }
+            view.append("'")
+            return String(view)
+        }.joined(separator: " ")
+    }
+
     /// The words of `text`.
     /// - Throws: `ValidationError` for an unclosed quote or a trailing lone backslash.
     public static func split(_ text: String) throws -> [String] {
