@@ -12,13 +12,14 @@
 // waited, on the calling thread, before or after the real call.
 //
 // What may block, by the descriptor a call uses, told once per descriptor number and kept until
-// Liftoff sees it closed or reused (close, dup2, dup3, and each open, socket or accept it makes):
-// a regular file (on any file system but /proc and /sys: a file on tmpfs here may be on a disk on
-// another machine) is the disk, an IPv4 or IPv6 socket is the network; pipes, eventfds, terminals,
-// devices and Unix sockets are not reported. A descriptor closed inside the C library (fclose) and
-// reused by a call Liftoff does not see keeps its old kind until Liftoff sees it again. Sleeps are
-// always reported; poll, select and epoll waits only with a finite, non-zero timeout (an event
-// loop's idle wait has none); a name lookup always (it may ask a server).
+// Liftoff sees it closed or reused (close, dup2, dup3, and each open or socket it makes): a
+// regular file (on any file system but /proc and /sys: a file on tmpfs here may be on a disk on
+// another machine) is the disk, an IPv4 or IPv6 socket is the network; pipes, eventfds,
+// terminals, devices, Unix sockets and standard input, output and error are not reported. A
+// descriptor closed inside the C library (fclose) and reused by a call Liftoff does not see
+// keeps its old kind until Liftoff sees it again. Sleeps are always reported; poll, select and
+// epoll waits only with a finite, non-zero timeout (an event loop's idle wait has none); a name
+// lookup always (it may ask a server).
 //
 // While the reporter runs on a thread (it captures a stack, symbolizes, may read files) that
 // thread's calls are not checked.
@@ -107,7 +108,8 @@ static void lo_fd_forget(int fd) {
 }
 
 static int lo_fd_kind(int fd) {
-    if (fd < 0) return LO_FD_QUIET;
+    // Standard input, output and error are the process's streams (a terminal, a pipe, a log).
+    if (fd <= 2) return LO_FD_QUIET;
     if (fd < LO_FD_KINDS) {
         int kind = atomic_load_explicit(&g_fd_kind[fd], memory_order_relaxed);
         if (kind != LO_FD_UNKNOWN) return kind;
@@ -484,18 +486,21 @@ LO_REAL(lo_mutex_t, pthread_mutex_lock)
 LO_REAL(lo_mutex_t, pthread_mutex_trylock)
 
 // A lock taken in the UI context: how long it waited, when another thread held it. Reached by
-// a jump from pthread_mutex_lock, so its return address is the program's caller.
+// a jump from pthread_mutex_lock, so its return address is the program's caller. The reporter
+// does not run with the mutex held (it may be one the reporter's own code needs, the Swift
+// runtime's): a long wait gives the mutex back, is reported, and takes it again.
 static int lo_timed_mutex_lock(pthread_mutex_t *mutex) {
     int result = lo_real_pthread_mutex_trylock()(mutex);
     if (result != EBUSY) return result;
     uint64_t start = lo_monotonic_ns();
     result = lo_real_pthread_mutex_lock()(mutex);
     uint64_t waited = lo_monotonic_ns() - start;
-    if (waited >= LO_LOCK_FLOOR_NS) {
+    if (result == 0 && waited >= LO_LOCK_FLOOR_NS && pthread_mutex_unlock(mutex) == 0) {
         char operation[64];
         snprintf(operation, sizeof operation, "pthread_mutex_lock waited %llu.%03llu ms",
                  (unsigned long long)(waited / 1000000), (unsigned long long)(waited / 1000 % 1000));
         lo_report(LO_BLOCKING_LOCK_WAIT, operation, waited, LO_CALLER);
+        result = lo_real_pthread_mutex_lock()(mutex);
     }
     return result;
 }
