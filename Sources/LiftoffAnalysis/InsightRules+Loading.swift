@@ -103,3 +103,41 @@ struct DiskReadsRule: InsightRule {
         return insight(launch, finding: finding, costNs: cost, thresholdNs: thresholdNs, evidence: evidence)
     }
 }
+
+/// The program's own functions whose code or data the launch's thread waited for the disk to
+/// read: its page faults after `main` (a sample waiting for the disk outside a system call is a
+/// fault), by the innermost function of the program on each stack.
+struct MainThreadPageFaultsRule: InsightRule {
+    let id = "main-thread-page-faults"
+    let title = "The launch's thread waited for page faults"
+    let why =
+        "A page fault that reads from storage stops the thread until the read completes: the code or data it "
+        + "touched was not in memory (a cold launch, or a large mapping read at random). Touch less during the "
+        + "launch, read a file's data in bulk or ahead of time (read(2), MADV_WILLNEED, posix_fadvise) instead "
+        + "of faulting it in page by page, keep a smaller binary (stripped, a static Swift runtime), and move "
+        + "work that touches large data off the launch's thread."
+    let defaultThresholdNs: UInt64 = 5_000_000
+
+    func evaluate(_ launch: LaunchWindow, thresholdNs: UInt64) -> Insight? {
+        guard let thread = launch.mainThreadID, let rows = launch.samplesByThread[thread] else { return nil }
+        var samples: [Int] = []
+        var cost: UInt64 = 0
+        var byFunction: [String: UInt64] = [:]
+        for sample in rows where launch.profile.samples.state[sample] == .disk {
+            let ns = launch.ns(of: sample)
+            samples.append(sample)
+            cost &+= ns
+            let place = launch.programFrame(ofStack: launch.profile.samples.stack[sample]) ?? "code outside the program's own"
+            byFunction[place, default: 0] &+= ns
+        }
+        guard cost >= thresholdNs, cost > 0 else { return nil }
+        var evidence = launch.evidence(of: samples, thread: thread)
+        let ranked = byFunction.sorted { ($0.value, $1.key) > ($1.value, $0.key) }
+        for (place, ns) in ranked.prefix(4) { evidence.notes.append("\(LaunchWindow.ms(ns)) in \(place).") }
+        let top = ranked[0]
+        let finding =
+            "\(launch.launchThread) waited \(LaunchWindow.ms(cost)) for page faults reading from the disk, "
+            + "\(LaunchWindow.ms(top.value)) of it in \(top.key)."
+        return insight(launch, finding: finding, costNs: cost, thresholdNs: thresholdNs, evidence: evidence)
+    }
+}

@@ -31,6 +31,7 @@ public enum Insights {
         RelocationRule(),
         LibraryMappingRule(),
         DiskReadsRule(),
+        MainThreadPageFaultsRule(),
         OversubscribedRule(),
         SwiftRuntimeRule(),
         HangRule(),

@@ -1,4 +1,5 @@
 import Foundation
+import LiftoffAnalysis
 import LiftoffProfile
 import LiftoffTestSupport
 import Testing
@@ -102,12 +103,17 @@ struct DiskWaitTests {
         let otherWaits = blocked + max(0, runnable - Int(queued / tickMs))
         #expect(Double(disk) >= 0.8 * Double(disk + otherWaits), "\(counts), \(queued) ms waiting for a core")
         #expect(cold.stdout.contains("waiting for the disk"), "the summary counts them: \(cold.stdout)")
+        // The insight names the program's function that faulted.
+        let faults = try #require(Insights.of(profile).first { $0.id == "main-thread-page-faults" }, "\(Insights.of(profile).map(\.id))")
+        #expect(faults.finding.contains("touch_pages"), "\(faults.finding)")
+        #expect(faults.costNs >= UInt64(disk) * profile.samplingIntervalNs / 2, "\(faults.costNs) for \(disk) disk ticks")
 
         let warmOut = temporaryFolder()
         let warm = try BuiltTool.find().run(["profile", "--out", warmOut.path, "--", program, file])
         #expect(warm.status == 0)
         let warmProfile = try Profile.load(from: warmOut.appendingPathComponent("profile.json"))
         #expect(ticks(warmProfile, in: "touch_pages")[.disk, default: 0] == 0, "warm: no disk waits")
+        #expect(!Insights.of(warmProfile).contains { $0.id == "main-thread-page-faults" }, "warm: no page-fault insight")
     }
 
     @Test("--cache cold evicts the program and the libraries a first run mapped, says what stayed and who keeps it; --cache warm reads nothing")
