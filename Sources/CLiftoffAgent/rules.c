@@ -1,8 +1,7 @@
 // Thread rules in a program that does not link Liftoff (`liftoff profile --rules`): with
 // LIFTOFF_AGENT_RULES=1 the agent arms the sampler library's blocking-call checks (blocking.c) from
 // its start, and keeps each call the program's main thread made to the C library's file, socket,
-// name-lookup, sleep and wait functions (and each wait of 1 ms or more for a held mutex) with its
-// stack from the program's caller on, one entry per rule and call site, its repeats counted. The
+// name-lookup, sleep and wait functions with its stack from the program's caller on, one entry per rule and call site, its repeats counted. The
 // recording carries them as lines (lo_agent_violations_text); `liftoff` names the rules and
 // symbolizes the stacks. The checks stop before the agent writes its recording, and when it stands
 // down for a program that links Liftoff (whose own rules apply).
@@ -19,7 +18,6 @@
 #define LO_RULES_FRAMES 48
 #define LO_RULES_SITE_FRAMES 6
 #define LO_RULES_OPERATION 200
-#define LO_RULES_LOCK_NS 1000000ull
 
 typedef struct lo_rule_site {
     int rule;
@@ -54,7 +52,7 @@ static int same_site(const lo_rule_site *site, int rule, const uintptr_t *frames
 // The reporter blocking.c calls on the thread that made the call (never in a signal handler).
 static void report(int rule, const char *operation, uint64_t waited_ns, uintptr_t caller) {
     if (!atomic_load(&armed)) return;
-    if (rule == LO_BLOCKING_LOCK_WAIT && waited_ns < LO_RULES_LOCK_NS) return;
+    (void)waited_ns;
     uintptr_t stack[LO_RULES_FRAMES + 16];
     int depth = lo_capture_current_stack(stack, LO_RULES_FRAMES + 16);
     // From the program's caller of the C library's function on.
@@ -120,8 +118,7 @@ static const char *rule_name(int rule) {
     case LO_BLOCKING_DISK_READ: return "disk-read-on-main";
     case LO_BLOCKING_DISK_WRITE: return "disk-write-on-main";
     case LO_BLOCKING_NETWORK: return "network-on-main";
-    case LO_BLOCKING_SLEEP: return "sleep-on-main";
-    default: return "lock-wait-on-main";
+    default: return "sleep-on-main";
     }
 }
 

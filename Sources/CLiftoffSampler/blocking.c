@@ -1,5 +1,5 @@
 // Blocking calls caught where they are made: the C library's file, socket, name-lookup, sleep and
-// wait functions, and pthread_mutex_lock when the lock was held by another thread.
+// wait functions.
 //
 // A program that links Liftoff defines these functions itself, so its own calls and those of the
 // shared libraries it loads (Foundation, Dispatch, the Swift runtime) reach them first; each one
@@ -45,7 +45,6 @@
 #define LO_FD_KINDS 4096
 #define LO_PROC_MAGIC 0x9fa0
 #define LO_SYSFS_MAGIC 0x62656572
-#define LO_LOCK_FLOOR_NS 100000ull // shorter lock waits are never reported
 
 enum { LO_FD_UNKNOWN = 0, LO_FD_FILE = 1, LO_FD_NETWORK = 2, LO_FD_QUIET = 3 };
 
@@ -479,42 +478,10 @@ LO_INTERPOSE(int, epoll_wait, (int fd, struct epoll_event *events, int count, in
 LO_INTERPOSE(int, epoll_pwait, (int fd, struct epoll_event *events, int count, int timeout_ms, const sigset_t *mask),
              (fd, events, count, timeout_ms, mask), lo_check_wait("epoll_pwait", lo_milliseconds_ns(timeout_ms), LO_CALLER))
 
-// ---- locks ------------------------------------------------------------------------------------
-
-typedef int (*lo_mutex_t)(pthread_mutex_t *);
-LO_REAL(lo_mutex_t, pthread_mutex_lock)
-LO_REAL(lo_mutex_t, pthread_mutex_trylock)
-
-// A lock taken in the UI context: how long it waited, when another thread held it. Reached by
-// a jump from pthread_mutex_lock, so its return address is the program's caller. The reporter
-// does not run with the mutex held (it may be one the reporter's own code needs, the Swift
-// runtime's): a long wait gives the mutex back, is reported, and takes it again.
-static int lo_timed_mutex_lock(pthread_mutex_t *mutex) {
-    int result = lo_real_pthread_mutex_trylock()(mutex);
-    if (result != EBUSY) return result;
-    uint64_t start = lo_monotonic_ns();
-    result = lo_real_pthread_mutex_lock()(mutex);
-    uint64_t waited = lo_monotonic_ns() - start;
-    if (result == 0 && waited >= LO_LOCK_FLOOR_NS && pthread_mutex_unlock(mutex) == 0) {
-        char operation[64];
-        snprintf(operation, sizeof operation, "pthread_mutex_lock waited %llu.%03llu ms",
-                 (unsigned long long)(waited / 1000000), (unsigned long long)(waited / 1000 % 1000));
-        lo_report(LO_BLOCKING_LOCK_WAIT, operation, waited, LO_CALLER);
-        result = lo_real_pthread_mutex_lock()(mutex);
-    }
-    return result;
-}
-
-int pthread_mutex_lock(pthread_mutex_t *mutex) {
-    LO_MUSTTAIL return (lo_checking() ? lo_timed_mutex_lock : lo_real_pthread_mutex_lock())(mutex);
-}
-
 // The C library's functions are looked up as the program loads, before any signal handler may
 // call one (dlsym is not safe there); a call made earlier, from another object's constructor,
 // looks its own up.
 __attribute__((constructor)) static void lo_blocking_resolve(void) {
-    lo_real_pthread_mutex_lock();
-    lo_real_pthread_mutex_trylock();
     lo_real_open();
     lo_real_open64();
     lo_real_openat();

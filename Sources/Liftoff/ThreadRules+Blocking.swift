@@ -12,13 +12,9 @@ extension ThreadRules {
     public static let networkOnMain = Profile.RuleName.networkOnMain
     /// The UI context slept, or waited in poll, select or epoll with a finite timeout.
     public static let sleepOnMain = Profile.RuleName.sleepOnMain
-    /// The UI context waited longer than ``Configuration/lockWaitThreshold`` for a mutex another
-    /// thread held.
-    public static let lockWaitOnMain = Profile.RuleName.lockWaitOnMain
 
     /// The rules that catch blocking calls by themselves, with no tagging: a call to the C
-    /// library's file, socket, name-lookup, sleep and wait functions, or a wait for a held
-    /// `pthread_mutex_t`, made in the UI context (the main thread, or Dispatch's main queue, where
+    /// library's file, socket, name-lookup, sleep and wait functions made in the UI context (the main thread, or Dispatch's main queue, where
     /// the main actor runs) by the program, Foundation, Dispatch or any library it loads.
     ///
     /// They are checked while a `LiftoffTesting` collection runs (the `.threadRules` trait,
@@ -31,16 +27,14 @@ extension ThreadRules {
     /// - an IPv4 or IPv6 socket connected, read or written, and every `getaddrinfo`;
     /// - `nanosleep`, `clock_nanosleep`, `usleep` and `sleep`, and a `poll`, `ppoll`, `select`,
     ///   `pselect` or `epoll_wait` with a finite, non-zero timeout (an event loop's idle wait has
-    ///   none);
-    /// - `pthread_mutex_lock` of a mutex another thread held, when the wait lasted
-    ///   ``Configuration/lockWaitThreshold`` or more.
+    ///   none).
     ///
     /// A call whose caller (the first frame outside the C library, Foundation, Dispatch and the
     /// Swift runtime) is Liftoff's or the test framework's is not reported, nor one under a
     /// ``Configuration/allow(prefix:)`` prefix. Each violation's stack starts at the caller of the
     /// C library's function.
     public static let blockingCallRules: [Profile.RuleName] = [
-        diskReadOnMain, diskWriteOnMain, networkOnMain, sleepOnMain, lockWaitOnMain,
+        diskReadOnMain, diskWriteOnMain, networkOnMain, sleepOnMain,
     ]
 
     /// Runs `body` with blocking calls checked (see ``blockingCallRules``), as a collection or a
@@ -88,10 +82,7 @@ extension ThreadRules {
         case .diskWrite: rule = diskWriteOnMain
         case .network: rule = networkOnMain
         case .sleep: rule = sleepOnMain
-        case .lockWait: rule = lockWaitOnMain
         }
-        let configuration = context.configuration ?? ThreadRules.configuration
-        if kind == .lockWait, waitedNs < UInt64(clamping: configuration.lockWaitThreshold.nanoseconds) { return }
         var stack = Sampler.captureCurrentStack()
         // From the caller of the C library's function on.
         if let start = stack.firstIndex(of: caller) { stack.removeFirst(start) }
@@ -148,15 +139,5 @@ enum BlockingCallers {
 
     private static func fileName(_ path: String) -> Substring {
         path.lastIndex(of: "/").map { path[path.index(after: $0)...] } ?? Substring(path)
-    }
-}
-
-extension Duration {
-    /// The whole duration in nanoseconds, saturating.
-    var nanoseconds: Int64 {
-        let (seconds, attoseconds) = components
-        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        if overflow { return seconds < 0 ? .min : .max }
-        return scaled.addingReportingOverflow(attoseconds / 1_000_000_000).overflow ? .max : scaled + attoseconds / 1_000_000_000
     }
 }

@@ -17,9 +17,6 @@ extension ThreadRules {
         /// Violations whose stack has a frame from code with one of these symbol or module
         /// prefixes (`ThirdPartyKit.`, `static ThirdPartyKit.Cache.`) are silenced.
         public var allowedPrefixes: [String] = []
-        /// How long the UI context may wait for a mutex another thread holds before the wait is a
-        /// `lock-wait-on-main` violation (1 ms by default).
-        public var lockWaitThreshold: Duration = .milliseconds(1)
         private var policies: [Profile.RuleName: Policy] = [:]
         private var handlersByRule: [Profile.RuleName: [any ThreadViolationHandler]] = [:]
 

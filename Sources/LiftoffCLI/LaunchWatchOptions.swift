@@ -63,7 +63,7 @@ struct AgentOptions: ParsableArguments {
 
     @Flag(
         name: .long,
-        help: "Check the thread rules on each program's main thread: its calls to the C library's file, socket, name-lookup, sleep and wait functions (disk-read-on-main, disk-write-on-main, network-on-main, sleep-on-main, lock-wait-on-main), each with its stack, in the profile.")
+        help: "Check the thread rules on each program's main thread: its calls to the C library's file, socket, name-lookup, sleep and wait functions (disk-read-on-main, disk-write-on-main, network-on-main, sleep-on-main), each with its stack, in the profile.")
     var rules = false
 
     func validate() throws {

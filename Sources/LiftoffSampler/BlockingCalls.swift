@@ -1,8 +1,7 @@
 import CLiftoffSampler
 
 /// The C library's calls that may block, caught where they are made (see `blocking.c`): file,
-/// socket, name-lookup, sleep and wait functions, and `pthread_mutex_lock` of a held mutex. While
-/// armed, such a call in the UI context (the main thread, or Dispatch's main queue) goes to the
+/// socket, name-lookup, sleep and wait functions. While armed, such a call in the UI context (the main thread, or Dispatch's main queue) goes to the
 /// reporter, on the calling thread.
 package enum BlockingCalls {
     /// What a caught call did.
@@ -15,12 +14,10 @@ package enum BlockingCalls {
         case network = 3
         /// Slept, or waited in poll, select or epoll with a finite timeout.
         case sleep = 4
-        /// Waited for a mutex another thread held.
-        case lockWait = 5
     }
 
-    /// The C form of a reporter: kind, operation text, time waited (sleeps, timed waits and lock
-    /// waits) and the address the call returns to.
+    /// The C form of a reporter: kind, operation text, time waited (sleeps and timed waits) and
+    /// the address the call returns to.
     package typealias Reporter = @convention(c) (Int32, UnsafePointer<CChar>?, UInt64, UInt) -> Void
 
     /// Registers the function caught calls go to.

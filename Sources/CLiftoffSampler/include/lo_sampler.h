@@ -337,12 +337,11 @@ enum {
     LO_BLOCKING_DISK_WRITE = 2, ///< an open for writing, write, fsync of a regular file
     LO_BLOCKING_NETWORK = 3,    ///< a call on an IPv4 or IPv6 socket, a name lookup
     LO_BLOCKING_SLEEP = 4,      ///< a sleep, or a poll, select or epoll wait with a finite timeout
-    LO_BLOCKING_LOCK_WAIT = 5,  ///< pthread_mutex_lock of a mutex another thread held
 };
 
 /// Called on the thread that made a blocking call in the UI context while armed: the rule, what
-/// was called on what ("read of /etc/hosts"), how long it waits or waited in nanoseconds (sleeps,
-/// timed waits and lock waits; 0 for the others) and the address the call returns to. The calls
+/// was called on what ("reading /etc/hosts"), how long it waits in nanoseconds (sleeps and timed
+/// waits; 0 for the others) and the address the call returns to. The calls
 /// the reporter makes on its thread are not checked.
 typedef void (*lo_blocking_reporter)(int rule, const char *operation, uint64_t waited_ns, uintptr_t caller);
 /// Registers the reporter (NULL: none).
