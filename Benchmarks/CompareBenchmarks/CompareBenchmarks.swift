@@ -134,6 +134,44 @@ func spawnAndWait(_ arguments: [String], adding extra: [String: String]) -> Int3
     return status
 }
 
+/// The agent's environment: preloaded, sampling at 1 kHz, writing into `recording`.
+func agentEnvironment(_ agent: String, recording: String) -> [String: String] {
+    ["LD_PRELOAD": agent, "LIFTOFF_AGENT_OUT": recording, "LIFTOFF_AGENT_RATE": "1000"]
+}
+
+/// A benchmark of twenty launches of `program` with the treatment's environment against twenty
+/// with the baseline's, in pairs that alternate which goes first: the ratio, the baseline's time
+/// (`bareNs`) and the treatment's (`metric`). Each environment is made for the folder the agent
+/// writes its recordings into.
+func pairedLaunches(
+    _ name: String, program: [String], metric: BenchmarkMetric,
+    baseline: @escaping @Sendable (String) -> [String: String], treatment: @escaping @Sendable (String) -> [String: String]
+) {
+    Benchmark(
+        name,
+        configuration: .init(
+            metrics: [ratioMetric, bareMetric, metric], units: [ratioMetric: .count, bareMetric: .count, metric: .count],
+            warmupIterations: 2, maxDuration: .seconds(60), maxIterations: 60)
+    ) { benchmark in
+        let recording = FileManager.default.temporaryDirectory.appendingPathComponent("launch-bench-\(getpid())").path
+        try? FileManager.default.createDirectory(atPath: recording, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: recording) }
+        let (baseEnvironment, treatedEnvironment) = (baseline(recording), treatment(recording))
+        func twenty(_ environment: [String: String]) -> UInt64 {
+            let start = DispatchTime.now().uptimeNanoseconds
+            for _ in 0..<20 { spawnAndWait(program, adding: environment) }
+            return DispatchTime.now().uptimeNanoseconds - start
+        }
+        for (round, _) in benchmark.scaledIterations.enumerated() {
+            let (base, treated) = inAlternatingOrder(
+                round: round, baseline: { twenty(baseEnvironment) }, treatment: { twenty(treatedEnvironment) })
+            benchmark.measurement(ratioMetric, Int(treated * 1_000_000 / max(base, 1)))
+            benchmark.measurement(bareMetric, Int(base))
+            benchmark.measurement(metric, Int(treated))
+        }
+    }
+}
+
 let agentMetric = BenchmarkMetric.custom("agentNs", polarity: .prefersSmaller, useScalingFactor: false)
 let auditMetric = BenchmarkMetric.custom("auditNs", polarity: .prefersSmaller, useScalingFactor: false)
 
@@ -220,36 +258,9 @@ let benchmarks: @Sendable () -> Void = {
     // What the injected agent adds: twenty launches of /bin/true with the agent sampling at 1 kHz
     // and writing its recording, against twenty bare, in pairs that alternate which goes first.
     if let agent = agentLibrary {
-        Benchmark(
-            "paired agent: 20 launches of true with the agent vs 20 bare",
-            configuration: .init(
-                metrics: [ratioMetric, bareMetric, agentMetric],
-                units: [ratioMetric: .count, bareMetric: .count, agentMetric: .count], warmupIterations: 2,
-                maxDuration: .seconds(60), maxIterations: 60)
-        ) { benchmark in
-            // The agent writes one recording per process into this folder.
-            let recording = FileManager.default.temporaryDirectory.appendingPathComponent("agent-bench-\(getpid())").path
-            try? FileManager.default.createDirectory(atPath: recording, withIntermediateDirectories: true)
-            defer { try? FileManager.default.removeItem(atPath: recording) }
-            let injected = ["LD_PRELOAD": agent, "LIFTOFF_AGENT_OUT": recording, "LIFTOFF_AGENT_RATE": "1000"]
-            for (round, _) in benchmark.scaledIterations.enumerated() {
-                let (bare, withAgent) = inAlternatingOrder(
-                    round: round,
-                    baseline: {
-                        let start = DispatchTime.now().uptimeNanoseconds
-                        for _ in 0..<20 { spawnAndWait(["/bin/true"], adding: [:]) }
-                        return DispatchTime.now().uptimeNanoseconds - start
-                    },
-                    treatment: {
-                        let start = DispatchTime.now().uptimeNanoseconds
-                        for _ in 0..<20 { spawnAndWait(["/bin/true"], adding: injected) }
-                        return DispatchTime.now().uptimeNanoseconds - start
-                    })
-                benchmark.measurement(ratioMetric, Int(withAgent * 1_000_000 / max(bare, 1)))
-                benchmark.measurement(bareMetric, Int(bare))
-                benchmark.measurement(agentMetric, Int(withAgent))
-            }
-        }
+        pairedLaunches(
+            "paired agent: 20 launches of true with the agent vs 20 bare", program: ["/bin/true"],
+            metric: agentMetric, baseline: { _ in [:] }, treatment: { agentEnvironment(agent, recording: $0) })
     }
 
     // What the loader's audit library adds to a profiled launch: twenty launches with the agent
@@ -258,36 +269,10 @@ let benchmarks: @Sendable () -> Void = {
     // `liftoff --help` (a Swift program: the Swift runtime, Foundation and ICU before `main`).
     if let agent = agentLibrary, let audit = auditLibrary, let binary = liftoffBinary {
         for (name, program) in [("true", ["/bin/true"]), ("liftoff --help", [binary, "--help"])] {
-            Benchmark(
-                "paired audit: 20 launches of \(name) with the agent and audit library vs the agent alone",
-                configuration: .init(
-                    metrics: [ratioMetric, bareMetric, auditMetric],
-                    units: [ratioMetric: .count, bareMetric: .count, auditMetric: .count], warmupIterations: 2,
-                    maxDuration: .seconds(60), maxIterations: 60)
-            ) { benchmark in
-                let recording = FileManager.default.temporaryDirectory.appendingPathComponent("audit-bench-\(getpid())").path
-                try? FileManager.default.createDirectory(atPath: recording, withIntermediateDirectories: true)
-                defer { try? FileManager.default.removeItem(atPath: recording) }
-                let agentAlone = ["LD_PRELOAD": agent, "LIFTOFF_AGENT_OUT": recording, "LIFTOFF_AGENT_RATE": "1000"]
-                let audited = agentAlone.merging(["LD_AUDIT": audit]) { _, new in new }
-                for (round, _) in benchmark.scaledIterations.enumerated() {
-                    let (alone, withAudit) = inAlternatingOrder(
-                        round: round,
-                        baseline: {
-                            let start = DispatchTime.now().uptimeNanoseconds
-                            for _ in 0..<20 { spawnAndWait(program, adding: agentAlone) }
-                            return DispatchTime.now().uptimeNanoseconds - start
-                        },
-                        treatment: {
-                            let start = DispatchTime.now().uptimeNanoseconds
-                            for _ in 0..<20 { spawnAndWait(program, adding: audited) }
-                            return DispatchTime.now().uptimeNanoseconds - start
-                        })
-                    benchmark.measurement(ratioMetric, Int(withAudit * 1_000_000 / max(alone, 1)))
-                    benchmark.measurement(bareMetric, Int(alone))
-                    benchmark.measurement(auditMetric, Int(withAudit))
-                }
-            }
+            pairedLaunches(
+                "paired audit: 20 launches of \(name) with the agent and audit library vs the agent alone", program: program,
+                metric: auditMetric, baseline: { agentEnvironment(agent, recording: $0) },
+                treatment: { agentEnvironment(agent, recording: $0).merging(["LD_AUDIT": audit]) { _, new in new } })
         }
     }
 
