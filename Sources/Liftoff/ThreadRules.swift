@@ -46,7 +46,7 @@ public struct ThreadViolation: Sendable, Equatable {
         case ThreadRules.uiHoppedToMain:
             return "\(operation) is UI work submitted on \(place); it was moved to the main thread\(times)."
         case _ where ThreadRules.blockingCallRules.contains(rule):
-            return "\(operation)\(inTask) in UI context, on \(place)\(times)."
+            return BlockingCalls.sentence(operation + inTask, place: place, count: count)
         default:
             return "\(operation)\(inTask) broke rule '\(rule)' on \(place)\(times)."
         }

@@ -124,8 +124,8 @@ extension AgentRecording {
                     violations.append(
                         Profile.Violation(
                             rule: violation.rule,
-                            message: "\(violation.operation) in UI context, on thread \(thread) (\(violation.threadID))"
-                                + (violation.count > 1 ? " (\(violation.count) times)." : "."),
+                            message: BlockingCalls.sentence(
+                                violation.operation, place: "thread \(thread) (\(violation.threadID))", count: violation.count),
                             threadID: violation.threadID, threadName: thread, timeNs: relative(violation.timeNs),
                             stack: builder.addStack(violation.stack), count: violation.count))
                 }

@@ -32,6 +32,12 @@ package enum BlockingCalls {
     /// Whether calls are being checked now.
     package static var isArmed: Bool { lo_blocking_armed() != 0 }
 
+    /// A blocking call's violation in one sentence, the same in a program that links Liftoff and
+    /// under the agent: `reading /etc/hosts in UI context, on thread main (42) (3 times).`
+    package static func sentence(_ operation: String, place: String, count: Int) -> String {
+        "\(operation) in UI context, on \(place)" + (count > 1 ? " (\(count) times)." : ".")
+    }
+
     /// Treats thread `threadID` as the main thread for the checks (0: the process's main thread).
     package static func setUIThread(_ threadID: Int) { lo_blocking_set_ui_thread(Int32(truncatingIfNeeded: threadID)) }
 }
