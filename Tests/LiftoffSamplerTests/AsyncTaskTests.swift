@@ -23,15 +23,6 @@ private final class Burnt: Sendable {
     func work(_ name: String) -> SampledWork { totals.withLock { $0[name] ?? SampledWork() } }
 }
 
-@inline(never)
-private func busyWork(untilCPU target: UInt64) {
-    var value: UInt64 = 0x9E37_79B9
-    while CurrentThread.cpuNs < target {
-        for _ in 0..<2000 { value = value &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407 }
-    }
-    workSink.wrappingAdd(value, ordering: .relaxed)
-}
-
 private actor Registry {
     var count = 0
     func register(_ burnt: Burnt) -> Int {

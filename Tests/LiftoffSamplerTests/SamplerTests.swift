@@ -128,7 +128,7 @@ struct SamplerTests {
         try Sampler.start(SamplerConfiguration(rateHz: 1000))
         onNewThread(name: "deep") {
             Sampler.withCurrentThreadRegistered {
-                _ = deepRecursion(200, until: deadline(afterMilliseconds: 200))
+                _ = deepRecursion(200, untilCPU: cpuDeadline(afterMilliseconds: 200))
             }
         }
         let recording = Sampler.stop()

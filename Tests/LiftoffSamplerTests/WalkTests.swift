@@ -44,7 +44,7 @@ struct WalkTests {
         onNewThread(name: "deep") {
             tid.withLock { $0 = CurrentThread.id }
             Sampler.withCurrentThreadRegistered(name: "deep") {
-                _ = deepRecursion(200, until: deadline(afterMilliseconds: 300))
+                _ = deepRecursion(200, untilCPU: cpuDeadline(afterMilliseconds: 300))
             }
         }
         let recording = Sampler.stop()
@@ -128,19 +128,19 @@ func mixedWork(_ seed: Int) {
 
 @inline(never)
 func spinInSignalHandler() {
-    busyWork(until: deadline(afterMilliseconds: 100))
+    busyWork(untilCPU: cpuDeadline(afterMilliseconds: 100))
 }
 
 @inline(never)
 func interruptedBySignal() {
-    let end = deadline(afterMilliseconds: 400)
+    let end = cpuDeadline(afterMilliseconds: 400)
     // Foundation's threads start with signals blocked.
     var unblocked = sigset_t()
     sigemptyset(&unblocked)
     sigaddset(&unblocked, SIGUSR2)
     pthread_sigmask(SIG_UNBLOCK, &unblocked, nil)
     pthread_kill(pthread_self(), SIGUSR2)
-    busyWork(until: end)
+    busyWork(untilCPU: end)
 }
 
 /// The calling thread's stack captured `depth` frames below the caller, always from the same call site.

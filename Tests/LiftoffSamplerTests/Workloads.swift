@@ -19,6 +19,22 @@ func busyWork(until deadline: UInt64) {
     workSink.wrappingAdd(value, ordering: .relaxed)
 }
 
+/// Spins until the calling thread's own CPU clock reaches `target`: on a busy machine it gets as
+/// many running samples as on an idle one, where a wall-clock deadline may pass before it ran.
+@inline(never)
+func busyWork(untilCPU target: UInt64) {
+    var value: UInt64 = 0x9E37_79B9
+    while CurrentThread.cpuNs < target {
+        for _ in 0..<2000 { value = value &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407 }
+    }
+    workSink.wrappingAdd(value, ordering: .relaxed)
+}
+
+/// The calling thread's CPU clock `milliseconds` from now (``busyWork(untilCPU:)``).
+func cpuDeadline(afterMilliseconds milliseconds: UInt64) -> UInt64 {
+    CurrentThread.cpuNs + milliseconds * 1_000_000
+}
+
 @inline(never)
 func chainA(until deadline: UInt64) { chainB(until: deadline) }
 
@@ -43,13 +59,14 @@ func workerSpin3(until deadline: UInt64) { busyWork(until: deadline) }
 @inline(never)
 func workerSpinMain(until deadline: UInt64) { busyWork(until: deadline) }
 
+/// Recurses `remaining` frames deep, then spins until the thread's CPU clock reaches `cpuDeadline`.
 @inline(never)
-func deepRecursion(_ remaining: Int, until deadline: UInt64) -> Int {
+func deepRecursion(_ remaining: Int, untilCPU cpuDeadline: UInt64) -> Int {
     if remaining == 0 {
-        busyWork(until: deadline)
+        busyWork(untilCPU: cpuDeadline)
         return 0
     }
-    return deepRecursion(remaining - 1, until: deadline) + 1
+    return deepRecursion(remaining - 1, untilCPU: cpuDeadline) + 1
 }
 
 /// The function names of a sample's frames, leaf first (return addresses looked up one byte early).
