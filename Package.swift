@@ -37,10 +37,12 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-protobuf", exact: "1.39.0"),
     ],
     targets: [
+        // The sampler. It calls libunwind through weak symbols: a program that links Liftoff links
+        // it (LiftoffSampler below), and the agent, which does not, loads it only if a stack needs it.
         .target(
             name: "CLiftoffSampler",
             cSettings: [.define("UNW_LOCAL_ONLY"), .define("_GNU_SOURCE")],
-            linkerSettings: [.linkedLibrary("unwind"), .linkedLibrary("dl")]
+            linkerSettings: [.linkedLibrary("dl")]
         ),
         // Source lines and inlined frames from DWARF, through elfutils' libdw: its header (Debian
         // `libdw-dev`) at build time; `libdw.so.1` is loaded when a profile is symbolized, not linked.
@@ -62,7 +64,9 @@ let package = Package(
             // Without even the C library: a library the loader audits gets a namespace of its own,
             // and a C library loaded into it costs every process about 0.25 ms.
             linkerSettings: [.unsafeFlags(["-nostartfiles", "-static-stdlib", "-L", linkerScripts, "-Xclang-linker", "-nostdlib"])]),
-        .target(name: "LiftoffSampler", dependencies: ["CLiftoffSampler", "CLiftoffDWARF", "LiftoffProfile"]),
+        .target(
+            name: "LiftoffSampler", dependencies: ["CLiftoffSampler", "CLiftoffDWARF", "LiftoffProfile"],
+            linkerSettings: [.linkedLibrary("unwind")]),
         // `Assets/` holds the HTML pages' CSS and JavaScript; `Generated/HTMLReportAssets.swift` embeds them
         // (`make assets` runs scripts/embed_assets.py).
         // What a profile says, computed once for every view: the weighted call tree, flame charts,

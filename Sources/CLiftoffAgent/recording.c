@@ -2,13 +2,15 @@
 // file of the agent: it calls only the sampler.
 //
 // The writer uses async-signal-safe calls only (open, read, write, rename, getdents64 and a
-// hand-made decimal formatter): a recording may be written from a crash's signal handler.
+// hand-made decimal formatter): a recording may be written from a crash's signal handler. Only at
+// an exit or an exec does it also ask the loader for the loaded objects.
 
 #include <dirent.h>
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -114,10 +116,12 @@ static void put_string(writer *w, const char *bytes, size_t length) {
     if (length % 8) put(w, zeros, 8 - length % 8);
 }
 
-/* ---- loaded objects, from /proc/self/maps ---- */
+/* ---- loaded objects ---- */
 
-// dl_iterate_phdr takes the loader's lock, which a crash may have left held: the objects come
-// from /proc/self/maps instead, each file's load bias read from its ELF header in memory.
+// At an exit or an exec the loader lists them (dl_iterate_phdr, no system call). In a signal
+// handler its lock may be held by the interrupted code, so there, or when the loader names an
+// object by a relative path, they come from /proc/self/maps, each file's load bias read from its
+// ELF header in memory (which costs the kernel a path walk per mapping).
 
 #define LO_MAX_MAPPED 1024
 #define LO_MAX_MAPPED_SEGMENTS 64
@@ -133,6 +137,7 @@ typedef struct mapped_object {
 static mapped_object mapped[LO_MAX_MAPPED];
 static char mapped_names[1 << 18];
 static char maps_text[1 << 20];
+static size_t names_used;
 
 static uint64_t parse_hex(const char **at, const char *end) {
     uint64_t value = 0;
@@ -168,7 +173,8 @@ static int elf_base(uint64_t start, uint64_t length, uint64_t *base) {
 
 static size_t read_mapped_objects(void) {
     size_t length = lo_read_proc_file("/proc/self/maps", maps_text, sizeof maps_text);
-    size_t count = 0, names_used = 0;
+    size_t count = 0;
+    names_used = 0;
     const char *at = maps_text, *end = maps_text + length;
     while (at < end) {
         const char *line_end = memchr(at, '\n', (size_t)(end - at));
@@ -214,8 +220,54 @@ static size_t read_mapped_objects(void) {
     return count;
 }
 
-static void put_objects(writer *w) {
-    size_t count = read_mapped_objects();
+static int add_loaded_object(struct dl_phdr_info *info, size_t size, void *data) {
+    (void)size;
+    size_t *count = data;
+    const char *name = info->dlpi_name;
+    size_t name_length = name ? strlen(name) : 0;
+    static char program[4096];
+    if (name_length == 0) {
+        // The program itself: the loader names it by no path.
+        if (*count != 0) return 0;
+        ssize_t length = readlink("/proc/self/exe", program, sizeof program);
+        if (length <= 0 || (size_t)length >= sizeof program) return 1;
+        name = program;
+        name_length = (size_t)length;
+    } else if (name[0] != '/' && strcmp(name, "linux-vdso.so.1") != 0) {
+        return 1;
+    }
+    if (*count == LO_MAX_MAPPED || names_used + name_length > sizeof mapped_names) return 0;
+    mapped_object *object = &mapped[*count];
+    object->segment_count = 0;
+    object->has_base = 1;
+    object->base = info->dlpi_addr;
+    for (int i = 0; i < info->dlpi_phnum && object->segment_count < LO_MAX_MAPPED_SEGMENTS; i++) {
+        const ElfW(Phdr) *segment = &info->dlpi_phdr[i];
+        if (segment->p_type != PT_LOAD || !(segment->p_flags & PF_X) || segment->p_memsz == 0) continue;
+        uint64_t low = info->dlpi_addr + segment->p_vaddr;
+        uint64_t high = low + segment->p_memsz;
+        object->segments[object->segment_count][0] = low & ~(uint64_t)4095;
+        object->segments[object->segment_count][1] = (high + 4095) & ~(uint64_t)4095;
+        object->segment_count++;
+    }
+    memcpy(mapped_names + names_used, name, name_length);
+    object->name_at = (uint32_t)names_used;
+    object->name_length = (uint32_t)name_length;
+    names_used += name_length;
+    (*count)++;
+    return 0;
+}
+
+// The loader's objects, or 0 when one cannot be named by an absolute path.
+static size_t loaded_objects(void) {
+    size_t count = 0;
+    names_used = 0;
+    return dl_iterate_phdr(add_loaded_object, &count) == 0 ? count : 0;
+}
+
+static void put_objects(writer *w, int from_loader) {
+    size_t count = from_loader ? loaded_objects() : 0;
+    if (count == 0) count = read_mapped_objects();
     uint64_t kept = 0;
     for (size_t i = 0; i < count; i++) kept += mapped[i].has_base && mapped[i].segment_count > 0;
     put_word(w, kept);
@@ -283,7 +335,9 @@ static void put_thread_names_now(writer *w) {
 
 // Writes the recording of `pid` from `source`'s store: the agent's own sampler, or the sampler of
 // a program that records itself (lo_agent_write_program).
-static void write_recording(const lo_sampler_source *source, pid_t pid, int stopped, uint32_t flags, uint64_t end) {
+// `from_loader`: not in a signal handler, so the loader can list the objects.
+static void write_recording(const lo_sampler_source *source, pid_t pid, int stopped, int from_loader, uint32_t flags,
+                            uint64_t end) {
     static writer w;
     w.fd = open(lo_agent.temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     w.failed = 0;
@@ -306,7 +360,7 @@ static void write_recording(const lo_sampler_source *source, pid_t pid, int stop
 
     if (stopped) put_thread_names_stopped(&w, source);
     else put_thread_names_now(&w);
-    put_objects(&w);
+    put_objects(&w, from_loader);
 
     /* The samples. */
     size_t words = 0;
@@ -386,7 +440,7 @@ void lo_agent_write_stopped(uint32_t flags) {
     sigset_t mask;
     lo_agent_block_exit_signals(&mask);
     lo_sampler_stop();
-    write_recording(lo_sampler_this_source(), lo_agent.pid, 1, flags, end);
+    write_recording(lo_sampler_this_source(), lo_agent.pid, 1, 1, flags, end);
     atomic_store(&write_done, 1);
     pthread_sigmask(SIG_SETMASK, &mask, NULL);
 }
@@ -395,7 +449,7 @@ void lo_agent_write_halted(uint32_t flags) {
     if (!lo_agent_claim_write()) return;
     uint64_t end = lo_monotonic_ns();
     lo_sampler_halt();
-    write_recording(lo_sampler_this_source(), lo_agent.pid, 0, flags, end);
+    write_recording(lo_sampler_this_source(), lo_agent.pid, 0, 0, flags, end);
     atomic_store(&write_done, 1);
 }
 
@@ -432,18 +486,22 @@ void lo_agent_write_program(uint32_t flags) {
     size_t words = 0;
     program_source->store(&words);
     if (words == 0) return;
-    write_recording(program_source, program_pid, !sampling, flags | LO_AGENT_RECORDED_BY_PROGRAM, end);
+    write_recording(program_source, program_pid, !sampling, 0, flags | LO_AGENT_RECORDED_BY_PROGRAM, end);
 }
 
 int lo_agent_start_sampling(void) {
     lo_config config = {lo_agent.rate_hz, 256, LO_SAMPLE_ALL_THREADS};
-    if (lo_sampler_start(&config) != LO_OK) return 0;
-    lo_sampler_register_current_thread();
     // The program starts once the sampler has checked its threads: on a busy machine the sampler
     // thread can wait long for a core, and a main thread that blocks meanwhile (a sleep, a read)
-    // would be seen only from its first tick. The wait itself is in no sample.
-    lo_sampler_await_first_tick_unsampled(1000000000ull);
-    return 1;
+    // would be seen only from its first tick. The start and the wait are in no sample.
+    lo_sampler_leave_out_calling_thread(1);
+    int started = lo_sampler_start(&config) == LO_OK;
+    if (started) {
+        lo_sampler_register_current_thread();
+        lo_sampler_await_first_tick(1000000000ull);
+    }
+    lo_sampler_leave_out_calling_thread(0);
+    return started;
 }
 
 int lo_agent_begin(void) {

@@ -3,7 +3,6 @@
 
 #include "lo_internal.h"
 
-#include <libunwind.h>
 #include <string.h>
 #include <ucontext.h>
 
@@ -40,7 +39,7 @@ __attribute__((noinline)) int lo_capture_current_stack(uintptr_t *buffer, int ca
     int limit = capacity + 1 < LO_MAX_FRAMES + 1 ? capacity + 1 : LO_MAX_FRAMES + 1;
     sigset_t saved;
     lo_unwind_enter_blocking(&saved);
-    int count = unw_backtrace(frames, limit);
+    int count = lo_unwind_backtrace(frames, limit);
     lo_unwind_exit_blocking(&saved);
     if (count <= 1) return 0;
     for (int i = 1; i < count; i++) buffer[i - 1] = (uintptr_t)frames[i];

@@ -409,6 +409,7 @@ int lo_sampler_walk_mismatch(uintptr_t *walked, int *walked_depth, uintptr_t *re
     return 1;
 }
 void lo_warm_current_thread(void) {
+    if (!lo_unwind_linked()) return;
     lo_unwind_warm();
     t_warming = 1;
     syscall(SYS_tgkill, getpid(), lo_current_tid(), SIGPROF);

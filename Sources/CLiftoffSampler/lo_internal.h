@@ -203,6 +203,13 @@ int lo_walk_interrupted(void *context, uintptr_t *out, int *truncated, int *gues
 
 // ---- unwind.c --------------------------------------------------------------------------
 
+// Whether libunwind is linked into the process (a program that links Liftoff); else the agent.
+int lo_unwind_linked(void);
+// libunwind's unw_backtrace from the caller's frame up (at most `limit`, LO_MAX_FRAMES + 1) when
+// it is linked, else 0 frames. Callers outside handlers hold the exclusion (lo_unwind_enter_blocking).
+int lo_unwind_backtrace(void **frames, int limit);
+// Sampler thread: loads libunwind once a handler needed it and it is not linked.
+void lo_unwind_load_if_wanted(void);
 // Unwinds in handlers wait at most 1 ms for an unwind outside a handler; 0 when they gave up.
 int lo_unwind_enter_bounded(void);
 void lo_unwind_exit(void);

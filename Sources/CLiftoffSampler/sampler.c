@@ -57,11 +57,14 @@ static void *lo_sampler_main(void *unused) {
     uint64_t tick = 0;
     while (atomic_load(&g_keep_sampling)) {
         lo_snapshot_refresh();
-        lo_snapshot_make_resident();
         lo_ring_drain(lo_threads_answer);
         uint64_t now = lo_monotonic_ns();
         lo_threads_tick(pid, now, ++tick);
         atomic_store_explicit(&g_first_tick_done, 1, memory_order_release);
+        lo_unwind_load_if_wanted();
+        // After the first tick, which a program's start waits for: the walk finds call-frame
+        // information without the page index, only more slowly.
+        lo_snapshot_make_resident();
         next += period;
         now = lo_monotonic_ns();
         if (next < now) {
@@ -189,12 +192,7 @@ int lo_sampler_await_first_tick(uint64_t timeout_ns) {
     return 1;
 }
 
-int lo_sampler_await_first_tick_unsampled(uint64_t timeout_ns) {
-    lo_threads_set_unsampled(lo_current_tid());
-    int done = lo_sampler_await_first_tick(timeout_ns);
-    lo_threads_set_unsampled(0);
-    return done;
-}
+void lo_sampler_leave_out_calling_thread(int left_out) { lo_threads_set_unsampled(left_out ? lo_current_tid() : 0); }
 
 void lo_sampler_halt(void) {
     // No lock, no join, no condition variable: only atomics, a clock and nanosleep.

@@ -452,8 +452,8 @@ static int lo_is_idle(const lo_thread *thread) {
 // each listing of the threads). The process's clock walks every thread, so with more than
 // LO_GROUP_SPAN idle threads, or above 1 kHz, the group is checked every few ticks, not each one.
 
-// A thread that waits for the sampler's first tick (lo_sampler_await_first_tick_unsampled): not
-// checked until it is done, so its wait is in no sample.
+// A thread that starts the sampler and waits for its first tick (lo_sampler_leave_out_calling_thread):
+// not checked until it is done, so that work is in no sample.
 static _Atomic pid_t g_unsampled_tid;
 
 void lo_threads_set_unsampled(pid_t tid) { atomic_store(&g_unsampled_tid, tid); }

@@ -8,12 +8,48 @@
 // sample as skipped, and the interrupted thread resumes and releases what it holds. Handlers
 // among themselves run concurrently: they never take the loader's lock (see snapshot.c).
 
+// libunwind is linked into a program that links Liftoff, and its symbols, weak here, resolve when
+// the program loads. The injected agent does not link it, so that a process pays nothing for it
+// (libunwind and liblzma mapped and relocated, a warm-up unwind per thread): a handler whose walk
+// needs libunwind then keeps the interrupted program counter alone and asks for it, and the
+// sampler thread loads it (lo_unwind_load_if_wanted). Handlers step that copy from the signal's
+// context (unw_init_local2, unw_step), which uses no thread-local storage: a library loaded later
+// gets its thread-local storage from malloc on first use, which a handler must not call.
+
 #include "lo_internal.h"
 
+#include <dlfcn.h>
 #include <libunwind.h>
 #include <sched.h>
 #include <string.h>
 #include <ucontext.h>
+
+extern int unw_backtrace(void **, int) __attribute__((weak));
+extern void unw_flush_cache(unw_addr_space_t, unw_word_t, unw_word_t) __attribute__((weak));
+extern unw_addr_space_t unw_local_addr_space __attribute__((weak));
+
+// libunwind's stepping functions as the sampler thread loaded them.
+typedef struct lo_loaded_unwind {
+    int (*init_local2)(unw_cursor_t *, unw_context_t *, int);
+    int (*step)(unw_cursor_t *);
+    int (*get_reg)(unw_cursor_t *, unw_regnum_t, unw_word_t *);
+} lo_loaded_unwind;
+static lo_loaded_unwind g_loaded;
+enum { LO_UNWIND_ABSENT, LO_UNWIND_LOADED, LO_UNWIND_UNAVAILABLE };
+static _Atomic int g_load_state;
+static _Atomic int g_load_wanted;
+
+int lo_unwind_linked(void) { return unw_backtrace != NULL; }
+
+__attribute__((noinline)) int lo_unwind_backtrace(void **frames, int limit) {
+    if (!lo_unwind_linked() || limit < 1) return 0;
+    void *found[LO_MAX_FRAMES + 2];
+    int count = unw_backtrace(found, limit + 1 < LO_MAX_FRAMES + 2 ? limit + 1 : LO_MAX_FRAMES + 2);
+    // The first is this function's own frame.
+    if (count <= 1) return 0;
+    memcpy(frames, found + 1, (size_t)(count - 1) * sizeof(void *));
+    return count - 1;
+}
 
 static _Atomic int g_handler_unwinds;  // handlers inside libunwind now
 static _Atomic int g_exclusive_unwind; // an unwind outside a handler runs or waits
@@ -111,8 +147,67 @@ void lo_set_call_result(void *context, long result) {
 #endif
 }
 
+#define LO_SYMBOL_NAME_(name) #name
+#define LO_SYMBOL_NAME(name) LO_SYMBOL_NAME_(name)
+
+void lo_unwind_load_if_wanted(void) {
+    if (!atomic_load(&g_load_wanted) || atomic_load(&g_load_state) != LO_UNWIND_ABSENT || lo_unwind_linked()) return;
+    void *library = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
+    lo_loaded_unwind loaded = {0};
+    if (library != NULL) {
+        loaded.init_local2 = (int (*)(unw_cursor_t *, unw_context_t *, int))dlsym(library, LO_SYMBOL_NAME(unw_init_local2));
+        loaded.step = (int (*)(unw_cursor_t *))dlsym(library, LO_SYMBOL_NAME(unw_step));
+        loaded.get_reg = (int (*)(unw_cursor_t *, unw_regnum_t, unw_word_t *))dlsym(library, LO_SYMBOL_NAME(unw_get_reg));
+    }
+    if (loaded.init_local2 == NULL || loaded.step == NULL || loaded.get_reg == NULL) {
+        atomic_store(&g_load_state, LO_UNWIND_UNAVAILABLE);
+        return;
+    }
+    g_loaded = loaded;
+    // One unwind of this thread, outside any handler, sets up libunwind's global state.
+    sigset_t saved;
+    lo_unwind_enter_blocking(&saved);
+    ucontext_t context;
+    unw_cursor_t cursor;
+    if (getcontext(&context) == 0 && loaded.init_local2(&cursor, (unw_context_t *)&context, 0) == 0) {
+        for (int i = 0; i < 4 && loaded.step(&cursor) > 0; i++) {
+        }
+    }
+    lo_unwind_exit_blocking(&saved);
+    atomic_store_explicit(&g_load_state, LO_UNWIND_LOADED, memory_order_release);
+}
+
+// Without a linked libunwind: steps the copy the sampler thread loaded, from the signal's context.
+static int lo_unwind_interrupted_loaded(void *context, uintptr_t *out, int *truncated) {
+    if (atomic_load_explicit(&g_load_state, memory_order_acquire) != LO_UNWIND_LOADED) {
+        atomic_store(&g_load_wanted, 1);
+        out[0] = lo_context_pc(context);
+        *truncated = 1;
+        return 1;
+    }
+    if (!lo_unwind_enter_bounded()) return -1;
+    unw_cursor_t cursor;
+    int depth = 0;
+    lo_t_sampling = 1;
+    if (g_loaded.init_local2(&cursor, (unw_context_t *)context, UNW_INIT_SIGNAL_FRAME) == 0) {
+        do {
+            unw_word_t ip = 0;
+            if (g_loaded.get_reg(&cursor, UNW_REG_IP, &ip) != 0 || ip == 0) break;
+            if (depth == LO_MAX_FRAMES) {
+                *truncated = 1;
+                break;
+            }
+            out[depth++] = (uintptr_t)ip;
+        } while (g_loaded.step(&cursor) > 0);
+    }
+    lo_t_sampling = 0;
+    lo_unwind_exit();
+    return depth;
+}
+
 int lo_unwind_interrupted(void *context, uintptr_t *out, int *truncated) {
     *truncated = 0;
+    if (!lo_unwind_linked()) return lo_unwind_interrupted_loaded(context, out, truncated);
     if (!lo_unwind_enter_bounded()) return -1;
     void *frames[LO_BACKTRACE_CAPACITY];
     lo_t_sampling = 1;
@@ -139,6 +234,7 @@ int lo_unwind_interrupted(void *context, uintptr_t *out, int *truncated) {
 }
 
 int lo_unwind_current_for_measurement(int cold, uintptr_t *out) {
+    if (!lo_unwind_linked()) return 0;
     void *frames[LO_MAX_FRAMES];
     sigset_t saved;
     lo_unwind_enter_blocking(&saved);
@@ -150,6 +246,7 @@ int lo_unwind_current_for_measurement(int cold, uintptr_t *out) {
 }
 
 void lo_unwind_warm(void) {
+    if (!lo_unwind_linked()) return;
     void *frames[LO_BACKTRACE_CAPACITY];
     sigset_t saved;
     lo_unwind_enter_blocking(&saved);
@@ -158,6 +255,7 @@ void lo_unwind_warm(void) {
 }
 
 void lo_unwind_warm_in_handler(void) {
+    if (!lo_unwind_linked()) return;
     void *frames[LO_BACKTRACE_CAPACITY];
     if (!lo_unwind_enter_bounded()) return;
     (void)unw_backtrace(frames, LO_BACKTRACE_CAPACITY);

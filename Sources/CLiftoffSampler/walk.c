@@ -13,14 +13,14 @@
 // the red zone below it) up to
 // the top of the stack, which for a thread glibc created is its thread pointer (glibc keeps the
 // thread's descriptor at the top of its stack block) and for the main thread the top of [stack],
-// read from /proc/self/maps before sampling. A stack that fits neither goes to libunwind. Each CFA
+// found from the auxiliary vector before sampling. A stack that fits neither goes to libunwind. Each CFA
 // must lie above the previous one, so a walk always ends.
 
 #include "lo_internal.h"
 
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/resource.h>
 #include <ucontext.h>
 
@@ -33,30 +33,13 @@ static uintptr_t g_main_stack_low, g_main_stack_high;
 void lo_walk_prepare(void) {
     lo_cfi_touch_cache();
     if (g_main_stack_high != 0) return;
-    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return;
-    // Lines are "start-end perms offset dev inode   path"; [stack] is among the last few.
-    static char buffer[1 << 16];
-    size_t used = 0;
-    uintptr_t high = 0;
-    for (;;) {
-        ssize_t got = read(fd, buffer + used, sizeof buffer - 1 - used);
-        if (got <= 0) break;
-        used += (size_t)got;
-        buffer[used] = 0;
-        char *line = buffer, *newline;
-        while ((newline = strchr(line, '\n')) != NULL) {
-            *newline = 0;
-            if (strstr(line, "[stack]") != NULL) {
-                char *dash = strchr(line, '-');
-                if (dash != NULL) high = (uintptr_t)strtoull(dash + 1, NULL, 16);
-            }
-            line = newline + 1;
-        }
-        used = strlen(line);
-        memmove(buffer, line, used);
-    }
-    close(fd);
+    // The kernel copies the program's file name (AT_EXECFN) first, to the top of [stack], just
+    // below one null pointer: the page boundary above its end is where [stack] ends. No file is
+    // read for it.
+    const char *file_name = (const char *)getauxval(AT_EXECFN);
+    if (file_name == NULL) return;
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t high = ((uintptr_t)file_name + strlen(file_name) + 1 + sizeof(void *) + page - 1) & ~(page - 1);
     if (high == 0) return;
     struct rlimit limit;
     uint64_t size = LO_MAX_MAIN_STACK;

@@ -129,7 +129,7 @@ public struct AgentRecording: Sendable {
                 let high = UInt(try reader.word())
                 if low < high { segments.append(low..<high) }
             }
-            let path = String(decoding: try reader.bytes(), as: UTF8.self)
+            let path = Self.canonicalPath(String(decoding: try reader.bytes(), as: UTF8.self))
             objects.append(
                 ELFSymbolizer.LoadedObject(
                     path: path, displayName: URL(fileURLWithPath: path).lastPathComponent, base: base, segments: segments,
@@ -236,5 +236,15 @@ private struct WordReader {
         }
         offset += count * 8
         return result.map { UInt64(littleEndian: $0) }
+    }
+}
+
+extension AgentRecording {
+    /// The path of an object as /proc/PID/maps names it, its links resolved: the agent writes the
+    /// loader's names at an exit (`/lib/x86_64-linux-gnu/libc.so.6`), which may go through links.
+    static func canonicalPath(_ path: String) -> String {
+        guard path.hasPrefix("/"), let resolved = realpath(path, nil) else { return path }
+        defer { free(resolved) }
+        return String(cString: resolved)
     }
 }

@@ -131,9 +131,9 @@ lo_status lo_sampler_start(const lo_config *config);
 /// the sampler thread may wait for a core a long time on a busy machine, and what runs before its
 /// first tick is not sampled. Returns 1 once it has, 0 on timeout or when no session runs.
 int lo_sampler_await_first_tick(uint64_t timeout_ns);
-/// `lo_sampler_await_first_tick`, with the calling thread left out of the ticks while it waits:
-/// the wait is in no sample (the agent's, before `main`).
-int lo_sampler_await_first_tick_unsampled(uint64_t timeout_ns);
+/// Leaves the calling thread out of the ticks (1) or no longer (0): the agent's start of the
+/// sampler and its wait for the first tick, before `main`, are in no sample of the program.
+void lo_sampler_leave_out_calling_thread(int left_out);
 /// Stops sampling, waits for running handlers, drains the ring; a no-op when stopped.
 void lo_sampler_stop(void);
 /// Whether a session is running.
