@@ -84,6 +84,7 @@ static void in_child(void) {
     lo_sampler_after_fork();
     lo_agent.parent = lo_agent.pid;
     lo_agent.pid = lo_agent_forked_pid;
+    lo_agent.command_length = 0;
     lo_agent.image = 0;
     lo_agent.process_start_ns = lo_agent.premain_ns = lo_agent.main_entry_ns = lo_agent_fork_ns;
     lo_read_process_counters(&lo_agent.premain_counters);
@@ -107,7 +108,21 @@ static int parse_image(const char *text, uint64_t values[3]) {
     return *text == 0;
 }
 
-__attribute__((constructor)) static void lo_agent_start(void) {
+// The arguments as the C library hands them to constructors, NUL-separated, as /proc/PID/cmdline
+// has them (one fewer file to read at the end); 0 when they do not fit.
+static size_t copy_arguments(int argc, char **argv, char *out, size_t capacity) {
+    size_t used = 0;
+    for (int i = 0; argv != NULL && i < argc && argv[i] != NULL; i++) {
+        size_t length = strlen(argv[i]) + 1;
+        if (length > capacity - used) return 0;
+        memcpy(out + used, argv[i], length);
+        used += length;
+    }
+    return used;
+}
+
+__attribute__((constructor)) static void lo_agent_start(int argc, char **argv, char **envp) {
+    (void)envp;
     const char *out = getenv(LO_ENV_OUT);
     if (!out || !*out || strlen(out) >= sizeof lo_agent.directory - 64) return;
     Dl_info self;
@@ -152,6 +167,7 @@ __attribute__((constructor)) static void lo_agent_start(void) {
     }
     lo_agent.pid = pid;
     lo_agent.parent = getppid();
+    lo_agent.command_length = copy_arguments(argc, argv, lo_agent.command, sizeof lo_agent.command);
     lo_agent.image = image;
     lo_agent.process_start_ns = start;
     lo_agent.premain_ns = premain;

@@ -356,7 +356,8 @@ static void write_recording(const lo_sampler_source *source, pid_t pid, int stop
 
     /* The command line, NUL-separated, as /proc keeps it. */
     static char command[8192];
-    put_string(&w, command, lo_read_proc_file("/proc/self/cmdline", command, sizeof command));
+    if (lo_agent.command_length > 0 && pid == lo_agent.pid) put_string(&w, lo_agent.command, lo_agent.command_length);
+    else put_string(&w, command, lo_read_proc_file("/proc/self/cmdline", command, sizeof command));
 
     if (stopped) put_thread_names_stopped(&w, source);
     else put_thread_names_now(&w);
@@ -439,7 +440,7 @@ void lo_agent_write_stopped(uint32_t flags) {
     uint64_t end = lo_monotonic_ns();
     sigset_t mask;
     lo_agent_block_exit_signals(&mask);
-    lo_sampler_stop();
+    lo_sampler_quiesce();
     write_recording(lo_sampler_this_source(), lo_agent.pid, 1, 1, flags, end);
     atomic_store(&write_done, 1);
     pthread_sigmask(SIG_SETMASK, &mask, NULL);
@@ -491,14 +492,14 @@ void lo_agent_write_program(uint32_t flags) {
 
 int lo_agent_start_sampling(void) {
     lo_config config = {lo_agent.rate_hz, 256, LO_SAMPLE_ALL_THREADS};
-    // The program starts once the sampler has checked its threads: on a busy machine the sampler
-    // thread can wait long for a core, and a main thread that blocks meanwhile (a sleep, a read)
-    // would be seen only from its first tick. The start and the wait are in no sample.
+    // The program starts once the sampler thread runs: on a busy machine it can wait long for a
+    // core, and a program that ran meanwhile would be seen only from its first tick. The start and
+    // the wait are in no sample.
     lo_sampler_leave_out_calling_thread(1);
     int started = lo_sampler_start(&config) == LO_OK;
     if (started) {
         lo_sampler_register_current_thread();
-        lo_sampler_await_first_tick(1000000000ull);
+        lo_sampler_await_running(1000000000ull);
     }
     lo_sampler_leave_out_calling_thread(0);
     return started;

@@ -34,6 +34,10 @@ typedef struct lo_agent_state {
     char path[PATH_MAX];       // DIRECTORY/PID-IMAGE.rec
     char temporary[PATH_MAX];  // the same, .tmp
     char library[PATH_MAX];    // this library's own path, for LD_PRELOAD
+    // The program's arguments, NUL-separated, as its constructor was given them (0 bytes: read
+    // /proc/self/cmdline at the end, as for a fork() child, which may have renamed itself).
+    char command[8192];
+    size_t command_length;
 } lo_agent_state;
 
 extern lo_agent_state lo_agent;

@@ -65,7 +65,9 @@ void lo_async_prepare(void) {
     lo_map_chain_blocks();
     // The runtime may have been loaded since the last session.
     if (g_runtime_high == 0) dl_iterate_phdr(lo_find_runtime, NULL);
-    if (atomic_load(&g_layout) != 0) return;
+    // Without Swift's concurrency runtime (a C program, a shell) no task runs: two failed look-ups
+    // through every object are not made. One loaded later is looked for again.
+    if (g_runtime_high == 0 || atomic_load(&g_layout) != 0) return;
     const uint32_t *version = dlsym(RTLD_DEFAULT, "_swift_concurrency_debug_internal_layout_version");
     const size_t *size = dlsym(RTLD_DEFAULT, "_swift_concurrency_debug_asyncTaskSize");
     int known = version != NULL && *version == 1 && size != NULL && *size == LO_TASK_SIZE;

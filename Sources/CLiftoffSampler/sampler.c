@@ -3,6 +3,8 @@
 #include "lo_internal.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -19,6 +21,10 @@ static pthread_mutex_t g_wait_lock = PTHREAD_MUTEX_INITIALIZER;    // sampler sl
 static pthread_cond_t g_wait_cond;
 static pthread_once_t g_cond_once = PTHREAD_ONCE_INIT;
 static int g_running; // guarded by g_control_lock
+// A sampler thread that lo_sampler_quiesce left to end by itself (guarded by g_control_lock).
+static int g_unjoined;
+// Held by the sampler thread through each tick: who holds it knows no tick is under way.
+static pthread_mutex_t g_tick_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int g_keep_sampling;
 static pthread_t g_thread;
 static uint32_t g_rate_hz;
@@ -26,6 +32,7 @@ static int g_all_threads;
 static _Atomic pid_t g_sampler_tid;   // the sampler thread's kernel id while it runs
 static _Atomic int g_sampler_looping; // the sampler thread is inside its loop
 static _Atomic int g_first_tick_done; // the session's first tick listed and checked every thread
+static _Atomic int g_thread_running;  // the session's sampler thread got a core and runs
 
 static void lo_init_cond(void) {
     pthread_condattr_t attributes;
@@ -52,19 +59,29 @@ static void *lo_sampler_main(void *unused) {
     pid_t pid = getpid();
     uint64_t period = 1000000000ull / g_rate_hz;
     atomic_store(&g_sampler_tid, lo_current_tid());
+    atomic_store_explicit(&g_thread_running, 1, memory_order_release);
+    syscall(SYS_futex, &g_thread_running, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
     lo_threads_begin(g_all_threads, g_rate_hz, lo_current_tid());
     uint64_t next = lo_monotonic_ns();
     uint64_t tick = 0;
-    while (atomic_load(&g_keep_sampling)) {
+    for (;;) {
+        pthread_mutex_lock(&g_tick_lock);
+        if (!atomic_load(&g_keep_sampling)) {
+            pthread_mutex_unlock(&g_tick_lock);
+            break;
+        }
         lo_snapshot_refresh();
         lo_ring_drain(lo_threads_answer);
         uint64_t now = lo_monotonic_ns();
         lo_threads_tick(pid, now, ++tick);
-        atomic_store_explicit(&g_first_tick_done, 1, memory_order_release);
+        if (!atomic_exchange_explicit(&g_first_tick_done, 1, memory_order_release)) {
+            syscall(SYS_futex, &g_first_tick_done, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+        }
         lo_unwind_load_if_wanted();
         // After the first tick, which a program's start waits for: the walk finds call-frame
         // information without the page index, only more slowly.
         lo_snapshot_make_resident();
+        pthread_mutex_unlock(&g_tick_lock);
         next += period;
         now = lo_monotonic_ns();
         if (next < now) {
@@ -124,6 +141,14 @@ lo_status lo_sampler_start(const lo_config *config) {
         pthread_mutex_unlock(&g_control_lock);
         return LO_OK;
     }
+    if (g_unjoined) {
+        // A process that went on after quiescing (an exec that failed): the earlier thread ends first.
+        pthread_mutex_lock(&g_wait_lock);
+        pthread_cond_broadcast(&g_wait_cond);
+        pthread_mutex_unlock(&g_wait_lock);
+        pthread_join(g_thread, NULL);
+        g_unjoined = 0;
+    }
     if (lo_ring_create(capacity) != 0) {
         pthread_mutex_unlock(&g_control_lock);
         return LO_ERR_NO_MEMORY;
@@ -142,6 +167,7 @@ lo_status lo_sampler_start(const lo_config *config) {
     atomic_store(&g_keep_sampling, 1);
     atomic_store(&g_sampler_looping, 1);
     atomic_store(&g_first_tick_done, 0);
+    atomic_store(&g_thread_running, 0);
     lo_tasks_start();
     lo_handler_set_active(1);
     if (pthread_create(&g_thread, NULL, lo_sampler_main, NULL) != 0) {
@@ -158,6 +184,8 @@ lo_status lo_sampler_start(const lo_config *config) {
     return LO_OK;
 }
 
+static void lo_sampler_end_session(void);
+
 void lo_sampler_stop(void) {
     pthread_mutex_lock(&g_control_lock);
     if (!g_running) {
@@ -169,7 +197,27 @@ void lo_sampler_stop(void) {
     pthread_cond_broadcast(&g_wait_cond);
     pthread_mutex_unlock(&g_wait_lock);
     if (pthread_join(g_thread, NULL) != 0) LO_FAIL("could not join the sampler thread");
+    lo_sampler_end_session();
+    pthread_mutex_unlock(&g_control_lock);
+}
 
+void lo_sampler_quiesce(void) {
+    pthread_mutex_lock(&g_control_lock);
+    if (!g_running) {
+        pthread_mutex_unlock(&g_control_lock);
+        return;
+    }
+    // Between two ticks: the sampler thread sees the session ended when it next wakes, and ends.
+    pthread_mutex_lock(&g_tick_lock);
+    atomic_store(&g_keep_sampling, 0);
+    pthread_mutex_unlock(&g_tick_lock);
+    g_unjoined = 1;
+    lo_sampler_end_session();
+    pthread_mutex_unlock(&g_control_lock);
+}
+
+// After the sampler thread ended or quiesced (the control lock held).
+static void lo_sampler_end_session(void) {
     // No new signals are sent now; stop capturing and wait for handlers in flight.
     lo_handler_set_active(0);
     lo_tasks_stop();
@@ -179,18 +227,25 @@ void lo_sampler_stop(void) {
     lo_ring_destroy();
     lo_snapshot_drop();
     g_running = 0;
-    pthread_mutex_unlock(&g_control_lock);
 }
 
-int lo_sampler_await_first_tick(uint64_t timeout_ns) {
+// Waits until `flag` is set by the sampler thread, which wakes its waiters.
+static int lo_sampler_await(_Atomic int *flag, uint64_t timeout_ns) {
     uint64_t deadline = lo_monotonic_ns() + timeout_ns;
-    while (!atomic_load_explicit(&g_first_tick_done, memory_order_acquire)) {
-        if (!atomic_load(&g_keep_sampling) || lo_monotonic_ns() >= deadline) return 0;
-        struct timespec pause = {0, 50000};
-        nanosleep(&pause, NULL);
+    while (!atomic_load_explicit(flag, memory_order_acquire)) {
+        uint64_t now = lo_monotonic_ns();
+        if (!atomic_load(&g_keep_sampling) || now >= deadline) return 0;
+        // Woken by the first tick; a millisecond at most, to see a session that stopped.
+        uint64_t wait = deadline - now < 1000000ull ? deadline - now : 1000000ull;
+        struct timespec pause = {0, (long)wait};
+        syscall(SYS_futex, flag, FUTEX_WAIT_PRIVATE, 0, &pause, NULL, 0);
     }
     return 1;
 }
+
+int lo_sampler_await_first_tick(uint64_t timeout_ns) { return lo_sampler_await(&g_first_tick_done, timeout_ns); }
+
+int lo_sampler_await_running(uint64_t timeout_ns) { return lo_sampler_await(&g_thread_running, timeout_ns); }
 
 void lo_sampler_leave_out_calling_thread(int left_out) { lo_threads_set_unsampled(left_out ? lo_current_tid() : 0); }
 
@@ -233,6 +288,8 @@ void lo_sampler_reset_after_fork(void) {
     lo_clock_after_fork();
     pthread_mutex_init(&g_control_lock, NULL);
     pthread_mutex_init(&g_wait_lock, NULL);
+    pthread_mutex_init(&g_tick_lock, NULL);
+    g_unjoined = 0;
     lo_init_cond();
     g_running = 0;
     atomic_store(&g_keep_sampling, 0);

@@ -19,9 +19,13 @@
 
 #include "lo_internal.h"
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <linux/membarrier.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,42 +57,48 @@ static int lo_task_kind_of(uintptr_t task, size_t create_flags) {
 
 // ---- time stamps -------------------------------------------------------------------------
 
-static int g_use_tsc;
+// Whether events are stamped with the TSC: decided at the first stamp (a process that runs no
+// Swift task never asks: the kernel's clock source is a sysfs read of about 40 us).
+static _Atomic int g_use_tsc = -1;
+static pthread_once_t g_use_tsc_once = PTHREAD_ONCE_INIT;
 static uint64_t g_tsc_start, g_ns_start, g_tsc_end, g_ns_end;
 
-static inline uint64_t lo_stamp(void) {
+static int lo_tsc_is_invariant(void);
+static void lo_decide_tsc(void) { atomic_store(&g_use_tsc, lo_tsc_is_invariant()); }
+
+// The raw counter, read at each session's start and end whatever stamps the events.
+static inline uint64_t lo_tsc(void) {
 #if defined(__x86_64__)
-    if (g_use_tsc) {
-        uint32_t low, high;
-        __asm__ volatile("rdtsc" : "=a"(low), "=d"(high));
-        return (uint64_t)high << 32 | low;
-    }
+    uint32_t low, high;
+    __asm__ volatile("rdtsc" : "=a"(low), "=d"(high));
+    return (uint64_t)high << 32 | low;
+#else
+    return 0;
 #endif
-    return lo_monotonic_ns();
 }
 
-// Whether the time-stamp counter runs at a constant rate in every state on every CPU, as the
-// kernel reports it (and uses it as its own clock source).
+static inline uint64_t lo_stamp(void) {
+    int use = atomic_load_explicit(&g_use_tsc, memory_order_relaxed);
+    if (use < 0) {
+        pthread_once(&g_use_tsc_once, lo_decide_tsc);
+        use = atomic_load(&g_use_tsc);
+    }
+    return use > 0 ? lo_tsc() : lo_monotonic_ns();
+}
+
+// Whether the time-stamp counter runs at a constant rate in every state on every CPU (CPUID's
+// invariant-TSC bit, which Linux reports as constant_tsc and nonstop_tsc), and the kernel uses it
+// as its own clock source.
 static int lo_tsc_is_invariant(void) {
 #if defined(__x86_64__)
+    unsigned int eax, ebx, ecx, edx;
+    if (!__get_cpuid(0x80000007u, &eax, &ebx, &ecx, &edx) || !(edx & (1u << 8))) return 0;
     int fd = open("/sys/devices/system/clocksource/clocksource0/current_clocksource", O_RDONLY | O_CLOEXEC);
     if (fd < 0) return 0;
     char source[16] = {0};
     ssize_t got = read(fd, source, sizeof source - 1);
     close(fd);
-    if (got < 3 || strncmp(source, "tsc", 3) != 0) return 0;
-    FILE *info = fopen("/proc/cpuinfo", "re");
-    if (info == NULL) return 0;
-    char line[4096];
-    int constant = 0, nonstop = 0;
-    while (fgets(line, sizeof line, info) != NULL && !(constant && nonstop)) {
-        if (strncmp(line, "flags", 5) != 0) continue;
-        constant = strstr(line, " constant_tsc") != NULL;
-        nonstop = strstr(line, " nonstop_tsc") != NULL;
-        break;
-    }
-    fclose(info);
-    return constant && nonstop;
+    return got >= 3 && strncmp(source, "tsc", 3) == 0;
 #else
     return 0;
 #endif
@@ -96,7 +106,7 @@ static int lo_tsc_is_invariant(void) {
 
 // A stamp as CLOCK_MONOTONIC nanoseconds, from the readings at the session's start and end.
 static uint64_t lo_stamp_ns(uint64_t stamp) {
-    if (!g_use_tsc || g_tsc_end <= g_tsc_start) return stamp;
+    if (atomic_load(&g_use_tsc) <= 0 || g_tsc_end <= g_tsc_start) return stamp;
     __int128 offset = (__int128)stamp - (__int128)g_tsc_start;
     __int128 ns = (__int128)g_ns_start + offset * (__int128)(g_ns_end - g_ns_start) / (__int128)(g_tsc_end - g_tsc_start);
     return ns < 0 ? 0 : (uint64_t)ns;
@@ -116,7 +126,14 @@ typedef struct lo_chunk {
 } lo_chunk;
 
 static _Atomic int g_tracking;
-static int g_asymmetric; // membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) is registered
+// membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) is registered: by the first chunk ever claimed, so a
+// process that runs no Swift task (a C program, a shell) pays neither for it nor for the barrier.
+static int g_asymmetric;
+static pthread_once_t g_asymmetric_once = PTHREAD_ONCE_INIT;
+
+static void lo_register_asymmetric(void) {
+    g_asymmetric = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+}
 static _Atomic uint64_t g_epoch = 1;
 static _Atomic(lo_chunk *) g_chunks;
 static _Atomic int g_chunk_total;
@@ -124,12 +141,17 @@ static _Atomic uint64_t g_lost;
 static __thread lo_chunk *t_chunk;
 static __thread uint64_t t_epoch;
 
-// A chunk of this session for the calling thread: a free one made earlier, or a new one.
+// A chunk of this session for the calling thread: a free one made earlier, or a new one. Its
+// owned flag is set with a full fence: `lo_tasks_stop`, which reads every chunk's flag after
+// ending the session, skips the barrier when none is owned, and a writer that claims one after
+// that read sees the session ended.
 static lo_chunk *lo_claim_chunk(void) {
+    pthread_once(&g_asymmetric_once, lo_register_asymmetric);
     for (lo_chunk *chunk = atomic_load(&g_chunks); chunk != NULL; chunk = chunk->next) {
         int expected = 0;
         if (atomic_load_explicit(&chunk->owned, memory_order_relaxed) == 0 &&
             atomic_compare_exchange_strong(&chunk->owned, &expected, 1)) {
+            atomic_thread_fence(memory_order_seq_cst);
             return chunk;
         }
     }
@@ -147,6 +169,7 @@ static lo_chunk *lo_claim_chunk(void) {
     do {
         chunk->next = head;
     } while (!atomic_compare_exchange_weak(&g_chunks, &head, chunk));
+    atomic_thread_fence(memory_order_seq_cst);
     return chunk;
 }
 
@@ -212,28 +235,26 @@ void lo_tasks_start(void) {
     }
     atomic_store(&g_lost, 0);
     lo_async_prepare();
-    static int checked;
-    if (!checked) {
-        g_use_tsc = lo_tsc_is_invariant();
-        g_asymmetric = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
-        checked = 1;
-    }
     g_tsc_end = 0;
     g_ns_start = lo_monotonic_ns();
-    g_tsc_start = lo_stamp();
+    g_tsc_start = lo_tsc();
     atomic_fetch_add(&g_epoch, 1);
     atomic_store(&g_tracking, 1);
 }
 
 void lo_tasks_stop(void) {
     atomic_store(&g_tracking, 0);
-    if (g_asymmetric && syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0) {
+    int owned = 0;
+    for (lo_chunk *chunk = atomic_load(&g_chunks); chunk != NULL && !owned; chunk = chunk->next) {
+        owned = atomic_load(&chunk->owned);
+    }
+    if (owned && g_asymmetric && syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0) {
         LO_FAIL("membarrier failed after it was registered");
     }
     for (lo_chunk *chunk = atomic_load(&g_chunks); chunk != NULL; chunk = chunk->next) {
         while (atomic_load(&chunk->busy)) sched_yield();
     }
-    g_tsc_end = lo_stamp();
+    g_tsc_end = lo_tsc();
     g_ns_end = lo_monotonic_ns();
 }
 
@@ -250,7 +271,7 @@ void lo_tasks_after_fork(void) {
 void lo_tasks_halt(void) {
     // From a signal handler: events being written now may be left out, nothing is waited for.
     atomic_store(&g_tracking, 0);
-    g_tsc_end = lo_stamp();
+    g_tsc_end = lo_tsc();
     g_ns_end = lo_monotonic_ns();
 }
 

@@ -23,6 +23,38 @@ struct AgentLaunch {
     /// The audit library's file name: `liftoff` sets it in `LD_AUDIT` when it lies beside the agent.
     static let auditLibraryName = "libLiftoffAudit.so"
 
+    /// Where the recordings of a launch go: a folder of this process's own in /dev/shm when that is
+    /// an in-memory file system with room to spare, else `fallback`. Each recorded process creates
+    /// its recording there: on a disk's file system that costs it about 0.25 ms here, in memory a
+    /// tenth of it. Folders that a `liftoff` which has since died left there are removed.
+    static func recordingsFolder(beside fallback: URL) -> URL {
+        guard let memory = MemoryFolder.shared else { return fallback }
+        return memory.appendingPathComponent(fallback.lastPathComponent, isDirectory: true)
+    }
+
+    /// This process's folder in /dev/shm, made once; nil when there is none to use.
+    private enum MemoryFolder {
+        static let shared: URL? = make()
+
+        static func make() -> URL? {
+            let root = "/dev/shm"
+            var space = statvfs()
+            // At least 512 MiB free, so that a tree's recordings cannot fill it.
+            guard PageCache.isInMemoryFileSystem(root), statvfs(root, &space) == 0,
+                UInt64(space.f_bavail).multipliedReportingOverflow(by: UInt64(space.f_frsize)).partialValue >= 512 << 20
+            else { return nil }
+            let prefix = "liftoff-\(getuid())-"
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? [] where name.hasPrefix(prefix) {
+                guard let pid = Int32(name.dropFirst(prefix.count)), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
+                try? FileManager.default.removeItem(atPath: root + "/" + name)
+            }
+            let folder = URL(fileURLWithPath: root + "/" + prefix + String(getpid()), isDirectory: true)
+            guard mkdir(folder.path, 0o700) == 0 || errno == EEXIST else { return nil }
+            atexit { if let folder = MemoryFolder.shared { rmdir(folder.path) } }
+            return folder
+        }
+    }
+
     /// Makes the recordings folder, empty.
     func prepare() throws {
         cleanUp()

@@ -84,7 +84,8 @@ struct ProfileCommand: ParsableCommand {
         } catch let error as ProfileError {
             throw CLIError(error.message)
         }
-        let launch = agentOptions.launch(library: agent, folder: folder.appendingPathComponent(".agent-recordings"))
+        let launch = agentOptions.launch(
+            library: agent, folder: AgentLaunch.recordingsFolder(beside: folder.appendingPathComponent(".agent-recordings")))
         try launch.prepare()
         defer { launch.cleanUp() }
         let log = folder.appendingPathComponent("output.log")
@@ -165,7 +166,8 @@ struct ProfileCommand: ParsableCommand {
     /// then evicts them and the executable, and says what stayed in memory. Nil for `as-is`.
     func prepareCache(agent: String, folder: URL, environment: [String: String]) throws -> Profile.CacheState? {
         guard cache != .asIs else { return nil }
-        let first = agentOptions.launch(library: agent, folder: folder.appendingPathComponent(".agent-first-run"))
+        let first = agentOptions.launch(
+            library: agent, folder: AgentLaunch.recordingsFolder(beside: folder.appendingPathComponent(".agent-first-run")))
         try first.prepare()
         defer { first.cleanUp() }
         let log = folder.appendingPathComponent(".first-run.log")

@@ -166,7 +166,9 @@ struct RecordCommand: ParsableCommand {
 
     /// How a side's run is sampled by the agent, when it is: its recordings go beside the profile.
     private func agentLaunch(_ side: Side, profile: URL) -> AgentLaunch? {
-        side.agent.map { agentOptions.launch(library: $0, folder: URL(fileURLWithPath: profile.path + ".agent")) }
+        side.agent.map {
+            agentOptions.launch(library: $0, folder: AgentLaunch.recordingsFolder(beside: URL(fileURLWithPath: profile.path + ".agent")))
+        }
     }
 
     private func launch(_ side: Side, log: URL, profile: URL, pattern: NSRegularExpression?) throws -> ProcessRunner.Result {

@@ -131,11 +131,18 @@ lo_status lo_sampler_start(const lo_config *config);
 /// the sampler thread may wait for a core a long time on a busy machine, and what runs before its
 /// first tick is not sampled. Returns 1 once it has, 0 on timeout or when no session runs.
 int lo_sampler_await_first_tick(uint64_t timeout_ns);
+/// Waits until the session's sampler thread runs, up to `timeout_ns`: it got a core, and ticks
+/// from now on. Returns 1 once it does, 0 on timeout or when no session runs.
+int lo_sampler_await_running(uint64_t timeout_ns);
 /// Leaves the calling thread out of the ticks (1) or no longer (0): the agent's start of the
 /// sampler and its wait for the first tick, before `main`, are in no sample of the program.
 void lo_sampler_leave_out_calling_thread(int left_out);
 /// Stops sampling, waits for running handlers, drains the ring; a no-op when stopped.
 void lo_sampler_stop(void);
+/// `lo_sampler_stop` for a process about to exit or exec: the same, but the sampler thread is
+/// not woken and waited for; it ends at its next tick, or with the process. A later start waits
+/// for it.
+void lo_sampler_quiesce(void);
 /// Whether a session is running.
 int lo_sampler_is_running(void);
 /// Stops sampling from a signal handler (async-signal-safe): no new signals are sent and handlers
@@ -274,8 +281,8 @@ typedef struct lo_process_counters {
     uint64_t time_ns;      ///< CLOCK_MONOTONIC when read
     uint64_t cpu_ns;       ///< the main thread's CPU time (its CPU clock)
     uint64_t runqueue_ns;  ///< the main thread's time runnable, waiting for a core (schedstat field 2)
-    uint64_t read_bytes;   ///< bytes the process caused to be read from storage (/proc/self/io)
-    uint64_t read_chars;   ///< bytes it read through read() and the like, cached or not (rchar)
+    uint64_t read_bytes;   ///< bytes the process caused to be read from storage (getrusage's blocks in)
+    uint64_t read_chars;   ///< not read (0): kept for the recording's layout
     uint64_t major_faults; ///< page faults that read from storage (getrusage)
     uint64_t minor_faults; ///< page faults served from memory
     uint64_t valid;        ///< which of the above were read: LO_COUNTERS_*
