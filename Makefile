@@ -10,7 +10,7 @@ SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_OUT ?= Reports/demo
 
-.PHONY: pprof-proto all assets deps test-deps build build-tests demo test test-under-load examples test-server-example fuzz fuzz-smoke bench bench-observer bench-spread perf-agreement clean
+.PHONY: pprof-proto all assets deps test-deps build build-tests demo test test-under-load examples test-server-example fuzz fuzz-smoke bench bench-agent bench-observer bench-spread perf-agreement clean
 
 all: build
 
@@ -154,6 +154,18 @@ bench: deps
 	$(MAKE) bench-observer
 	python3 scripts/perf_agreement.py .build/release/liftoff Reports/benchmarks/perf-agreement.md --slowdown 1000% || { rm -f Reports/benchmarks/perf-agreement.md; echo "perf is unavailable: sampler.md has no agreement section"; }
 	python3 Benchmarks/report.py Reports/benchmarks/raw Reports/benchmarks
+
+# The agent's benchmarks alone: the launch of /bin/true, the audit library and the process trees
+# beside perf (agent.md), without the hour the whole set takes.
+bench-agent: deps
+	$(SWIFT) build -c release --product liftoff
+	$(SWIFT) build -c release --product LiftoffAgent
+	$(SWIFT) build -c release --product LiftoffAudit
+	rm -rf Reports/benchmarks/raw-agent && mkdir -p Reports/benchmarks/raw-agent
+	cd Benchmarks && LIFTOFF_BINARY=../.build/release/liftoff $(SWIFT) package --allow-writing-to-package-directory \
+		benchmark --target CompareBenchmarks --filter 'paired agent.*|paired audit.*|interleaved: process tree.*' \
+		--format histogramSamples --path ../Reports/benchmarks/raw-agent --no-progress
+	python3 Benchmarks/report.py --agent-only Reports/benchmarks/raw-agent Reports/benchmarks
 
 # The observer effect on a launch, three runs in a row (observer.md reports the worst), beside perf.
 OBSERVER_RUNS ?= 1 2 3

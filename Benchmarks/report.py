@@ -4,7 +4,7 @@
 Every claim is a ratio to a baseline measured in the same run, with the spread that tells
 whether a difference is above the noise.
 
-usage: report.py RAW_DIR OUT_DIR
+usage: report.py RAW_DIR OUT_DIR | --spread OUT_DIR RAW_DIR... | --agent-only RAW_DIR OUT_DIR
 """
 import glob
 import os
@@ -531,7 +531,61 @@ def agent_report(results):
         lines.append(f"Verdict: {verdict(r50, high, 1.03)} the 1.03× target.")
         lines.append("")
     lines.extend(audit_section(results))
+    lines.extend(tree_section(results))
     return "\n".join(lines)
+
+
+TREES = [("true", "`/bin/true`", None),
+         ("a 40-process shell tree", "40 short programs from a shell script", 1.15),
+         ("a shim in front of python3 -c pass", "a version-manager shim, then `python3 -c pass`", None),
+         ("a no-op swift build", "`swift build` with nothing to build", None)]
+TREE_VARIANTS = [("liftoffPPM", "Liftoff"), ("noChildrenPPM", "Liftoff --no-children"), ("perfPPM", "`perf record -g`")]
+
+
+def tree_section(results):
+    """Process trees timed from inside, bare and under each profiler, in rotating order."""
+    get = getter(results)
+    rows = []
+    for name, label, target in TREES:
+        benchmark = f"interleaved: process tree, {name}: bare, Liftoff, Liftoff --no-children, perf"
+        if (benchmark, "bareUs") not in results:
+            continue
+        bare = get(benchmark, "bareUs")
+        cells = []
+        for metric, _ in TREE_VARIANTS:
+            ratios = [r / 1e6 for r in results[(benchmark, metric)][1]] if (benchmark, metric) in results else []
+            cells.append(ratios)
+        rows.append((label, target, len(bare), statistics.median(bare), cells))
+    if not rows:
+        return []
+    lines = ["## Process trees", ""]
+    lines.append("Launches that are trees of processes, each timed from inside by the bash script that starts them "
+                 "(`EPOCHREALTIME`, no process of its own): bare, under `liftoff profile` (children followed, the "
+                 "default), under `liftoff profile --no-children`, and under `perf record -e cpu-clock -F 1000 -g` "
+                 "(which follows children too), in rounds of the four in rotating order. Each ratio is the round's "
+                 "time under the profiler over its bare time; the median and its 95 % interval.")
+    lines.append("")
+    lines.append("| tree | rounds | bare, median | " + " | ".join(label for _, label in TREE_VARIANTS) + " | target (Liftoff) |")
+    lines.append("|---|---:|---:|" + "---:|" * len(TREE_VARIANTS) + "---|")
+    verdicts = []
+    for label, target, rounds, bare, cells in rows:
+        texts = []
+        for ratios in cells:
+            if not ratios:
+                texts.append("n/a")
+                continue
+            low, high = median_interval(ratios)
+            texts.append(f"{statistics.median(ratios):.3f} ({low:.3f} – {high:.3f})")
+        target_text = f"≤ {target:.2f}×" if target else ""
+        lines.append(f"| {label} | {rounds} | {bare / 1e3:.1f} ms | " + " | ".join(texts) + f" | {target_text} |")
+        if target and cells[0]:
+            low, high = median_interval(cells[0])
+            verdicts.append(f"Verdict for {label}: Liftoff {verdict(statistics.median(cells[0]), high, target)} "
+                            f"its {target:.2f}× target.")
+    lines.append("")
+    lines.extend(verdicts)
+    lines.append("")
+    return lines
 
 
 def audit_section(results):
@@ -761,8 +815,15 @@ def main():
         os.makedirs(sys.argv[2], exist_ok=True)
         write(sys.argv[2], "spread.md", spread_report(sys.argv[3:]))
         return
+    if len(sys.argv) == 4 and sys.argv[1] == "--agent-only":
+        # After `make bench-agent`: agent.md alone, from a run of the agent's benchmarks.
+        results = load(sys.argv[2])
+        os.makedirs(sys.argv[3], exist_ok=True)
+        write(sys.argv[3], "agent.md", agent_report(results))
+        return
     if len(sys.argv) != 3:
-        raise SystemExit("usage: report.py RAW_DIR OUT_DIR | report.py --spread OUT_DIR RAW_DIR...")
+        raise SystemExit("usage: report.py RAW_DIR OUT_DIR | report.py --spread OUT_DIR RAW_DIR... | "
+                         "report.py --agent-only RAW_DIR OUT_DIR")
     results = load(sys.argv[1])
     if not results:
         raise SystemExit(f"report.py: no benchmark results in {sys.argv[1]}.")

@@ -153,7 +153,9 @@ func pairedLaunches(
             metrics: [ratioMetric, bareMetric, metric], units: [ratioMetric: .count, bareMetric: .count, metric: .count],
             warmupIterations: 2, maxDuration: .seconds(60), maxIterations: 60)
     ) { benchmark in
-        let recording = FileManager.default.temporaryDirectory.appendingPathComponent("launch-bench-\(getpid())").path
+        // Where `liftoff` has the agent write: in memory when /dev/shm is there.
+        let memory = FileManager.default.fileExists(atPath: "/dev/shm") ? URL(fileURLWithPath: "/dev/shm") : nil
+        let recording = (memory ?? FileManager.default.temporaryDirectory).appendingPathComponent("launch-bench-\(getpid())").path
         try? FileManager.default.createDirectory(atPath: recording, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: recording) }
         let (baseEnvironment, treatedEnvironment) = (baseline(recording), treatment(recording))
@@ -306,6 +308,8 @@ let benchmarks: @Sendable () -> Void = {
             }
         }
     }
+
+    processTreeBenchmarks()
 
     // The observer effect: the demo's main entry to first frame sampled by Liftoff at 1 kHz and
     // 10 kHz, and recorded by `perf record -g` at the same rates (Liftoff at 1 Hz inside), each

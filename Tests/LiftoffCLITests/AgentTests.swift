@@ -44,33 +44,6 @@ enum AgentPrograms {
         }
         """
 
-    /// Spins in generated code (no call-frame information, a frame pointer) called by
-    /// `outer_caller`, unless its argument is `plain`; at its end, says whether libunwind was loaded.
-    static let generatedCode = """
-        #include <stdio.h>
-        #include <stdint.h>
-        #include <string.h>
-        #include <sys/mman.h>
-        static void (*code)(uint64_t);
-        // push rbp; mov rbp, rsp; 1: dec rdi; jnz 1b; pop rbp; ret
-        static const unsigned char bytes[] = {0x55, 0x48, 0x89, 0xe5, 0x48, 0xff, 0xcf, 0x75, 0xfb, 0x5d, 0xc3};
-        __attribute__((noinline)) void outer_caller(uint64_t n) { code(n); __asm__ volatile(""); }
-        __attribute__((noinline)) void plain_loop(uint64_t n) { for (volatile uint64_t i = 0; i < n; i++) {} }
-        int main(int argc, char **argv) {
-            int plain = argc > 1 && strcmp(argv[1], "plain") == 0;
-            void *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-            memcpy(page, bytes, sizeof bytes);
-            code = (void (*)(uint64_t))page;
-            for (int i = 0; i < 10; i++) plain ? plain_loop(5000000) : outer_caller(20000000);
-            char line[4096];
-            int loaded = 0;
-            FILE *maps = fopen("/proc/self/maps", "r");
-            while (maps && fgets(line, sizeof line, maps)) loaded |= strstr(line, "libunwind") != NULL;
-            printf("libunwind: %s\\n", loaded ? "loaded" : "not loaded");
-            return 0;
-        }
-        """
-
     static let swiftProgram = """
         @inline(never) func collatzSteps(upTo limit: Int) -> Int {
             var total = 0
@@ -215,37 +188,6 @@ struct AgentTests {
             ReportedWork.withoutReports(result.log) == ReportedWork.withoutReports(try bareOutput([program])),
             "byte-identical output, apart from the lines that report the work's clocks")
         #expect(result.stdout.contains("hash_rows"), "the summary names the hot function")
-    }
-
-    @Test("the agent needs the C library alone: libunwind is loaded only when a stack runs through code without unwind tables, and then walks it")
-    func libunwindOnDemand() throws {
-        let agent = try BuiltTool.find().url.deletingLastPathComponent().appendingPathComponent("libLiftoffAgent.so").path
-        let dynamic = try runToEnd("/usr/bin/readelf", ["-d", agent])
-        let needed = dynamic.output.split(separator: "\n").filter { $0.contains("(NEEDED)") }
-        #expect(
-            needed.allSatisfy { $0.contains("[libc.so.6]") || $0.contains("[ld-linux") }, "the agent's dependencies: \(needed)")
-
-        let program = try AgentPrograms.build(
-            "generated-code", source: AgentPrograms.generatedCode, ext: "c", compiler: "/usr/bin/cc", ["-O1", "-g", "-fno-omit-frame-pointer"])
-        let plain = try profile([program, "plain"])
-        #expect(plain.status == 0, "\(plain.stderr)")
-        #expect(plain.log.contains("libunwind: not loaded"), "every stack walked by its tables: \(plain.log)")
-
-        let generated = try profile([program])
-        #expect(generated.status == 0, "\(generated.stderr)")
-        #expect(generated.log.contains("libunwind: loaded"), "\(generated.log)")
-        let profile = try #require(generated.profile)
-        var inGenerated = 0, walked = 0
-        for sample in 0..<profile.samples.count where profile.samples.state[sample] == .running {
-            let names = profile.frameIndices(ofStack: profile.samples.stack[sample]).map { profile.frames[$0].name }
-            guard names.last?.hasPrefix("0x") == true else { continue }
-            inGenerated += 1
-            if names.contains("outer_caller") && names.contains("main") { walked += 1 }
-        }
-        // Only the samples before the sampler thread loaded libunwind (a tick or two) keep the
-        // program counter alone.
-        #expect(inGenerated >= 20, "samples in the generated code: \(inGenerated)")
-        #expect(walked >= inGenerated - 3, "\(walked) of \(inGenerated) samples in generated code name its callers")
     }
 
     @Test("a Swift program without Liftoff and python3 -c are profiled, their hot functions named")
