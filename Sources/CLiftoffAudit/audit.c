@@ -49,18 +49,25 @@ static int g_truncated;
 
 static uint64_t lo_now(void) { return lo_clock_ns(CLOCK_MONOTONIC); }
 
-// The auxiliary vector's entry `type`, read from /proc/self/auxv (0 when absent).
+// The process's first stack as the kernel laid it out, which the loader records before it loads
+// any audit library: argc, the arguments, the environment and the auxiliary vector. Read there,
+// they cost no file of /proc (the first a process opens costs it tens of microseconds).
+extern void *__libc_stack_end;
+
+// The environment's entries, ended by a null pointer.
+static char **lo_environment(void) {
+    long *stack = (long *)__libc_stack_end;
+    if (stack == NULL || stack[0] < 0) return NULL;
+    return (char **)(stack + 1) + stack[0] + 1;
+}
+
+// The auxiliary vector's entry `type` (0 when absent).
 static uint64_t lo_auxv(uint64_t type) {
-    static uint64_t vector[128];
-    static long length = -1;
-    if (length < 0) {
-        int fd = lo_open("/proc/self/auxv", O_RDONLY | O_CLOEXEC, 0);
-        length = fd < 0 ? 0 : lo_read(fd, vector, sizeof vector);
-        if (fd >= 0) lo_close(fd);
-        if (length < 0) length = 0;
-    }
-    for (long i = 0; i + 1 < length / 8; i += 2) {
-        if (vector[i] == type) return vector[i + 1];
+    char **entry = lo_environment();
+    if (entry == NULL) return 0;
+    while (*entry) entry++;
+    for (const uint64_t *pair = (const uint64_t *)(entry + 1); pair[0] != AT_NULL; pair += 2) {
+        if (pair[0] == type) return pair[1];
     }
     return 0;
 }
@@ -383,31 +390,15 @@ static unsigned long long lo_image(const char *text, unsigned long long pid) {
     return *text == 0 && image < UINT32_MAX ? image : 0;
 }
 
-// The environment, read from /proc/self/environ: the library has no C library to ask.
-static char g_environment[128 * 1024];
-
+// The value of the environment variable `name`: the library has no C library to ask.
 static const char *lo_getenv(const char *name) {
-    static long length = -1;
-    if (length < 0) {
-        length = 0;
-        int fd = lo_open("/proc/self/environ", O_RDONLY | O_CLOEXEC, 0);
-        if (fd >= 0) {
-            for (long got; length < (long)sizeof g_environment - 1 &&
-                           (got = lo_read(fd, g_environment + length, sizeof g_environment - 1 - (size_t)length)) > 0;) {
-                length += got;
-            }
-            lo_close(fd);
-        }
-        g_environment[length] = 0;
-    }
+    char **entry = lo_environment();
     size_t name_length = lo_strlen(name);
-    for (long at = 0; at < length;) {
-        const char *entry = g_environment + at;
-        size_t entry_length = lo_strlen(entry);
+    for (; entry != NULL && *entry != NULL; entry++) {
+        const char *text = *entry;
         size_t i = 0;
-        while (i < name_length && entry[i] == name[i]) i++;
-        if (i == name_length && entry[i] == '=') return entry + i + 1;
-        at += (long)entry_length + 1;
+        while (i < name_length && text[i] == name[i]) i++;
+        if (i == name_length && text[i] == '=') return text + i + 1;
     }
     return NULL;
 }

@@ -75,6 +75,12 @@ static _Atomic int g_armed;
 static _Atomic(lo_blocking_reporter) g_reporter;
 static _Atomic uint8_t g_fd_kind[LO_FD_KINDS];
 static __thread int t_reporting __attribute__((tls_model("initial-exec")));
+static __thread int t_exempt __attribute__((tls_model("initial-exec")));
+
+void lo_blocking_exempt_begin(void) { t_exempt++; }
+void lo_blocking_exempt_end(void) {
+    if (t_exempt > 0) t_exempt--;
+}
 
 void lo_blocking_arm(int delta) {
     if (delta > 0) pthread_once(&g_dispatch_once, lo_find_dispatch);
@@ -87,7 +93,7 @@ void lo_blocking_set_ui_thread(pid_t tid) { atomic_store_explicit(&g_ui_tid, tid
 // Whether a call made now is checked: armed, in the UI context, and not the reporter's own.
 static inline int lo_checking(void) {
     if (__builtin_expect(atomic_load_explicit(&g_armed, memory_order_relaxed) <= 0, 1)) return 0;
-    return !t_reporting && lo_in_ui_context();
+    return !t_reporting && !t_exempt && lo_in_ui_context();
 }
 
 static void lo_report(int rule, const char *operation, uint64_t waited_ns, void *caller) {

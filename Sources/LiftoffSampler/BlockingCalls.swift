@@ -29,6 +29,14 @@ package enum BlockingCalls {
     /// One reason fewer.
     package static func disarm() { lo_blocking_arm(-1) }
 
+    /// Runs `body` with the calling thread's calls unchecked: Liftoff's own writes, whose call
+    /// sites would otherwise be symbolized (tens of milliseconds, the first time) only to be exempt.
+    package static func exempt<T>(_ body: () throws -> T) rethrows -> T {
+        lo_blocking_exempt_begin()
+        defer { lo_blocking_exempt_end() }
+        return try body()
+    }
+
     /// Whether calls are being checked now.
     package static var isArmed: Bool { lo_blocking_armed() != 0 }
 

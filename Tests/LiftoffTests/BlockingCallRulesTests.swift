@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Liftoff
+import LiftoffSampler
 import Synchronization
 import LiftoffTestSupport
 import LiftoffTesting
@@ -174,6 +175,23 @@ struct BlockingCallRulesTests {
         }
         let write = try #require(violations.first { $0.rule == ThreadRules.diskWriteOnMain }, "\(violations.map(\.message))")
         #expect(write.operation.contains(folder), "\(write.operation)")
+    }
+
+    @Test("calls in an exempt scope (Liftoff's own span journal writes there) are not checked; the same write outside is")
+    @MainActor
+    func exemptScopeIsUnchecked() async throws {
+        let folder = BlockingFixtures.folder().path
+        let violations = await collectThreadViolations {
+            func write(_ path: String) {
+                let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+                _ = Glibc.write(fd, "line\n", 5)
+                close(fd)
+            }
+            BlockingCalls.exempt { write(folder + "/journal.spans") }
+            write(folder + "/user.txt")
+        }
+        let writes = violations.filter { $0.rule == ThreadRules.diskWriteOnMain }.map(\.operation)
+        #expect(!writes.isEmpty && writes.allSatisfy { $0.contains("user.txt") }, "\(writes)")
     }
 
     @Test("connecting to a TCP socket and looking up localhost on the main actor are network-on-main")

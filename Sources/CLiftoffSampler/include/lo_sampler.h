@@ -360,6 +360,10 @@ void lo_blocking_arm(int delta);
 int lo_blocking_armed(void);
 /// The thread treated as the main thread for the checks (0: the process's main thread).
 void lo_blocking_set_ui_thread(pid_t tid);
+/// Leaves the calling thread's calls unchecked until the matching `lo_blocking_exempt_end`
+/// (nested pairs count): Liftoff's own file writes, which no rule is about.
+void lo_blocking_exempt_begin(void);
+void lo_blocking_exempt_end(void);
 
 /// Sets an opaque per-thread pointer (the launch task running on this thread), or NULL.
 void lo_set_thread_context(const void *context);
