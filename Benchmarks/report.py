@@ -487,7 +487,7 @@ def agent_report(results):
     demo_name = "paired agent: demo time to first frame at 1 kHz, agent injected vs bare"
     lines = ["# The injected agent", ""]
     lines.append(f"Measured {datetime.date.today().isoformat()} on {platform.node()} ({os.cpu_count()} CPUs), "
-                 "release build, by `make bench`.")
+                 "release build, by `make bench` or `make bench-agent`.")
     lines.append("")
     if (true_name, "ratioPPM") not in results:
         lines.append("No agent results: `make bench` builds `libLiftoffAgent.so` beside the release `liftoff`.")

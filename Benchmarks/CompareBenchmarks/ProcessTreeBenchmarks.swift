@@ -40,14 +40,17 @@ let treeFolder: URL = {
         name=$(basename "$0")
         exec sh "$root/libexec" "$version" "$@"
         """
+    // The program is found here, once: `perf record` puts its own folders first in PATH, where
+    // the system's python3 would stand in for the user's (a version manager's own shim, say).
+    let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+    let python = path.split(separator: ":").map { "\($0)/python3" }.first { FileManager.default.isExecutableFile(atPath: $0) }
     let libexec = """
         #!/bin/sh
         shift
         for hook in exec rehash which; do
             found=$(env | grep -c "^PATH=")
         done
-        program=$(command -v python3)
-        exec "$program" "$@"
+        exec "\(python ?? "/usr/bin/python3")" "$@"
         """
     try? shim.write(to: folder.appendingPathComponent("python3"), atomically: true, encoding: .utf8)
     try? libexec.write(to: folder.appendingPathComponent("libexec"), atomically: true, encoding: .utf8)
