@@ -165,7 +165,7 @@ bench-agent: deps
 	cd Benchmarks && LIFTOFF_BINARY=../.build/release/liftoff $(SWIFT) package --allow-writing-to-package-directory \
 		benchmark --target CompareBenchmarks --filter 'paired agent.*|paired audit.*|interleaved: process tree.*' \
 		--format histogramSamples --path ../Reports/benchmarks/raw-agent --no-progress
-	python3 Benchmarks/report.py --agent-only Reports/benchmarks/raw-agent Reports/benchmarks
+	python3 Benchmarks/report.py --only agent Reports/benchmarks/raw-agent Reports/benchmarks
 
 # The observer effect on a launch, three runs in a row (observer.md reports the worst), beside perf.
 OBSERVER_RUNS ?= 1 2 3

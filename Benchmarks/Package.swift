@@ -37,6 +37,7 @@ let package = Package(
                 .product(name: "Benchmark", package: "benchmark"),
                 "BenchmarkPairs",
                 .product(name: "Liftoff", package: "Liftoff"),
+                .product(name: "LiftoffSampler", package: "Liftoff"),
             ],
             path: "SchedulerBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]

@@ -1,8 +1,10 @@
 import Benchmark
 import BenchmarkPairs
 import Dispatch
+import CLiftoffSampler
 import Foundation
 import Liftoff
+import LiftoffSampler
 
 // The scheduler and the thread rules against raw baselines measured in the same run.
 // `Reports/benchmarks/scheduler.md` is written from these results by `make bench`.
@@ -108,6 +110,43 @@ let benchmarks: @Sendable () -> Void = {
             benchmark.measurement(ratioMetric, Int(recordedNs * 1_000_000 / max(plainNs, 1)))
             benchmark.measurement(rawMetric, Int(plainNs))
             benchmark.measurement(recordedMetric, Int(recordedNs))
+        }
+    }
+
+    // What the blocking-call rules add to a C library call while they are checked: 100,000
+    // one-byte writes to /dev/null (a device, which no rule reports: the check finds its kind in
+    // its cache and goes on) with checks armed and not, in pairs, on the rules' UI thread and off it.
+    let checkedMetric = BenchmarkMetric.custom("checkedNs", polarity: .prefersSmaller, useScalingFactor: false)
+    let blockingPairs = Benchmark.Configuration(
+        metrics: [ratioMetric, rawMetric, checkedMetric],
+        units: [ratioMetric: .count, rawMetric: .count, checkedMetric: .count], warmupIterations: 2,
+        maxDuration: .seconds(30), maxIterations: 60)
+    func devNullWrites(_ fd: Int32) -> UInt64 {
+        var byte: UInt8 = 0
+        let start = DispatchTime.now().uptimeNanoseconds
+        for _ in 0..<100_000 { _ = write(fd, &byte, 1) }
+        return DispatchTime.now().uptimeNanoseconds - start
+    }
+    for (place, onUIThread) in [("on the UI thread", true), ("off the UI thread", false)] {
+        Benchmark("paired: blocking-call checks \(place), 100000 writes to the null device, checked vs not", configuration: blockingPairs) {
+            benchmark in
+            let fd = open("/dev/null", O_WRONLY | O_CLOEXEC)
+            defer { close(fd) }
+            // The UI thread is this one, or one that is not (pid 1's).
+            lo_blocking_set_ui_thread(onUIThread ? Int32(CurrentThread.id) : 1)
+            defer { lo_blocking_set_ui_thread(0) }
+            for (round, _) in benchmark.scaledIterations.enumerated() {
+                let (plainNs, checkedNs) = inAlternatingOrder(
+                    round: round, baseline: { devNullWrites(fd) },
+                    treatment: {
+                        lo_blocking_arm(1)
+                        defer { lo_blocking_arm(-1) }
+                        return devNullWrites(fd)
+                    })
+                benchmark.measurement(ratioMetric, Int(checkedNs * 1_000_000 / max(plainNs, 1)))
+                benchmark.measurement(rawMetric, Int(plainNs))
+                benchmark.measurement(checkedMetric, Int(checkedNs))
+            }
         }
     }
 

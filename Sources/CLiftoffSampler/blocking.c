@@ -62,10 +62,25 @@ static void lo_find_dispatch(void) {
     atomic_store(&g_current_queue, (lo_current_queue_t)dlsym(RTLD_DEFAULT, "dispatch_get_current_queue"));
 }
 
+// Dispatch's main queue runs on the main thread unless the program called dispatch_main (as
+// Swift's async `main` does): then a worker thread drains it, and only then is another thread
+// asked which queue it runs (a call into libdispatch on every checked call).
+static _Atomic int g_main_queue_on_workers;
+
+typedef void (*lo_dispatch_main_t)(void);
+
+__attribute__((noreturn)) void dispatch_main(void) {
+    atomic_store(&g_main_queue_on_workers, 1);
+    lo_dispatch_main_t next = (lo_dispatch_main_t)dlsym(RTLD_NEXT, "dispatch_main");
+    if (next != NULL) next();
+    abort();
+}
+
 // Whether the calling thread runs where UI work does: the rules' main thread, or Dispatch's main queue.
 static int lo_in_ui_context(void) {
     pid_t ui = atomic_load_explicit(&g_ui_tid, memory_order_relaxed);
     if (lo_current_tid() == (ui != 0 ? ui : lo_main_tid())) return 1;
+    if (!atomic_load_explicit(&g_main_queue_on_workers, memory_order_relaxed)) return 0;
     lo_current_queue_t current = atomic_load_explicit(&g_current_queue, memory_order_relaxed);
     void *main_queue = atomic_load_explicit(&g_main_queue, memory_order_relaxed);
     return current != NULL && main_queue != NULL && current() == main_queue;

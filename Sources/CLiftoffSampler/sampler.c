@@ -71,6 +71,9 @@ static void *lo_sampler_main(void *unused) {
             break;
         }
         lo_snapshot_refresh();
+        // Before the first tick, which a program that links Liftoff waits for (the agent waits
+        // only for this thread to run): handlers then find every object's rules indexed.
+        lo_snapshot_make_resident();
         lo_ring_drain(lo_threads_answer);
         uint64_t now = lo_monotonic_ns();
         lo_threads_tick(pid, now, ++tick);
@@ -78,9 +81,6 @@ static void *lo_sampler_main(void *unused) {
             syscall(SYS_futex, &g_first_tick_done, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
         }
         lo_unwind_load_if_wanted();
-        // After the first tick, which a program's start waits for: the walk finds call-frame
-        // information without the page index, only more slowly.
-        lo_snapshot_make_resident();
         pthread_mutex_unlock(&g_tick_lock);
         next += period;
         now = lo_monotonic_ns();
