@@ -174,6 +174,22 @@ func pairedLaunches(
     }
 }
 
+/// One round of variants, measured in rotating order (variant `round % count` first, so each takes
+/// each place in turn): the first one's value under its metric, each other's as its ratio to the
+/// first in parts per million. A round in which a variant failed (nil) is left out.
+func measureInRotation(_ benchmark: Benchmark, round: Int, metrics: [BenchmarkMetric], _ measure: (Int) -> UInt64?) {
+    var values: [UInt64?] = Array(repeating: nil, count: metrics.count)
+    for offset in 0..<metrics.count {
+        let index = (round + offset) % metrics.count
+        values[index] = measure(index)
+    }
+    guard let baseline = values[0], baseline > 0, values.allSatisfy({ $0 != nil }) else { return }
+    benchmark.measurement(metrics[0], Int(baseline))
+    for index in 1..<metrics.count {
+        benchmark.measurement(metrics[index], Int(values[index]! * 1_000_000 / baseline))
+    }
+}
+
 let agentMetric = BenchmarkMetric.custom("agentNs", polarity: .prefersSmaller, useScalingFactor: false)
 let auditMetric = BenchmarkMetric.custom("auditNs", polarity: .prefersSmaller, useScalingFactor: false)
 
@@ -324,18 +340,9 @@ let benchmarks: @Sendable () -> Void = {
                 metrics: variants.map(\.metric), units: Dictionary(uniqueKeysWithValues: variants.map { ($0.metric, .count) }),
                 warmupIterations: 2, maxDuration: .seconds(300), maxIterations: 100)
         ) { benchmark in
-            var turn = 0
-            for _ in benchmark.scaledIterations {
-                var times: [UInt64?] = Array(repeating: nil, count: variants.count)
-                for offset in 0..<variants.count {
-                    let index = (turn + offset) % variants.count
-                    times[index] = demoMainToFirstFrame(rate: variants[index].rate, perfRate: variants[index].perfRate, binary: binary)
-                }
-                turn += 1
-                guard let baseline = times[0], baseline > 0, times.allSatisfy({ $0 != nil }) else { continue }
-                benchmark.measurement(variants[0].metric, Int(baseline))
-                for index in 1..<variants.count {
-                    benchmark.measurement(variants[index].metric, Int(times[index]! * 1_000_000 / baseline))
+            for (round, _) in benchmark.scaledIterations.enumerated() {
+                measureInRotation(benchmark, round: round, metrics: variants.map(\.metric)) { index in
+                    demoMainToFirstFrame(rate: variants[index].rate, perfRate: variants[index].perfRate, binary: binary)
                 }
             }
         }

@@ -140,18 +140,9 @@ func processTreeBenchmarks() {
             try? FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
             let script = out + "/tree.sh"
             try tree.script.write(toFile: script, atomically: true, encoding: .utf8)
-            var turn = 0
-            for _ in benchmark.scaledIterations {
-                var times: [UInt64?] = Array(repeating: nil, count: variants.count)
-                for offset in 0..<variants.count {
-                    let index = (turn + offset) % variants.count
-                    times[index] = treeLaunch(variants[index].prefix, script: script, log: out + "/elapsed")
-                }
-                turn += 1
-                guard let bare = times[0], bare > 0, times.allSatisfy({ $0 != nil }) else { continue }
-                benchmark.measurement(variants[0].metric, Int(bare))
-                for index in 1..<variants.count {
-                    benchmark.measurement(variants[index].metric, Int(times[index]! * 1_000_000 / bare))
+            for (round, _) in benchmark.scaledIterations.enumerated() {
+                measureInRotation(benchmark, round: round, metrics: variants.map(\.metric)) { index in
+                    treeLaunch(variants[index].prefix, script: script, log: out + "/elapsed")
                 }
             }
         }

@@ -126,6 +126,8 @@ static void lo_reset_counts(void) {
     atomic_store(&lo_count.walk_captures, 0);
 }
 
+static void lo_sampler_join_thread(void);
+
 lo_status lo_sampler_start(const lo_config *config) {
     uint32_t rate = config ? config->rate_hz : 0;
     uint32_t capacity = (config && config->ring_capacity) ? config->ring_capacity : LO_DEFAULT_CAPACITY;
@@ -141,14 +143,8 @@ lo_status lo_sampler_start(const lo_config *config) {
         pthread_mutex_unlock(&g_control_lock);
         return LO_OK;
     }
-    if (g_unjoined) {
-        // A process that went on after quiescing (an exec that failed): the earlier thread ends first.
-        pthread_mutex_lock(&g_wait_lock);
-        pthread_cond_broadcast(&g_wait_cond);
-        pthread_mutex_unlock(&g_wait_lock);
-        pthread_join(g_thread, NULL);
-        g_unjoined = 0;
-    }
+    // A process that went on after quiescing (an exec that failed): the earlier thread ends first.
+    if (g_unjoined) lo_sampler_join_thread();
     if (lo_ring_create(capacity) != 0) {
         pthread_mutex_unlock(&g_control_lock);
         return LO_ERR_NO_MEMORY;
@@ -184,37 +180,42 @@ lo_status lo_sampler_start(const lo_config *config) {
     return LO_OK;
 }
 
-static void lo_sampler_end_session(void);
-
-void lo_sampler_stop(void) {
-    pthread_mutex_lock(&g_control_lock);
-    if (!g_running) {
-        pthread_mutex_unlock(&g_control_lock);
-        return;
-    }
+// Wakes the sampler thread, which sees the session ended, and waits for it to end (the control
+// lock held).
+static void lo_sampler_join_thread(void) {
     pthread_mutex_lock(&g_wait_lock);
     atomic_store(&g_keep_sampling, 0);
     pthread_cond_broadcast(&g_wait_cond);
     pthread_mutex_unlock(&g_wait_lock);
     if (pthread_join(g_thread, NULL) != 0) LO_FAIL("could not join the sampler thread");
-    lo_sampler_end_session();
-    pthread_mutex_unlock(&g_control_lock);
+    g_unjoined = 0;
 }
 
-void lo_sampler_quiesce(void) {
+static void lo_sampler_end_session(void);
+
+// Stops the session: with `joins`, once the sampler thread has ended; without, once the tick under
+// way is done (the thread sees the session ended when it next wakes, and ends).
+static void lo_sampler_end(int joins) {
     pthread_mutex_lock(&g_control_lock);
     if (!g_running) {
         pthread_mutex_unlock(&g_control_lock);
         return;
     }
-    // Between two ticks: the sampler thread sees the session ended when it next wakes, and ends.
-    pthread_mutex_lock(&g_tick_lock);
-    atomic_store(&g_keep_sampling, 0);
-    pthread_mutex_unlock(&g_tick_lock);
-    g_unjoined = 1;
+    if (joins) {
+        lo_sampler_join_thread();
+    } else {
+        pthread_mutex_lock(&g_tick_lock);
+        atomic_store(&g_keep_sampling, 0);
+        pthread_mutex_unlock(&g_tick_lock);
+        g_unjoined = 1;
+    }
     lo_sampler_end_session();
     pthread_mutex_unlock(&g_control_lock);
 }
+
+void lo_sampler_stop(void) { lo_sampler_end(1); }
+
+void lo_sampler_quiesce(void) { lo_sampler_end(0); }
 
 // After the sampler thread ended or quiesced (the control lock held).
 static void lo_sampler_end_session(void) {
