@@ -136,6 +136,7 @@ int lo_walk_interrupted(void *context, uintptr_t *out, int *truncated, int *gues
     // async context there.
     uintptr_t r14 = (uintptr_t)uc->uc_mcontext.gregs[REG_R14];
     int r14_known = 1;
+    int r14_guess = 0; // async->at came from r14 and may yet be replaced
     uintptr_t top = lo_stack_top(sp);
     if (top == 0) return -1;
     // An epilogue's rule may still name a slot just popped, below the stack pointer: the red zone,
@@ -184,14 +185,21 @@ int lo_walk_interrupted(void *context, uintptr_t *out, int *truncated, int *gues
         // The innermost Swift async frame: where its awaiting callers are found (async.c). One that
         // set up its frame keeps its context below the saved rbp; one that did not (a partial
         // function that only calls synchronous code) is the frame the runtime's executor called,
-        // and still has its context in r14.
-        if (async->at < 0) {
-            if (rule.async && lo_load(&bounds, cfa - 24, &async->context)) {
+        // and still has its context in r14. The runtime also calls synchronous code of the
+        // program (the closure of `TaskLocal.withValue`): a frame called from the runtime is taken
+        // only until one further out proves to be async, or one further out is also called from
+        // the runtime (the partial function that called `withValue`, which the executor called).
+        uintptr_t context;
+        if (async->at < 0 || r14_guess) {
+            if (rule.async && lo_load(&bounds, cfa - 24, &context)) {
                 async->at = depth - 1;
+                async->context = context;
                 async->verified = 1;
+                r14_guess = 0;
             } else if (r14_known && r14 != 0 && lo_async_in_runtime(ra - 1) && !lo_async_in_runtime(pc)) {
                 async->at = depth - 1;
                 async->context = r14;
+                r14_guess = 1;
             }
         }
         if (rule.fp_offset != 0) {

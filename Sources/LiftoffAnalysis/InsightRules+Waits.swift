@@ -1,9 +1,24 @@
 import LiftoffProfile
 
-/// What a waiting sample of the main thread was waiting for, read from its innermost frames: each
-/// waiting sample counts for one kind only, the first that matches in this order.
+/// What a waiting sample of a thread on the launch's path was waiting for, read from its innermost
+/// frames: each waiting sample counts for one kind only, the first that matches in this order.
+/// `parked` is an async `main` (or `dispatch_main`) that gave its thread up while workers run the
+/// program: the path follows it, and no rule reports it.
 enum MainThreadWait: CaseIterable {
-    case sleep, lock, task, io
+    case sleep, lock, task, io, parked
+
+    /// Per stack of the launch's profile, the kind whose function is innermost on it (the first
+    /// kind in order among equals), or nil.
+    static func kinds(of launch: LaunchWindow) -> [MainThreadWait?] {
+        let found = allCases.map { launch.innermost(launch.frameFlags($0.matches)).distance }
+        return (0..<launch.profile.stacks.count).map { stack in
+            var best: (kind: MainThreadWait, distance: Int32)?
+            for (kind, distances) in zip(allCases, found) where distances[stack] < (best?.distance ?? .max) {
+                best = (kind, distances[stack])
+            }
+            return best?.kind
+        }
+    }
 
     /// Whether a frame's function is one this kind of wait goes through.
     func matches(_ frame: Profile.Frame) -> Bool {
@@ -15,6 +30,8 @@ enum MainThreadWait: CaseIterable {
             return Self.locks.matches(name)
         case .task:
             return Self.tasks.matches(name)
+        case .parked:
+            return Self.parks.matches(name) || name == "pause"
         case .io:
             var plain = name.split(separator: "@").first.map(String.init) ?? name
             for prefix in ["__GI___", "__GI_"] where plain.hasPrefix(prefix) { plain.removeFirst(prefix.count) }
@@ -31,7 +48,7 @@ enum MainThreadWait: CaseIterable {
     private static let tasks = NameMatch([
         "dispatch_semaphore_wait", "_dispatch_sema4_wait", "dispatch_group_wait", "_dispatch_group_wait",
         "DispatchSemaphore.wait", "DispatchGroup.wait", "_dispatch_sync_f_slow", "__DISPATCH_WAIT_FOR_QUEUE__",
-        "_dispatch_thread_event_wait", "pthread_join", "pthread_cond_wait", "pthread_cond_timedwait", "pthread_cond_clockwait",
+        "_dispatch_thread_event_wait", "pthread_join", "pthread_clockjoin", "pthread_timedjoin", "pthread_cond_wait", "pthread_cond_timedwait", "pthread_cond_clockwait",
         "sem_wait", "sem_timedwait", "waitUntilFinished", "NSCondition.wait",
     ])
     private static let ioCalls: Set<String> = [
@@ -41,29 +58,26 @@ enum MainThreadWait: CaseIterable {
         "send", "sendto", "sendmsg", "connect", "__connect", "accept", "accept4", "poll", "__poll", "ppoll", "select",
         "epoll_wait", "getaddrinfo", "close", "__close",
     ]
+    private static let parks = NameMatch([
+        "sigsuspend", "dispatch_main", "swift_task_asyncMainDrainQueue", "_dispatch_sigsuspend", "sigwait",
+    ])
     private static let libcIO = NameMatch(["read", "write", "open"])
     private static let resolver = NameMatch(["getaddrinfo"])
 }
 
-/// The main thread's waiting samples in the launch, by the kind of wait (samples that match none
-/// are left out).
+/// The waiting samples of the threads on the launch's path (the launch's thread, and the threads
+/// it waited for while it waited), by the kind of wait (samples that match none are left out).
 struct MainThreadWaits {
     var samples: [MainThreadWait: [Int]] = [:]
 
     init() {}
 
     init(_ launch: LaunchWindow) {
-        // Each waiting sample counts for the kind whose function is innermost on its stack (the
-        // first kind in order among equals).
-        let found = MainThreadWait.allCases.map { launch.innermost(launch.frameFlags($0.matches)).distance }
-        for sample in launch.mainSamples where launch.profile.samples.state[sample] == .blocked {
+        var seen = Set<Int>()
+        for sample in launch.path.waitingSamples where seen.insert(sample).inserted {
             let stack = launch.profile.samples.stack[sample]
-            guard stack >= 0, stack < launch.profile.stacks.count else { continue }
-            var best: (kind: MainThreadWait, distance: Int32)?
-            for (kind, distances) in zip(MainThreadWait.allCases, found) where distances[stack] < (best?.distance ?? .max) {
-                best = (kind, distances[stack])
-            }
-            if let best { samples[best.kind, default: []].append(sample) }
+            guard stack >= 0, stack < launch.waitKindOfStack.count, let kind = launch.waitKindOfStack[stack] else { continue }
+            samples[kind, default: []].append(sample)
         }
     }
 }
@@ -103,11 +117,22 @@ struct MainThreadWaitRule: InsightRule {
         guard let samples = launch.mainThreadWaits.samples[kind], !samples.isEmpty else { return nil }
         let cost = launch.ns(of: samples)
         guard cost >= thresholdNs, cost > 0 else { return nil }
-        var evidence = launch.evidence(of: samples, thread: launch.mainThreadID)
+        // The launch's thread, or another thread on the path (a lock's holder that slept).
+        let threads = Set(samples.map { launch.profile.samples.thread[$0] })
+        let thread = threads.count == 1 ? threads.first : nil
+        var evidence = launch.evidence(of: samples, thread: thread)
+        let who: String
+        if thread == launch.mainThreadID {
+            who = launch.launchThread
+        } else if let thread {
+            who = (launch.profile.thread(withID: thread).map(FlameTree.threadLabel) ?? "Thread \(thread)") + ", on the launch's path,"
+        } else {
+            who = "Threads on the launch's path"
+        }
         let function = launch.waitingFunction(samples, kind) ?? "a wait"
         let place = evidence.stacks.first?.programFrame.map { ", called from \($0)" } ?? ""
         if kind == .lock || kind == .task,
-            let (other, stacks, ran) = launch.busiestOtherThread(during: samples, excluding: launch.mainThreadID)
+            let (other, stacks, ran) = launch.busiestOtherThread(during: samples, excluding: thread ?? launch.mainThreadID)
         {
             let label = launch.profile.thread(withID: other).map(FlameTree.threadLabel) ?? "thread \(other)"
             // By the program's function each stack is in, heaviest first.
@@ -130,7 +155,7 @@ struct MainThreadWaitRule: InsightRule {
                 evidence.notes.append("\(launch.launchThread) waited \(LaunchWindow.ms(task.waitNs)) for the launch task \(task.name).")
             }
         }
-        let finding = "\(launch.launchThread) \(verb) \(LaunchWindow.ms(cost)) in \(function)\(place)."
+        let finding = "\(who) \(verb) \(LaunchWindow.ms(cost)) in \(function)\(place)."
         return insight(launch, finding: finding, costNs: cost, thresholdNs: thresholdNs, evidence: evidence)
     }
 }

@@ -25,6 +25,8 @@ public enum Insights {
             why: "Waiting on a semaphore, a group, a queue or a thread joins the launch to that work's whole length. "
                 + "Start the work earlier, make it smaller, or let the first frame go without it.",
             verb: "waited for other threads' work for"),
+        LaunchCPURule(),
+        LibraryWorkRule(),
         LibraryLoadingRule(),
         PreMainRule(),
         StaticInitializersRule(),
@@ -33,6 +35,7 @@ public enum Insights {
         DiskReadsRule(),
         MainThreadPageFaultsRule(),
         OversubscribedRule(),
+        PathWaitedForCoreRule(),
         SwiftRuntimeRule(),
         HangRule(),
         DeferrableTasksRule(),

@@ -24,7 +24,15 @@ public struct LaunchWindow: Sendable {
     let programObjects: Set<String>
     /// Per stack, the innermost frame of the program's own code (an index into `profile.frames`), or -1.
     package private(set) var programFrameOfStack: [Int32] = []
-    /// The main thread's waits by kind.
+    /// Per frame, whether it is the program's own code.
+    private(set) var programFlagOfFrame: [Bool] = []
+    /// Per frame, the kind of library work it does, if any.
+    private(set) var libraryWorkOfFrame: [LibraryWork?] = []
+    /// Per stack, the kind of wait its innermost waiting function makes, if any.
+    private(set) var waitKindOfStack: [MainThreadWait?] = []
+    /// The path that led to ready: the launch's thread and the threads it waited for.
+    public private(set) var path = LaunchPath()
+    /// The waits of the threads on the path, by kind.
     private(set) var mainThreadWaits = MainThreadWaits()
 
     /// The window of `profile`.
@@ -51,7 +59,11 @@ public struct LaunchWindow: Sendable {
         }
         samplesByThread = byThread
         programObjects = Self.programObjects(of: profile)
-        programFrameOfStack = innermost(frameFlags(isProgram)).frame
+        programFlagOfFrame = frameFlags(isProgram)
+        programFrameOfStack = innermost(programFlagOfFrame).frame
+        waitKindOfStack = MainThreadWait.kinds(of: self)
+        libraryWorkOfFrame = profile.frames.map(LibraryWork.of)
+        path = LaunchPath(self)
         mainThreadWaits = MainThreadWaits(self)
     }
 
@@ -123,8 +135,82 @@ public struct LaunchWindow: Sendable {
         if frame.isLiftoff || frame.name == "_start" || frame.name.hasPrefix("__swift_") || frame.name.hasPrefix("swift_") {
             return false
         }
-        if objects.contains(frame.object) { return true }
+        if objects.contains(frame.object) { return !isSwiftLibraryCode(frame.name) }
         return objects.isEmpty && !isSystemObject(frame.object)
+    }
+
+    /// The Swift modules of the toolchain: their generic code specialized or inlined into a
+    /// program (`generic specialization <cli.Item> of Swift.Array.append`, `protocol witness for
+    /// Swift.Collection.subscript.read in conformance Swift.String : Swift.Collection in Swift`)
+    /// is library work, not the program's own.
+    static let swiftLibraryModules: Set<Substring> = [
+        "Swift", "Foundation", "FoundationEssentials", "FoundationInternationalization", "_Concurrency", "_StringProcessing",
+        "_RegexParser", "Dispatch", "Synchronization", "Observation", "Distributed", "Glibc", "Musl", "__C", "_FoundationCShims",
+    ]
+
+    /// Whether a demangled Swift name is a function of a toolchain module, whatever object holds it.
+    static func isSwiftLibraryCode(_ name: String) -> Bool {
+        var rest = Substring(name)
+        if rest.hasPrefix("protocol witness for ") {
+            // `… in conformance Swift.String : Swift.Collection in Swift`: the module is last.
+            return rest.split(separator: " ").last.map { swiftLibraryModules.contains($0) } ?? false
+        }
+        // `merged`, `generic specialization <…> of`, `function signature specialization <…> of`,
+        // `closure #1 (Swift.Character) -> Swift.Bool in`, `partial apply for`, `outlined copy of`.
+        let wrappers = [
+            "merged ", "partial apply for ", "outlined copy of ", "outlined destroy of ", "outlined retain of ",
+            "outlined release of ", "outlined init with take of ", "outlined init with copy of ", "outlined assign with take of ",
+            "outlined assign with copy of ", "type metadata accessor for ", "lazy protocol witness table accessor for type ",
+            "value witness for ", "specialized ",
+        ]
+        while true {
+            if let wrapper = wrappers.first(where: { rest.hasPrefix($0) }) {
+                rest = rest.dropFirst(wrapper.count)
+            } else if rest.hasPrefix("closure #") || rest.hasPrefix("implicit closure #") {
+                // The enclosing function follows the first ` in ` outside brackets.
+                var depth = 0
+                var index = rest.startIndex
+                var found: Substring.Index?
+                while index < rest.endIndex {
+                    let character = rest[index]
+                    if character == "(" || character == "<" || character == "[" { depth += 1 }
+                    if character == ")" || character == ">" || character == "]" { depth = max(0, depth - 1) }
+                    if depth == 0, character == " ", rest[index...].hasPrefix(" in ") {
+                        found = index
+                        break
+                    }
+                    index = rest.index(after: index)
+                }
+                guard let found else { return false }
+                rest = rest[found...].dropFirst(4)
+            } else if let range = rest.firstRange(of: "specialization <"),
+                rest[..<range.lowerBound].allSatisfy({ $0 == " " || $0 == "-" || ("a"..."z").contains($0) })
+            {
+                // `generic specialization <…> of`, `generic not re-abstracted specialization <…> of`,
+                // `function signature specialization <…> of`.
+                var depth = 0
+                var index = rest.startIndex
+                while index < rest.endIndex {
+                    if rest[index] == "<" { depth += 1 }
+                    if rest[index] == ">" {
+                        depth -= 1
+                        if depth == 0 { break }
+                    }
+                    index = rest.index(after: index)
+                }
+                guard index < rest.endIndex else { return false }
+                rest = rest[rest.index(after: index)...]
+                guard rest.hasPrefix(" of ") else { return false }
+                rest = rest.dropFirst(4)
+            } else {
+                break
+            }
+        }
+        for prefix in ["static ", "(extension in "] where rest.hasPrefix(prefix) { rest = rest.dropFirst(prefix.count) }
+        guard let dot = rest.firstIndex(where: { $0 == "." || $0 == ")" || $0 == " " || $0 == "(" }), rest[dot] == "." || rest[dot] == ")" else {
+            return false
+        }
+        return swiftLibraryModules.contains(rest[..<dot])
     }
 
     /// Whether an object is the C library, the loader, the Swift runtime or another system library.

@@ -8,12 +8,15 @@ public struct InsightReport: Sendable {
     public var insights: [Insight]
     /// The launch's length, in nanoseconds.
     public var launchNs: UInt64
+    /// How much of the launch the insights account for, when the launch was at hand.
+    public var coverage: LaunchCoverage?
 
     /// The insights of `profile`'s launch.
     public init(_ profile: Profile, settings: InsightSettings = InsightSettings()) {
         let launch = LaunchWindow(profile)
         insights = Insights.of(launch, settings: settings)
         launchNs = launch.lengthNs
+        coverage = LaunchCoverage(launch, insights: insights)
     }
 
     /// Insights already found.
@@ -45,10 +48,27 @@ public struct InsightReport: Sendable {
         return frames.joined(separator: " ← ") + time
     }
 
+    /// `Explained: 250 ms of the 280 ms launch (89 %).`, then, below 80 % (and 10 ms), what is left:
+    /// `Unexplained: 40 ms, mostly running in loadPlugins — main.swift:12 (30 ms).`
+    public func coverageLines() -> [String] {
+        guard let coverage, coverage.launchNs >= LaunchCoverage.worthSaying else { return [] }
+        let ms = LaunchWindow.ms
+        var lines = ["Explained: \(ms(coverage.explainedNs)) of the \(ms(coverage.launchNs)) launch (\(Self.percent(coverage.share)))."]
+        if coverage.share < LaunchCoverage.enough, coverage.unexplainedNs >= LaunchCoverage.worthSaying / 2,
+            let top = coverage.unexplained.first
+        {
+            var line = "Unexplained: \(ms(coverage.unexplainedNs)), mostly \(top.what) (\(ms(top.ns)))"
+            for part in coverage.unexplained.dropFirst() { line += "; \(part.what) (\(ms(part.ns)))" }
+            lines.append(line + ".")
+        }
+        return lines
+    }
+
     /// Text for a terminal: the insights numbered, each with its cost, place, stacks and notes.
     public func text(limit: Int = .max, details: Bool = true) -> String {
         guard !insights.isEmpty else {
-            return "No insight fired: no wait, load, runtime or scheduling cost of the launch reached its threshold.\n"
+            return (["No insight fired: no wait, load, runtime or scheduling cost of the launch reached its threshold."]
+                + coverageLines()).joined(separator: "\n") + "\n"
         }
         var lines = ["Why the launch took \(LaunchWindow.ms(launchNs)), the costliest first:"]
         for (index, insight) in insights.prefix(limit).enumerated() {
@@ -59,6 +79,7 @@ public struct InsightReport: Sendable {
             for note in insight.evidence.notes { lines.append("   \(note)") }
         }
         if insights.count > limit { lines.append("… and \(insights.count - limit) more: liftoff explain PROFILE.") }
+        lines += coverageLines()
         return lines.joined(separator: "\n") + "\n"
     }
 
@@ -67,8 +88,10 @@ public struct InsightReport: Sendable {
     /// its timeline.
     public func markdown(heading: String = "## Insights", report: String? = nil) -> [String] {
         var lines = [heading, ""]
+        let coverage = coverageLines().map(MarkdownRenderer.inline)
         guard !insights.isEmpty else {
-            return lines + ["No insight fired: no wait, load, runtime or scheduling cost of the launch reached its threshold.", ""]
+            return lines + ["No insight fired: no wait, load, runtime or scheduling cost of the launch reached its threshold."]
+                + coverage.map { "\n\($0)" } + [""]
         }
         for (index, insight) in insights.enumerated() {
             lines.append("\(index + 1). **\(MarkdownRenderer.inline(insight.title))** (`\(insight.id)`): \(MarkdownRenderer.inline(insight.finding))")
@@ -83,6 +106,7 @@ public struct InsightReport: Sendable {
             for note in insight.evidence.notes.prefix(3) { lines.append("   \(MarkdownRenderer.inline(note))") }
             lines.append("   *\(MarkdownRenderer.inline(insight.why))*")
         }
+        if !coverage.isEmpty { lines += [""] + coverage }
         lines.append("")
         return lines
     }
@@ -96,6 +120,24 @@ public struct InsightReport: Sendable {
         json.field("launchMs", Double(launchNs) / 1e6, digits: 3)
         json.nextKey("insights")
         writeInsights(&json)
+        if let coverage {
+            json.nextKey("coverage")
+            json.raw("{")
+            json.key("explainedMs")
+            json.number(Double(coverage.explainedNs) / 1e6, digits: 3)
+            json.field("share", coverage.share, digits: 4)
+            json.nextKey("unexplained")
+            json.raw("[")
+            for (index, part) in coverage.unexplained.enumerated() {
+                if index > 0 { json.raw(",") }
+                json.raw("{")
+                json.key("what")
+                json.string(part.what)
+                json.field("ms", Double(part.ns) / 1e6, digits: 3)
+                json.raw("}")
+            }
+            json.raw("]}")
+        }
         json.raw("}\n")
         return json.text
     }

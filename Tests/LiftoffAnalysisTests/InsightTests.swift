@@ -18,7 +18,7 @@ struct InsightTests {
         launch.add(thread: 1, .running, ["main", "parse"], fromMs: 80, toMs: 100)
         let insights = Insights.of(launch.profile())
         let found = try #require(insights.first)
-        #expect(insights.map(\.id) == ["main-thread-sleep"])
+        #expect(insights.map(\.id) == ["main-thread-sleep", "launch-cpu"], "50 ms asleep, and 50 ms of parse: half the launch")
         #expect(found.costNs == 50_000_000)
         #expect(found.evidence.startNs == 30_000_000 && found.evidence.endNs == 80_000_000)
         #expect(found.evidence.thread == "main (1)")
@@ -32,11 +32,11 @@ struct InsightTests {
         var launch = LaunchBuilder()
         launch.add(thread: 1, .blocked, Self.sleepStack, fromMs: 0, toMs: 5)
         launch.add(thread: 1, .running, ["main", "parse"], fromMs: 5, toMs: 100)
-        #expect(Insights.of(launch.profile()).isEmpty, "5 ms is under the 10 ms default")
+        #expect(Insights.of(launch.profile()).map(\.id) == ["launch-cpu"], "5 ms asleep is under the 10 ms default; 95 ms in parse is not")
         var settings = InsightSettings()
         settings.thresholdsNs["main-thread-sleep"] = 2_000_000
-        let found = try #require(Insights.of(launch.profile(), settings: settings).first)
-        #expect(found.id == "main-thread-sleep" && found.thresholdNs == 2_000_000)
+        let found = try #require(Insights.of(launch.profile(), settings: settings).first { $0.id == "main-thread-sleep" })
+        #expect(found.thresholdNs == 2_000_000)
     }
 
     @Test("only the launch counts: a sleep after the first frame is no insight")
@@ -45,21 +45,25 @@ struct InsightTests {
         launch.firstFrameMs = 40
         launch.add(thread: 1, .running, ["main", "parse"], fromMs: 0, toMs: 40)
         launch.add(thread: 1, .blocked, Self.sleepStack, fromMs: 40, toMs: 200)
-        #expect(Insights.of(launch.profile()).isEmpty)
+        #expect(Insights.of(launch.profile()).map(\.id) == ["launch-cpu"], "the 40 ms launch computed; its sleep came after")
     }
 
     @Test("a lock wait names what the busiest other thread ran meanwhile; each waiting sample counts for one kind")
     func lockWait() throws {
         var launch = LaunchBuilder()
         launch.threads.append(Profile.ThreadInfo(id: 2, name: "worker", isMain: false))
-        launch.add(thread: 1, .blocked, ["main", "read_table", "libc.so.6|pthread_mutex_lock", "libc.so.6|__lll_lock_wait"], fromMs: 0, toMs: 60)
-        launch.add(thread: 2, .running, ["start", "compute_table"], fromMs: 0, toMs: 60)
-        launch.add(thread: 1, .running, ["main", "draw"], fromMs: 60, toMs: 70)
+        launch.add(thread: 1, .blocked, ["main", "read_table", "libc.so.6|pthread_mutex_lock", "libc.so.6|__lll_lock_wait"], fromMs: 1, toMs: 61)
+        launch.add(thread: 2, .running, ["start", "compute_table"], fromMs: 1, toMs: 61)
+        launch.add(thread: 1, .running, ["main", "draw"], fromMs: 61, toMs: 71)
         let insights = Insights.of(launch.profile())
-        #expect(insights.map(\.id) == ["main-thread-lock-wait"])
-        let found = try #require(insights.first)
+        // The holder's 60 ms of compute_table are on the path to ready, with main's 10 ms of draw.
+        #expect(insights.map(\.id) == ["launch-cpu", "main-thread-lock-wait"])
+        let found = try #require(insights.first { $0.id == "main-thread-lock-wait" })
         #expect(found.finding.contains("in pthread_mutex_lock, called from read_table"))
         #expect(found.evidence.notes == ["Meanwhile worker (2) ran compute_table for 60 ms."])
+        let cpu = try #require(insights.first)
+        #expect(cpu.costNs == 70_000_000)
+        #expect(cpu.finding.contains("most of it in compute_table (60 ms)"))
     }
 
     @Test("I/O and waits for other work are told apart by the functions on the stack")

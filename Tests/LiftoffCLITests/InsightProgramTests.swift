@@ -52,6 +52,45 @@ enum InsightPrograms {
         }
         """
 
+    /// A lock chain across three threads: main waits for a lock the worker holds, the worker waits
+    /// for a semaphore the loader posts after decoding; then the worker fills its cache.
+    static let chain = """
+        #include <pthread.h>
+        #include <semaphore.h>
+        #include <stdio.h>
+        #include <unistd.h>
+        static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+        static sem_t decoded;
+        static volatile double sink;
+        static int held;
+        __attribute__((noinline)) void decode_catalogue(void) { for (long i = 0; i < 80000000; i++) sink += i * 0.5; }
+        __attribute__((noinline)) void fill_cache(void) { for (long i = 0; i < 40000000; i++) sink += i * 0.25; }
+        static void *loader(void *arg) { decode_catalogue(); sem_post(&decoded); return arg; }
+        static void *worker(void *arg) {
+            pthread_mutex_lock(&lock); __atomic_store_n(&held, 1, __ATOMIC_RELEASE);
+            sem_wait(&decoded); fill_cache(); pthread_mutex_unlock(&lock); return arg;
+        }
+        __attribute__((noinline)) void read_settings(void) { pthread_mutex_lock(&lock); sink += 1; pthread_mutex_unlock(&lock); }
+        int main(void) {
+            sem_init(&decoded, 0, 0);
+            pthread_t threads[2]; pthread_create(&threads[0], 0, worker, 0);
+            while (!__atomic_load_n(&held, __ATOMIC_ACQUIRE)) usleep(1000);
+            pthread_create(&threads[1], 0, loader, 0);
+            read_settings(); puts("ready"); fflush(stdout);
+            pthread_join(threads[0], 0); pthread_join(threads[1], 0); return 0;
+        }
+        """
+
+    /// The main thread joins a thread that prepares the index and writes the ready line itself.
+    static let readyElsewhere = """
+        #include <pthread.h>
+        #include <stdio.h>
+        static volatile double sink;
+        __attribute__((noinline)) void prepare_index(void) { for (long i = 0; i < 80000000; i++) sink += i * 0.5; }
+        static void *server(void *arg) { prepare_index(); puts("ready"); fflush(stdout); for (long i = 0; i < 400000000; i++) sink += 1; return arg; }
+        int main(void) { pthread_t thread; pthread_create(&thread, 0, server, 0); pthread_join(thread, 0); return 0; }
+        """
+
     /// Loads the Swift toolchain's Foundation libraries (its argument: their folder) with dlopen.
     static let plugins = """
         #include <dlfcn.h>
@@ -114,9 +153,11 @@ enum InsightPrograms {
 struct InsightProgramTests {
     /// `liftoff profile` of `command`, then `liftoff explain --format json` of its profile: the
     /// insights' ids and the JSON.
-    func explain(_ command: [String], extra: [String] = []) throws -> (ids: [String], insights: [[String: Any]], folder: URL) {
+    func explain(
+        _ command: [String], extra: [String] = [], profileOptions: [String] = []
+    ) throws -> (ids: [String], insights: [[String: Any]], folder: URL) {
         let out = temporaryFolder()
-        let profiled = try BuiltTool.find().run(["profile", "--out", out.path, "--"] + command)
+        let profiled = try BuiltTool.find().run(["profile", "--out", out.path] + profileOptions + ["--"] + command)
         try #require(profiled.status == 0, "liftoff profile failed: \(profiled.stderr)")
         let explained = try BuiltTool.find().run(["explain", out.path, "--format", "json"] + extra)
         try #require(explained.status == 0, "liftoff explain failed: \(explained.stderr)")
@@ -153,11 +194,43 @@ struct InsightProgramTests {
     func lockWait() throws {
         let program = try AnyPrograms.build("insight-lock", InsightPrograms.lock, ["-O1", "-g", "-lpthread"])
         let (ids, insights, _) = try explain([program])
-        #expect(ids.first == "main-thread-lock-wait", "\(ids)")
+        #expect(ids.contains("main-thread-lock-wait"), "\(ids)")
         let found = try insight("main-thread-lock-wait", in: insights)
         #expect((found["finding"] as? String)?.contains("read_table") == true, "\(found["finding"] ?? "")")
         let notes = try #require(found["notes"] as? [String])
         #expect(notes.contains { $0.contains("compute_table") }, "the holder's work is named: \(notes)")
+        // The holder's computing is on the path to ready: launch-cpu names it.
+        let cpu = try insight("launch-cpu", in: insights)
+        #expect((cpu["finding"] as? String)?.contains("most of it in compute_table") == true, "\(cpu["finding"] ?? "")")
+    }
+
+    @Test("a lock chain across three threads: the path reaches the thread the lock's holder waited for, and both waits are named")
+    func lockChain() throws {
+        let program = try AnyPrograms.build("insight-chain", InsightPrograms.chain, ["-O1", "-g", "-lpthread"])
+        let (ids, insights, folder) = try explain([program])
+        let cpu = try insight("launch-cpu", in: insights)
+        let notes = try #require(cpu["notes"] as? [String])
+        let summary = try BuiltTool.find().run(["report", folder.appendingPathComponent("profile.json").path, "--format", "folded", "--per-thread"]).stdout
+        #expect(notes.contains { $0.hasPrefix("decode_catalogue") }, "\(notes)\n\(summary)")
+        #expect(notes.contains { $0.hasPrefix("fill_cache") }, "\(notes)")
+        #expect(
+            notes.contains { $0.hasPrefix("The path to ready went through") && $0.filter { $0 == "," }.count >= 2 },
+            "three threads on the path: \(notes)")
+        #expect(ids.contains("main-thread-lock-wait"), "\(ids)")
+        let task = try insight("main-thread-blocked-by-task", in: insights)
+        #expect((task["finding"] as? String)?.contains("on the launch's path") == true, "\(task["finding"] ?? "")")
+        #expect((task["finding"] as? String)?.contains("sem_wait") == true, "\(task["finding"] ?? "")")
+    }
+
+    @Test("a ready line written by another thread while main joins it: the path and its CPU are that thread's")
+    func readyElsewhere() throws {
+        let program = try AnyPrograms.build("insight-ready-elsewhere", InsightPrograms.readyElsewhere, ["-O1", "-g", "-lpthread"])
+        let (ids, insights, _) = try explain([program], profileOptions: ["--ready", "^ready"])
+        let cpu = try insight("launch-cpu", in: insights)
+        #expect((cpu["finding"] as? String)?.contains("most of it in prepare_index") == true, "\(cpu["finding"] ?? "")")
+        // main's join is a wait for that work, and says what ran meanwhile.
+        let join = try insight("main-thread-blocked-by-task", in: insights)
+        #expect((join["notes"] as? [String])?.contains { $0.contains("prepare_index") } == true, "\(ids) \(join)")
     }
 
     @Test("twice as many busy threads as cores: oversubscribed")
@@ -189,11 +262,18 @@ struct InsightProgramTests {
         #expect(notes.contains { $0.hasPrefix("From: ") && $0.contains("init(from:)") }, "\(notes)")
     }
 
-    @Test("a launch that only computes on one thread: no insight fires, and check passes every insight budget")
-    func noFalseAlarm() throws {
+    @Test("a launch that only computes on one thread: launch-cpu names the function, no wait is blamed, and check passes the wait budgets")
+    func cpuBound() throws {
         let program = try AnyPrograms.build("insight-cpu", InsightPrograms.busyOneThread, ["-O1", "-g"])
-        let (ids, _, folder) = try explain([program])
-        #expect(ids.isEmpty, "a CPU-bound launch has no insight: \(ids)")
+        let (ids, insights, folder) = try explain([program])
+        #expect(!ids.contains { $0.hasPrefix("main-thread-") || $0 == "oversubscribed" }, "a CPU-bound launch waits for nothing: \(ids)")
+        let cpu = try insight("launch-cpu", in: insights)
+        #expect((cpu["finding"] as? String)?.contains("most of it in parse_all") == true, "\(cpu["finding"] ?? "")")
+        // The insights account for the launch: the answer covers at least 80 % of it.
+        let explained = try BuiltTool.find().run(["explain", folder.path, "--format", "json"]).stdout
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(explained.utf8)) as? [String: Any])
+        let coverage = try #require(json["coverage"] as? [String: Any])
+        #expect((coverage["share"] as? Double ?? 0) >= 0.8, "\(coverage)")
         let check = try BuiltTool.find().run(
             ["check", folder.path, "--insight", "main-thread-sleep=0ms", "--insight", "oversubscribed=0ms"])
         #expect(check.status == 0, "\(check.stdout)\(check.stderr)")

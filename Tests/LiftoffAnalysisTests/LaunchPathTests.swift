@@ -1,0 +1,159 @@
+import LiftoffProfile
+import LiftoffTestSupport
+import Testing
+
+@testable import LiftoffAnalysis
+
+@Suite("Path to ready", .timeLimit(.minutes(5)))
+struct LaunchPathTests {
+    static let lockWait = ["libc.so.6|pthread_mutex_lock", "libc.so.6|__lll_lock_wait"]
+    static let semaphoreWait = ["libc.so.6|sem_wait", "libc.so.6|futex_wait"]
+
+    /// main waits 60 ms for a lock worker holds; worker waits 40 ms of it for a semaphore that
+    /// loader signals after computing; then worker finishes, then main draws.
+    static func lockChain() -> LaunchBuilder {
+        var launch = LaunchBuilder()
+        launch.endMs = 71
+        launch.firstFrameMs = 71
+        launch.threads += [
+            Profile.ThreadInfo(id: 2, name: "worker", isMain: false), Profile.ThreadInfo(id: 3, name: "loader", isMain: false),
+        ]
+        launch.add(thread: 1, .blocked, ["main", "load_settings"] + lockWait, fromMs: 1, toMs: 61)
+        launch.add(thread: 2, .blocked, ["start", "warm_cache"] + semaphoreWait, fromMs: 1, toMs: 41)
+        launch.add(thread: 3, .running, ["start", "read_catalogue", "decode"], fromMs: 1, toMs: 41)
+        launch.add(thread: 2, .running, ["start", "warm_cache", "fill"], fromMs: 41, toMs: 61)
+        launch.add(thread: 1, .running, ["main", "draw"], fromMs: 61, toMs: 71)
+        // A thread that idles in its event loop the whole time is never on the path.
+        launch.threads.append(Profile.ThreadInfo(id: 4, name: "loop", isMain: false))
+        launch.add(thread: 4, .blocked, ["start", "libc.so.6|epoll_wait"], fromMs: 1, toMs: 71)
+        return launch
+    }
+
+    @Test("a lock chain across three threads: the path goes from main to the lock's holder to the thread it waited for")
+    func lockChain() throws {
+        let launch = LaunchWindow(Self.lockChain().profile())
+        let path = launch.path
+        #expect(path.hops.map { [$0.waiter, $0.holder] } == [[1, 2], [2, 3]])
+        #expect(path.threads.map(\.thread) == [3, 2, 1], "40 ms on loader, 20 ms on worker, 10 ms on main")
+        #expect(path.threads.map(\.ns) == [40_000_000, 20_000_000, 10_000_000])
+        #expect(path.cpuNs(in: launch) == 70_000_000, "every moment after main ran somewhere on the path")
+        #expect(!path.segments.contains { $0.thread == 4 }, "the idle event loop is not on the path")
+        // Each moment once: the segments tile the launch from main on.
+        for (before, after) in zip(path.segments, path.segments.dropFirst()) { #expect(before.endNs == after.startNs) }
+        #expect(path.segments.first?.startNs == 1_000_000 && path.segments.last?.endNs == 71_000_000)
+
+        let insights = Insights.of(launch)
+        let cpu = try #require(insights.first { $0.id == "launch-cpu" })
+        #expect(cpu.costNs == 70_000_000)
+        #expect(cpu.finding.contains("most of it in decode (40 ms)"), "\(cpu.finding)")
+        #expect(
+            cpu.evidence.notes.prefix(2) == [
+                "The path to ready went through loader (3) 40 ms, worker (2) 20 ms, main (1) 10 ms.",
+                "decode: 40 ms (57 % of the path's CPU).",
+            ])
+        // The wait rules watch every thread on the path: main's lock wait, and worker's wait for loader.
+        let lock = try #require(insights.first { $0.id == "main-thread-lock-wait" })
+        #expect(lock.costNs == 60_000_000 && lock.evidence.thread == "main (1)")
+        let task = try #require(insights.first { $0.id == "main-thread-blocked-by-task" })
+        #expect(task.costNs == 40_000_000 && task.evidence.thread == "worker (2)")
+        #expect(task.finding.hasPrefix("worker (2), on the launch's path, waited for other threads' work for 40 ms in sem_wait"))
+        let coverage = LaunchCoverage(launch, insights: insights)
+        #expect(coverage.explainedNs == 70_000_000, "all but the 1 ms before main, which no rule reached a threshold for")
+        #expect(coverage.unexplained == [LaunchCoverage.Part(what: "before main", ns: 1_000_000)])
+    }
+
+    @Test("an async main parked in sigsuspend: the path is the worker that ran the launch, not the parked thread")
+    func parkedMain() throws {
+        var launch = LaunchBuilder()
+        launch.endMs = 201
+        launch.firstFrameMs = 201
+        launch.threads.append(Profile.ThreadInfo(id: 2, name: "pool", isMain: false))
+        launch.add(thread: 1, .blocked, ["main", "libc.so.6|sigsuspend"], fromMs: 1, toMs: 201)
+        launch.add(thread: 2, .running, ["start", "configure", "buildIndex", "libswiftCore.so|Swift.String.lowercased() -> Swift.String"], fromMs: 1, toMs: 121)
+        launch.add(thread: 2, .running, ["start", "configure", "libswiftCore.so|swift_retain"], fromMs: 121, toMs: 201)
+        let window = LaunchWindow(launch.profile())
+        #expect(window.path.threads.map(\.thread) == [2])
+        let insights = Insights.of(window)
+        #expect(!insights.contains { $0.id.hasPrefix("main-thread-") }, "a parked main is no wait of its own: \(insights.map(\.id))")
+        let cpu = try #require(insights.first { $0.id == "launch-cpu" })
+        #expect(cpu.costNs == 200_000_000 && cpu.evidence.thread == "pool (2)")
+        #expect(cpu.finding.contains("most of it in configure (200 ms)"))
+        #expect(cpu.evidence.notes.contains("buildIndex: 120 ms (60 % of the path's CPU)."))
+        let work = try #require(insights.first { $0.id == "library-work" })
+        #expect(work.finding == "Library work on the launch's path: Unicode and String processing 120 ms, allocation and reference counting 80 ms; the most from buildIndex.")
+        #expect(work.evidence.notes.contains("allocation and reference counting: 80 ms, from configure (80 ms)."))
+        let coverage = LaunchCoverage(window, insights: insights)
+        #expect(coverage.share > 0.99)
+    }
+
+    @Test("what no insight explains is named: the longest unexplained stretches, each once")
+    func unexplained() throws {
+        var launch = LaunchBuilder()
+        launch.endMs = 201
+        launch.firstFrameMs = 201
+        launch.add(thread: 1, .blocked, ["main", "wait_for_peer", "libc.so.6|syscall"], fromMs: 1, toMs: 151)
+        launch.add(thread: 1, .running, ["main", "loadPlugins"], fromMs: 151, toMs: 181)
+        launch.add(thread: 1, .runnable, ["main", "loadPlugins"], fromMs: 181, toMs: 191)
+        let window = LaunchWindow(launch.profile())
+        let insights = Insights.of(window)
+        #expect(insights.isEmpty, "30 ms of CPU in a 201 ms launch, 10 ms waiting for a core: under every threshold")
+        let coverage = LaunchCoverage(window, insights: insights)
+        #expect(coverage.explainedNs == 0)
+        #expect(coverage.unexplained.map(\.what) == ["waiting in syscall, from wait_for_peer", "running in loadPlugins", "not sampled"])
+        #expect(coverage.unexplained.map(\.ns) == [150_000_000, 30_000_000, 10_000_000])
+        #expect(coverage.unexplainedNs == 201_000_000)
+    }
+
+    @Test("library work is named by the function the program called, without its type arguments")
+    func libraryWork() {
+        func kind(_ name: String) -> LibraryWork? { LibraryWork.of(Profile.Frame(name: name, object: "lib.so")) }
+        #expect(kind("Foundation.JSONDecoder.decode<A>(_: A.Type, from: Foundation.Data) throws -> A") == .codable)
+        #expect(kind("Swift.String.lowercased() -> Swift.String") == .strings)
+        #expect(kind("Swift.Dictionary<Swift.String, Swift.Int>.subscript.setter : (A) -> B?") == .collections)
+        #expect(kind("Swift.Array<Swift.String>.append(__owned A) -> ()") == .collections)
+        #expect(kind("cli.Item.init(from: Swift.Decoder) throws -> cli.Item") == .codable)
+        #expect(kind("protocol witness for Swift.Collection.subscript.read in conformance Swift.String.UTF8View") == .strings)
+        #expect(kind("swift_retain") == .memory && kind("malloc") == .memory)
+        #expect(kind("icu_74::Calendar::createInstance") == .formatters)
+        #expect(kind("Foo.describe() -> Swift.String") == nil, "a result type says nothing of the work")
+        #expect(LibraryWork.baseName("A.b(from: Swift.Decoder) -> Swift.Int") == "A.b(from:)")
+    }
+
+    @Test("a toolchain module's code specialized or inlined into the program is library work, the program's own is not")
+    func toolchainCode() {
+        let library = [
+            "generic specialization <Swift.String> of closure #1 (A.Element) -> Swift.Bool in (extension in Swift):Swift.Collection< where A.Element: Swift.Equatable>.split(separator: A.Element, maxSplits: Swift.Int, omittingEmptySubsequences: Swift.Bool) -> Swift.Array<A.SubSequence>",
+            "generic not re-abstracted specialization <Swift.String> of Swift.Array.append(A) -> ()",
+            "protocol witness for Swift.Hashable._rawHashValue(seed: Swift.Int) -> Swift.Int in conformance Swift.String : Swift.Hashable in Swift",
+            "merged generic specialization <Swift.Int> of Swift._ContiguousArrayBuffer._consumeAndCreateNew(bufferIsUnique: Swift.Bool) -> Swift._ContiguousArrayBuffer<A>",
+            "outlined copy of Foundation.Data._Representation",
+        ]
+        let own = [
+            "cli.buildIndex(Swift.Array<cli.Item>) -> Swift.Dictionary<Swift.String, Swift.Array<Swift.Int>>",
+            "function signature specialization <Arg[1] = Dead> of cli.Item.init(from: Swift.Decoder) throws -> cli.Item",
+            "closure #1 () -> () in cli.CLI.main() -> ()", "load_config", "main",
+            "protocol witness for Swift.Decodable.init(from: Swift.Decoder) throws -> A in conformance cli.Item : Swift.Decodable in cli",
+        ]
+        for name in library { #expect(LaunchWindow.isSwiftLibraryCode(name), "\(name)") }
+        for name in own { #expect(!LaunchWindow.isSwiftLibraryCode(name), "\(name)") }
+    }
+}
+
+extension LaunchPathTests {
+    @Test("a wait recorded as one long row with a shorter row inside it is followed to its end")
+    func overlappingRows() throws {
+        var launch = LaunchBuilder()
+        launch.endMs = 101
+        launch.firstFrameMs = 101
+        launch.threads.append(Profile.ThreadInfo(id: 2, name: "server", isMain: false))
+        let join = ["main", "libc.so.6|__pthread_clockjoin_ex", "libc.so.6|__futex_abstimed_wait_common64"]
+        launch.add(thread: 1, .blocked, join, fromMs: 1, toMs: 2)
+        // A late answer: one row for 99 ticks, and a row of one tick inside it.
+        launch.samples.weight[launch.samples.count - 1] = 99
+        launch.add(thread: 1, .blocked, join, fromMs: 10, toMs: 11)
+        launch.add(thread: 2, .running, ["start", "prepare_index"], fromMs: 1, toMs: 101)
+        let window = LaunchWindow(launch.profile())
+        #expect(window.path.cpuNs(in: window) == 99_000_000, "the whole wait, 1 to 100 ms, ran on server: \(window.path.segments)")
+        #expect(window.path.hops.count == 1 && window.path.hops.first?.endNs == 100_000_000)
+    }
+}
