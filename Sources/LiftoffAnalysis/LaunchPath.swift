@@ -109,13 +109,17 @@ public struct LaunchPath: Sendable {
             if launch.profile.samples.state[sample] == .blocked {
                 waitingSamples.append(sample)
                 if depth < Self.maximumDepth, launch.followsWait(of: sample) {
-                    // The wait as one stretch: this and the following samples that wait the same way.
-                    // (A late answer's row may reach past the rows after it: the wait ends at the latest end.)
+                    // The wait as one stretch: this and the following samples that wait the same way,
+                    // at the same place (a gap between them, where a busy machine let no sample be
+                    // taken, is still that wait: nothing shows the thread woke). A late answer's row
+                    // may reach past the rows after it: the wait ends at the latest end.
                     var last = index
                     var reach = launch.endNs(of: sample)
+                    let stack = launch.profile.samples.stack[sample]
                     while last + 1 < range.upperBound, launch.profile.samples.state[rows[last + 1]] == .blocked,
-                        launch.followsWait(of: rows[last + 1]),
-                        launch.profile.samples.timeNs[rows[last + 1]] <= reach &+ launch.intervalNs
+                        launch.profile.samples.stack[rows[last + 1]] == stack
+                            || launch.followsWait(of: rows[last + 1])
+                                && launch.profile.samples.timeNs[rows[last + 1]] <= reach &+ launch.intervalNs
                     {
                         last += 1
                         waitingSamples.append(rows[last])

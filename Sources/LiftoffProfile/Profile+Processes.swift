@@ -91,6 +91,10 @@ extension Profile {
     /// a program that launched through Liftoff's ``Profile/stateChanges``, not any program.
     public var hasLifeCycle: Bool { !stateChanges.isEmpty || !displayFrames.isEmpty }
 
+    /// How reports name the launch's end: `first frame` for an app with a life cycle, `ready`
+    /// for a server, a tool or any other program (its ready line, or a `LaunchRecorder`'s ready).
+    public var readyName: String { hasLifeCycle ? "first frame" : "ready" }
+
     /// The process a thread belongs to, when the profile lists processes.
     public func process(ofThread id: Int) -> ProcessRecord? {
         guard let processID = thread(withID: id)?.processID else { return nil }

@@ -13,8 +13,9 @@ import LiftoffProfile
 /// bars shorter than `1 / 20,000` of their thread's time are merged into their parents, and
 /// both are capped (`maxFlameNodes`, `maxBars`).
 public struct HTMLReportRenderer: Sendable {
-    /// The time-to-first-frame target the header compares against, in milliseconds.
-    public var targetMs: Double = 400
+    /// The time-to-first-frame target the header compares against, in milliseconds. Nil: 400 ms
+    /// for an app with a life cycle, and no target for any other program.
+    public var targetMs: Double? = nil
     /// Most flame-graph nodes kept per tree (merged and per thread).
     public var maxFlameNodes = 40_000
     /// Most flame-chart bars kept over all threads.
@@ -51,7 +52,8 @@ public struct HTMLReportRenderer: Sendable {
                 profile.metadata.host.name, profile.metadata.startTime, "\(profile.metadata.buildConfiguration) build",
                 "\(ReportText.count(profile.samples.totalTicks, "sample")) at \(profile.metadata.samplingRateHz) Hz",
             ].filter { !$0.isEmpty }.joined(separator: " · "))
-        json.field("targetMs", targetMs)
+        json.field("targetMs", targetMs ?? (profile.hasLifeCycle ? 400 : nil))
+        json.field("readyName", profile.readyName)
         json.field("ttffMs", profile.timeToFirstFrameNs.map { Double($0) / 1e6 })
         json.field("lifeCycle", profile.hasLifeCycle)
         json.field("durationMs", ReportTimeline.ms(endNs))
@@ -60,16 +62,7 @@ public struct HTMLReportRenderer: Sendable {
 
         json.nextKey("phases")
         json.raw("[")
-        var phaseList: [(String, UInt64, UInt64)] = [("pre-main", phases.processStartNs, phases.mainEntryNs)]
-        if let exec = phases.programStartNs {
-            phaseList = [("wrappers", phases.processStartNs, exec), ("pre-main", exec, phases.mainEntryNs)]
-        }
-        if let firstFrame = phases.firstFrameNs {
-            phaseList.append(("launch (main → first frame)", phases.mainEntryNs, firstFrame))
-            phaseList.append(("after first frame", firstFrame, max(endNs, firstFrame)))
-        } else {
-            phaseList.append(("after main (no first frame)", phases.mainEntryNs, max(endNs, phases.mainEntryNs)))
-        }
+        let phaseList = Self.phaseBar(profile, endNs: endNs)
         for (index, phase) in phaseList.enumerated() {
             if index > 0 { json.raw(",") }
             json.raw("{")
@@ -129,7 +122,10 @@ public struct HTMLReportRenderer: Sendable {
         json.nextKey("threads")
         json.raw(bytes: threads.bytes)
         json.nextKey("insights")
-        InsightReport(profile).writeInsights(&json)
+        let insights = InsightReport(profile)
+        insights.writeInsights(&json)
+        json.nextKey("coverage")
+        json.stringArray(insights.coverageLines())
         writeTasks(&json, profile)
         writeSpanRows(&json, profile)
         writeViolations(&json, profile)
@@ -154,7 +150,7 @@ public struct HTMLReportRenderer: Sendable {
 
     private func writeMarkers(_ json: inout JSONWriter, _ profile: Profile) {
         var markers: [(kind: String, name: String, ns: UInt64, endNs: UInt64?)] = []
-        if let firstFrame = profile.phases.firstFrameNs { markers.append(("firstFrame", "first frame", firstFrame, nil)) }
+        if let firstFrame = profile.phases.firstFrameNs { markers.append(("firstFrame", profile.readyName, firstFrame, nil)) }
         for mark in profile.marks where mark.name != .firstFrame {
             markers.append(("mark", mark.name.rawValue, mark.timeNs, nil))
         }

@@ -710,6 +710,7 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
       targetMs: d.targetMs,
       ttffMs: d.ttffMs,
       lifeCycle: d.lifeCycle,
+      readyName: d.readyName || 'first frame',
       durationMs: d.durationMs,
       // The loader's time before sampling, by the kernel's counts (one sentence), or null.
       preMain: typeof d.preMain === 'string' ? oneLine(d.preMain) : null,
@@ -725,6 +726,7 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
       flame: d.flame,
       threads: d.threads,
       insights: d.insights,
+      coverage: list(d.coverage),
       tasks: d.tasks,
       spanRows: d.spanRows,
       violations: d.violations,
@@ -944,9 +946,14 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
       'Reasons the launch was slow, each with what it cost, the threshold it crossed and the code to look at. ' +
       'liftoff explain prints the same; liftoff check --insight ID=THRESHOLD gates on one.');
     app.appendChild(view.section);
+    // How much of the launch the insights account for, and what is left.
+    var coverage = data.coverage.length
+      ? h('p', { class: 'hint insight-coverage' }, data.coverage.map(oneLine).join(' '))
+      : null;
     if (!data.insights.length) {
       view.section.appendChild(emptyNote(
         'No insight fired: no wait, load, runtime or scheduling cost of the launch reached its threshold.'));
+      if (coverage) view.section.appendChild(coverage);
       return;
     }
     var items = data.insights.map(function (insight) {
@@ -987,6 +994,7 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
       ]);
     });
     view.section.appendChild(h('ol', { class: 'insights' }, items));
+    if (coverage) view.section.appendChild(coverage);
   }
 
   /** `#t=FROM-TO` in the address: the window of the timeline to show, in milliseconds. */
@@ -1031,11 +1039,21 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
         h('span', { class: 'verdict' }, 'It has no app life cycle: give --ready to time a launch to an output line.')
       ]);
     }
+    var ready = data.readyName;
     if (data.ttffMs === null) {
       return h('div', { class: 'ttff none' }, [
-        h('span', { class: 'label' }, 'Time to first frame'),
-        h('span', { class: 'value' }, 'No first frame'),
-        h('span', { class: 'verdict' }, 'No first frame was committed (target ' + fmtMs(target) + ').')
+        h('span', { class: 'label' }, 'Time to ' + ready),
+        h('span', { class: 'value' }, 'No ' + ready),
+        h('span', { class: 'verdict' }, data.lifeCycle
+          ? 'No first frame was committed' + (target !== null ? ' (target ' + fmtMs(target) + ').' : '.')
+          : 'It never became ready.')
+      ]);
+    }
+    if (target === null) {
+      // A server or a tool: no target unless one was set.
+      return h('div', { class: 'ttff' }, [
+        h('span', { class: 'label' }, 'Time to ' + ready),
+        h('span', { class: 'value' }, fmtMs(data.ttffMs))
       ]);
     }
     var within = data.ttffMs <= target;
@@ -1043,7 +1061,7 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
       ? 'Within the ' + fmtMs(target) + ' target (' + fmtMs(target - data.ttffMs) + ' to spare)'
       : fmtMs(data.ttffMs - target) + ' over the ' + fmtMs(target) + ' target';
     return h('div', { class: 'ttff ' + (within ? 'good' : 'bad') }, [
-      h('span', { class: 'label' }, 'Time to first frame'),
+      h('span', { class: 'label' }, 'Time to ' + ready),
       h('span', { class: 'value' }, fmtMs(data.ttffMs)),
       h('span', { class: 'verdict' }, (within ? '✓ ' : '✗ ') + verdict)
     ]);
@@ -1076,12 +1094,14 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
       var line = h('div', { class: 'phase-tick ' + cls, title: label });
       line.style.left = ((timeMs / total) * 100).toFixed(3) + '%';
       bar.appendChild(line);
+      // Near the bar's end the label would sit on the scale's own end label: the line's title says it.
+      if (total - timeMs < total * 0.08) return;
       var text = h('span', null, label);
       text.style.left = line.style.left;
       scale.appendChild(text);
     }
-    if (data.ttffMs !== null) tick(data.ttffMs, 'first-frame', 'first frame ' + fmtMs(data.ttffMs));
-    if (data.ttffMs === null || Math.abs(data.targetMs - data.ttffMs) > total * 0.08) {
+    if (data.ttffMs !== null) tick(data.ttffMs, 'first-frame', data.readyName + ' ' + fmtMs(data.ttffMs));
+    if (data.targetMs !== null && (data.ttffMs === null || Math.abs(data.targetMs - data.ttffMs) > total * 0.08)) {
       tick(data.targetMs, 'target', 'target ' + fmtMs(data.targetMs));
     }
     var parts = [bar, scale];
@@ -1400,7 +1420,7 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
       var kind = MARKER_KINDS.indexOf(marker.kind) >= 0 ? marker.kind : 'other';
       add(kind, oneLine(marker.name) || kind, marker.timeMs, marker.endMs);
     });
-    if (data.ttffMs !== null && !has('firstFrame')) add('firstFrame', 'first frame', data.ttffMs);
+    if (data.ttffMs !== null && !has('firstFrame')) add('firstFrame', data.readyName, data.ttffMs);
     if (!has('hang')) {
       data.hangs.forEach(function (hang) {
         if (isNum(hang.startMs)) add('hang', 'hang', hang.startMs, hang.startMs + numOr(hang.durationMs, 0));
@@ -1612,7 +1632,7 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
       var triangle = 'M' + (mx - 4) + ',36 L' + (mx + 4) + ',36 L' + mx + ',44 Z';
       fragment.appendChild(svgEl('path', { class: 'fc-flag ' + marker.kind, d: triangle }));
       if (marker.kind === 'firstFrame' || marker.kind === 'termination') {
-        var text = (marker.kind === 'firstFrame' ? 'first frame ' : 'terminated ') + fmtMs(marker.timeMs);
+        var text = (marker.kind === 'firstFrame' ? tl.data.readyName + ' ' : 'terminated ') + fmtMs(marker.timeMs);
         var flipped = mx + 8 + text.length * 6 > w;
         var label = svgText(flipped ? mx - 7 : mx + 7, 44, 'fc-flag ' + marker.kind, text);
         if (flipped) label.setAttribute('text-anchor', 'end');
@@ -1842,7 +1862,7 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
     lanes.forEach(function (lane) { entry(null, laneColour(lane), lane); });
     if (data.tasks.some(function (task) { return task.critical; })) entry('critical', null, 'critical path');
     var kinds = [
-      ['firstFrame', '#1a7f37', 'first frame'], ['phase', '#8b93a1', 'phase boundary'], ['state', '#2f6fde', 'state change'],
+      ['firstFrame', '#1a7f37', data.readyName], ['phase', '#8b93a1', 'phase boundary'], ['state', '#2f6fde', 'state change'],
       ['hang', null, 'hang'], ['mark', '#7b53c1', 'mark'], ['termination', '#1c2230', 'termination']
     ];
     kinds.forEach(function (kind) {
@@ -1927,6 +1947,8 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
   }
 
   function drawTasks(app, data) {
+    // A server or a tool without launch tasks has nothing to show here.
+    if (!data.tasks.length && !data.lifeCycle) return;
     var view = card('tasks', 'Launch tasks');
     app.appendChild(view.section);
     view.section.appendChild(launchAnswer(data));
@@ -2025,8 +2047,8 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
       return parts;
     }
     var when = ttff === null
-      ? 'No first frame was committed. During the launch'
-      : 'Before the first frame at ' + fmtMs(ttff);
+      ? 'No ' + data.readyName + (data.lifeCycle ? ' was committed' : ' was reached') + '. During the launch'
+      : 'Before the ' + data.readyName + ' at ' + fmtMs(ttff);
     if (!ran.length) {
       return append(answer, when + ', no launch tasks ran on the main thread.');
     }
@@ -2102,6 +2124,9 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
 
   function drawBudgets(app, data) {
     var budgets = data.budgets;
+    // Frames and app states belong to an app's life cycle: a program without one shows the card
+    // only for background work or a termination.
+    if (!data.lifeCycle && !budgets.background.length && !budgets.termination) return;
     var view = card('budgets', 'Budgets');
     app.appendChild(view.section);
     var frames = budgets.frames;

@@ -85,6 +85,7 @@
       targetMs: d.targetMs,
       ttffMs: d.ttffMs,
       lifeCycle: d.lifeCycle,
+      readyName: d.readyName || 'first frame',
       durationMs: d.durationMs,
       // The loader's time before sampling, by the kernel's counts (one sentence), or null.
       preMain: typeof d.preMain === 'string' ? oneLine(d.preMain) : null,
@@ -100,6 +101,7 @@
       flame: d.flame,
       threads: d.threads,
       insights: d.insights,
+      coverage: list(d.coverage),
       tasks: d.tasks,
       spanRows: d.spanRows,
       violations: d.violations,

@@ -10,9 +10,14 @@
       'Reasons the launch was slow, each with what it cost, the threshold it crossed and the code to look at. ' +
       'liftoff explain prints the same; liftoff check --insight ID=THRESHOLD gates on one.');
     app.appendChild(view.section);
+    // How much of the launch the insights account for, and what is left.
+    var coverage = data.coverage.length
+      ? h('p', { class: 'hint insight-coverage' }, data.coverage.map(oneLine).join(' '))
+      : null;
     if (!data.insights.length) {
       view.section.appendChild(emptyNote(
         'No insight fired: no wait, load, runtime or scheduling cost of the launch reached its threshold.'));
+      if (coverage) view.section.appendChild(coverage);
       return;
     }
     var items = data.insights.map(function (insight) {
@@ -53,6 +58,7 @@
       ]);
     });
     view.section.appendChild(h('ol', { class: 'insights' }, items));
+    if (coverage) view.section.appendChild(coverage);
   }
 
   /** `#t=FROM-TO` in the address: the window of the timeline to show, in milliseconds. */

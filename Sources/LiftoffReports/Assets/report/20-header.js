@@ -32,11 +32,21 @@
         h('span', { class: 'verdict' }, 'It has no app life cycle: give --ready to time a launch to an output line.')
       ]);
     }
+    var ready = data.readyName;
     if (data.ttffMs === null) {
       return h('div', { class: 'ttff none' }, [
-        h('span', { class: 'label' }, 'Time to first frame'),
-        h('span', { class: 'value' }, 'No first frame'),
-        h('span', { class: 'verdict' }, 'No first frame was committed (target ' + fmtMs(target) + ').')
+        h('span', { class: 'label' }, 'Time to ' + ready),
+        h('span', { class: 'value' }, 'No ' + ready),
+        h('span', { class: 'verdict' }, data.lifeCycle
+          ? 'No first frame was committed' + (target !== null ? ' (target ' + fmtMs(target) + ').' : '.')
+          : 'It never became ready.')
+      ]);
+    }
+    if (target === null) {
+      // A server or a tool: no target unless one was set.
+      return h('div', { class: 'ttff' }, [
+        h('span', { class: 'label' }, 'Time to ' + ready),
+        h('span', { class: 'value' }, fmtMs(data.ttffMs))
       ]);
     }
     var within = data.ttffMs <= target;
@@ -44,7 +54,7 @@
       ? 'Within the ' + fmtMs(target) + ' target (' + fmtMs(target - data.ttffMs) + ' to spare)'
       : fmtMs(data.ttffMs - target) + ' over the ' + fmtMs(target) + ' target';
     return h('div', { class: 'ttff ' + (within ? 'good' : 'bad') }, [
-      h('span', { class: 'label' }, 'Time to first frame'),
+      h('span', { class: 'label' }, 'Time to ' + ready),
       h('span', { class: 'value' }, fmtMs(data.ttffMs)),
       h('span', { class: 'verdict' }, (within ? '✓ ' : '✗ ') + verdict)
     ]);
@@ -77,12 +87,14 @@
       var line = h('div', { class: 'phase-tick ' + cls, title: label });
       line.style.left = ((timeMs / total) * 100).toFixed(3) + '%';
       bar.appendChild(line);
+      // Near the bar's end the label would sit on the scale's own end label: the line's title says it.
+      if (total - timeMs < total * 0.08) return;
       var text = h('span', null, label);
       text.style.left = line.style.left;
       scale.appendChild(text);
     }
-    if (data.ttffMs !== null) tick(data.ttffMs, 'first-frame', 'first frame ' + fmtMs(data.ttffMs));
-    if (data.ttffMs === null || Math.abs(data.targetMs - data.ttffMs) > total * 0.08) {
+    if (data.ttffMs !== null) tick(data.ttffMs, 'first-frame', data.readyName + ' ' + fmtMs(data.ttffMs));
+    if (data.targetMs !== null && (data.ttffMs === null || Math.abs(data.targetMs - data.ttffMs) > total * 0.08)) {
       tick(data.targetMs, 'target', 'target ' + fmtMs(data.targetMs));
     }
     var parts = [bar, scale];

@@ -98,7 +98,7 @@
       var kind = MARKER_KINDS.indexOf(marker.kind) >= 0 ? marker.kind : 'other';
       add(kind, oneLine(marker.name) || kind, marker.timeMs, marker.endMs);
     });
-    if (data.ttffMs !== null && !has('firstFrame')) add('firstFrame', 'first frame', data.ttffMs);
+    if (data.ttffMs !== null && !has('firstFrame')) add('firstFrame', data.readyName, data.ttffMs);
     if (!has('hang')) {
       data.hangs.forEach(function (hang) {
         if (isNum(hang.startMs)) add('hang', 'hang', hang.startMs, hang.startMs + numOr(hang.durationMs, 0));
@@ -310,7 +310,7 @@
       var triangle = 'M' + (mx - 4) + ',36 L' + (mx + 4) + ',36 L' + mx + ',44 Z';
       fragment.appendChild(svgEl('path', { class: 'fc-flag ' + marker.kind, d: triangle }));
       if (marker.kind === 'firstFrame' || marker.kind === 'termination') {
-        var text = (marker.kind === 'firstFrame' ? 'first frame ' : 'terminated ') + fmtMs(marker.timeMs);
+        var text = (marker.kind === 'firstFrame' ? tl.data.readyName + ' ' : 'terminated ') + fmtMs(marker.timeMs);
         var flipped = mx + 8 + text.length * 6 > w;
         var label = svgText(flipped ? mx - 7 : mx + 7, 44, 'fc-flag ' + marker.kind, text);
         if (flipped) label.setAttribute('text-anchor', 'end');
@@ -540,7 +540,7 @@
     lanes.forEach(function (lane) { entry(null, laneColour(lane), lane); });
     if (data.tasks.some(function (task) { return task.critical; })) entry('critical', null, 'critical path');
     var kinds = [
-      ['firstFrame', '#1a7f37', 'first frame'], ['phase', '#8b93a1', 'phase boundary'], ['state', '#2f6fde', 'state change'],
+      ['firstFrame', '#1a7f37', data.readyName], ['phase', '#8b93a1', 'phase boundary'], ['state', '#2f6fde', 'state change'],
       ['hang', null, 'hang'], ['mark', '#7b53c1', 'mark'], ['termination', '#1c2230', 'termination']
     ];
     kinds.forEach(function (kind) {

@@ -73,6 +73,8 @@
   }
 
   function drawTasks(app, data) {
+    // A server or a tool without launch tasks has nothing to show here.
+    if (!data.tasks.length && !data.lifeCycle) return;
     var view = card('tasks', 'Launch tasks');
     app.appendChild(view.section);
     view.section.appendChild(launchAnswer(data));
@@ -171,8 +173,8 @@
       return parts;
     }
     var when = ttff === null
-      ? 'No first frame was committed. During the launch'
-      : 'Before the first frame at ' + fmtMs(ttff);
+      ? 'No ' + data.readyName + (data.lifeCycle ? ' was committed' : ' was reached') + '. During the launch'
+      : 'Before the ' + data.readyName + ' at ' + fmtMs(ttff);
     if (!ran.length) {
       return append(answer, when + ', no launch tasks ran on the main thread.');
     }
@@ -248,6 +250,9 @@
 
   function drawBudgets(app, data) {
     var budgets = data.budgets;
+    // Frames and app states belong to an app's life cycle: a program without one shows the card
+    // only for background work or a termination.
+    if (!data.lifeCycle && !budgets.background.length && !budgets.termination) return;
     var view = card('budgets', 'Budgets');
     app.appendChild(view.section);
     var frames = budgets.frames;
