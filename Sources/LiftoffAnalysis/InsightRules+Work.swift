@@ -20,8 +20,8 @@ enum LibraryWork: CaseIterable, Sendable {
         }
     }
 
-    private var names: NameMatch {
-        switch self {
+    private static func names(_ kind: LibraryWork) -> NameMatch {
+        switch kind {
         case .codable:
             return NameMatch([
                 "JSONDecoder", "JSONEncoder", "JSONSerialization", "JSONMap", "JSONScanner", "JSONWriter", "Decodable",
@@ -58,11 +58,69 @@ enum LibraryWork: CaseIterable, Sendable {
         }
     }
 
+    /// Each kind with its words, built once.
+    private static let matchers: [(kind: LibraryWork, names: NameMatch)] = allCases.map { ($0, names($0)) }
+
+    /// The kind of library work of each stack: the outermost frame between the program's own code
+    /// and the leaf that names one (what the program called, not what that called in turn). Each
+    /// frame's name is classified once.
+    static func ofStacks(_ stacks: some Sequence<Int>, in launch: LaunchWindow) -> [Int: LibraryWork] {
+        let profile = launch.profile
+        // Per frame: 0 not looked at yet, 1 no kind, 2... a kind's index plus 2; names shared by
+        // several frames (one function at several addresses) are classified once.
+        var byFrame = [UInt8](repeating: 0, count: profile.frames.count)
+        var byName: [String: UInt8] = [:]
+        func kind(ofFrame frame: Int) -> UInt8 {
+            if byFrame[frame] == 0 {
+                let name = profile.frames[frame].displayName
+                if let known = byName[name] {
+                    byFrame[frame] = known
+                } else {
+                    let found = of(profile.frames[frame]).flatMap { allCases.firstIndex(of: $0) }.map { UInt8($0 + 2) } ?? 1
+                    byName[name] = found
+                    byFrame[frame] = found
+                }
+            }
+            return byFrame[frame]
+        }
+        // Per stack, found once and shared by the stacks below it: the outermost kind since the
+        // last frame of the program's own code (0 when none yet, 255 when not found yet).
+        var byStack = [UInt8](repeating: 255, count: profile.stacks.count)
+        var chain: [Int] = []
+        func kind(ofStack stack: Int) -> UInt8 {
+            // The stacks up to the first whose answer is known, outermost last.
+            chain.removeAll(keepingCapacity: true)
+            var current = stack
+            while current >= 0, current < byStack.count, byStack[current] == 255, chain.count < 512 {
+                chain.append(current)
+                current = profile.stacks.parent[current]
+            }
+            var above: UInt8 = current >= 0 && current < byStack.count && byStack[current] != 255 ? byStack[current] : 0
+            for link in chain.reversed() {
+                let frame = profile.stacks.frame[link]
+                if frame < 0 || frame >= byFrame.count || launch.programFlagOfFrame[frame] {
+                    above = 0
+                } else if above < 2 {
+                    let own = kind(ofFrame: frame)
+                    above = own >= 2 ? own : 0
+                }
+                byStack[link] = above
+            }
+            return above
+        }
+        var result: [Int: LibraryWork] = [:]
+        for stack in stacks where stack >= 0 && stack < byStack.count {
+            let found = kind(ofStack: stack)
+            if found >= 2 { result[stack] = allCases[Int(found) - 2] }
+        }
+        return result
+    }
+
     /// The kind of a function, by its name without generic arguments and parameters: the first
     /// kind in declaration order that matches.
     static func of(_ frame: Profile.Frame) -> LibraryWork? {
         let base = baseName(frame.displayName)
-        return allCases.first { $0.names.matches(base) }
+        return matchers.first { $0.names.matches(base) }?.kind
     }
 
     /// `Swift.Dictionary<Swift.String, Swift.Int>.subscript.setter(Swift.Int) -> ()` as
@@ -70,56 +128,57 @@ enum LibraryWork: CaseIterable, Sendable {
     /// what a function works on, not what it does. A parameter list keeps its first label
     /// (`init(from:)`, `hash(into:)`), which does.
     static func baseName(_ name: String) -> String {
-        var result = ""
+        // A C name has nothing to take away.
+        if !name.utf8.contains(where: { $0 == UInt8(ascii: "<") || $0 == UInt8(ascii: "(") || $0 == UInt8(ascii: " ") }) {
+            return name
+        }
+        var result: [UInt8] = []
         result.reserveCapacity(name.utf8.count)
         var angles = 0
         var parentheses = 0
-        var label = ""
-        for character in name {
-            if character == "<" {
+        var label: [UInt8] = []
+        var labelDone = false
+        for byte in name.utf8 {
+            if byte == UInt8(ascii: "<") {
                 angles += 1
-            } else if character == ">", angles > 0 {
+            } else if byte == UInt8(ascii: ">"), angles > 0 {
                 angles -= 1
             } else if angles > 0 {
                 continue
-            } else if character == "(" {
+            } else if byte == UInt8(ascii: "(") {
                 if parentheses == 0 {
-                    result.append("(")
-                    label = ""
+                    result.append(byte)
+                    label.removeAll(keepingCapacity: true)
+                    labelDone = false
                 }
                 parentheses += 1
-            } else if character == ")", parentheses > 0 {
+            } else if byte == UInt8(ascii: ")"), parentheses > 0 {
                 parentheses -= 1
-                if parentheses == 0 { result.append(")") }
-            } else if parentheses == 1, label != "-" {
-                if character == ":" {
-                    result += label + ":"
-                    label = "-"
-                } else if character.isLetter || character == "_" {
-                    label.append(character)
+                if parentheses == 0 { result.append(byte) }
+            } else if parentheses == 1, !labelDone {
+                if byte == UInt8(ascii: ":") {
+                    result += label
+                    result.append(byte)
+                    labelDone = true
+                } else if byte == UInt8(ascii: "_") || (byte | 0x20 >= UInt8(ascii: "a") && byte | 0x20 <= UInt8(ascii: "z")) {
+                    label.append(byte)
                 } else {
-                    label = "-"
+                    labelDone = true
                 }
             } else if parentheses == 0 {
-                result.append(character)
+                result.append(byte)
             }
         }
+        var text = String(decoding: result, as: UTF8.self)
         // The result type names what the function returns, not what it does.
         for marker in [" -> ", " : "] {
-            if let range = result.firstRange(of: marker) { result = String(result[..<range.lowerBound]) }
+            if let range = text.firstRange(of: marker) { text = String(text[..<range.lowerBound]) }
         }
-        return result
+        return text
     }
 }
 
 extension LaunchWindow {
-    /// The running stretches of the path as time per stack.
-    func pathCPUByStack() -> [Int: UInt64] {
-        var byStack: [Int: UInt64] = [:]
-        for segment in path.running(in: self) { byStack[profile.samples.stack[segment.sample], default: 0] &+= segment.ns }
-        return byStack
-    }
-
     /// The program's own functions on a set of stacks, each counted once per stack: inclusive
     /// time (everything below it, libraries included) and own time (the stacks whose innermost
     /// program function it is), by name.
@@ -179,7 +238,7 @@ struct LaunchCPURule: InsightRule {
     static let minimumNs: UInt64 = 5_000_000
 
     func evaluate(_ launch: LaunchWindow, thresholdNs: UInt64) -> Insight? {
-        let byStack = launch.pathCPUByStack()
+        let byStack = launch.path.cpuByStack
         let cost = byStack.values.reduce(0, &+)
         let fires =
             cost >= thresholdNs
@@ -187,9 +246,8 @@ struct LaunchCPURule: InsightRule {
         guard fires, cost > 0 else { return nil }
         let functions = launch.workingFunctions(of: byStack, totalNs: cost)
         let ms = LaunchWindow.ms
-        let threads = launch.path.threads.filter { thread in
-            launch.path.running(in: launch).contains { $0.thread == thread.thread }
-        }
+        let ran = Set(launch.path.running.map(\.thread))
+        let threads = launch.path.threads.filter { ran.contains($0.thread) }
         let names = threads.prefix(3).map { launch.profile.thread(withID: $0.thread).map(FlameTree.threadLabel) ?? "thread \($0.thread)" }
         var finding = "The launch's path ran \(ms(cost)) on a CPU (\(InsightMath.percent(launch.share(cost))) of the launch)"
         if names.count > 1 { finding += " on \(names.joined(separator: ", "))" }
@@ -205,7 +263,7 @@ struct LaunchCPURule: InsightRule {
                 && LaunchWindow.name(launch.profile.frames[Int(launch.programFrameOfStack[$0.key])]) == function.name }
             if let stack = stacks.max(by: { ($0.value, $1.key) < ($1.value, $0.key) })?.key { heaviest.append(stack) }
         }
-        let samples = launch.path.running(in: launch).map(\.sample)
+        let samples = launch.path.running.map(\.sample)
         var evidence = launch.evidence(of: samples, thread: threads.count == 1 ? threads.first?.thread : nil, limit: 0)
         evidence.stacks = heaviest.map {
             Insight.StackEvidence(frames: launch.frames(ofStack: $0), ns: byStack[$0] ?? 0, programFrame: launch.programFrame(ofStack: $0))
@@ -238,7 +296,7 @@ struct LibraryWorkRule: InsightRule {
     let defaultThresholdNs: UInt64 = 15_000_000
 
     func evaluate(_ launch: LaunchWindow, thresholdNs: UInt64) -> Insight? {
-        let byStack = launch.pathCPUByStack()
+        let byStack = launch.path.cpuByStack
         var byKind: [LibraryWork: [Int: UInt64]] = [:]
         for (stack, ns) in byStack {
             if let kind = launch.libraryWorkOfStack(stack) { byKind[kind, default: [:]][stack, default: 0] &+= ns }
@@ -251,7 +309,7 @@ struct LibraryWorkRule: InsightRule {
         let parts = totals.filter { $0.ns >= thresholdNs }.map { "\($0.kind.words) \(ms($0.ns))" }
         var finding = "Library work on the launch's path: \(parts.joined(separator: ", "))"
         var evidence = launch.evidence(of: [], thread: nil, limit: 0)
-        let samples = launch.path.running(in: launch).filter { launch.libraryWorkOfStack(launch.profile.samples.stack[$0.sample]) != nil }
+        let samples = launch.path.running.filter { launch.libraryWorkOfStack(launch.profile.samples.stack[$0.sample]) != nil }
         evidence.startNs = samples.map(\.startNs).min() ?? launch.startNs
         evidence.endNs = max(samples.map(\.endNs).max() ?? launch.startNs, evidence.startNs)
         for total in totals.prefix(4) {
@@ -278,23 +336,8 @@ struct LibraryWorkRule: InsightRule {
 }
 
 extension LaunchWindow {
-    /// The kind of library work a stack is in: the outermost frame between the program's own code
-    /// and the leaf that names one (what the program called, not what that called in turn).
-    func libraryWorkOfStack(_ stack: Int) -> LibraryWork? {
-        guard stack >= 0, stack < programFrameOfStack.count else { return nil }
-        let program = Int(programFrameOfStack[stack])
-        var found: LibraryWork?
-        var current = stack
-        var steps = 0
-        while current >= 0, current < profile.stacks.count, steps < 512 {
-            // The first of the program's frames met going out is its innermost.
-            if profile.stacks.frame[current] == program { break }
-            if let kind = libraryWorkOfFrame[profile.stacks.frame[current]] { found = kind }
-            current = profile.stacks.parent[current]
-            steps += 1
-        }
-        return found
-    }
+    /// The kind of library work a stack of the path is in (see ``LibraryWork/ofStacks(_:in:)``).
+    func libraryWorkOfStack(_ stack: Int) -> LibraryWork? { libraryWorkByStack[stack] }
 
     /// The program's function most of some stacks' time came from.
     func topCaller(of stacks: [Int: UInt64]) -> String? {

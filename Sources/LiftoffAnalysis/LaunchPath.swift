@@ -4,8 +4,9 @@ import LiftoffProfile
 /// launch given to the one thread whose state then held it. While the launch's thread ran, waited
 /// for a core, slept or read, the moment is its own; while it waited for another thread (a lock,
 /// a semaphore, a condition, a joined thread, an async `main` parked while workers run its tasks),
-/// the moment goes to the thread that ended the wait (the one running as it ended: it released the
-/// lock or signalled), and through that thread's own waits in turn, as far as the samples show.
+/// the moment goes to the thread that ended the wait (the last one to run before it ended: it
+/// released the lock or signalled), and through that thread's own waits in turn, as far as the
+/// samples show.
 /// Each moment is counted once.
 public struct LaunchPath: Sendable {
     /// One stretch of the path: a thread, the sample that shows what it did, and when.
@@ -63,22 +64,37 @@ public struct LaunchPath: Sendable {
         let first = max(launch.startNs, mainEntry > launch.startNs ? mainEntry : launch.profile.samples.timeNs[rows[0]])
         var visiting: Set<Int> = [thread]
         walk(launch, thread: thread, from: first, to: launch.endNs, depth: 0, visiting: &visiting, parent: nil)
+        // What the rules ask of the path, found once.
+        var byThread: [Int: UInt64] = [:]
+        var byStack = [UInt64](repeating: 0, count: launch.profile.stacks.count)
+        var current: (thread: Int, ns: UInt64) = (-1, 0)  // consecutive stretches are mostly one thread's
+        for segment in segments where segment.sample >= 0 {
+            if segment.thread != current.thread {
+                if current.ns > 0 { byThread[current.thread, default: 0] &+= current.ns }
+                current = (segment.thread, 0)
+            }
+            current.ns &+= segment.ns
+            guard launch.profile.samples.state[segment.sample] == .running else { continue }
+            running.append(segment)
+            let stack = launch.profile.samples.stack[segment.sample]
+            if stack >= 0, stack < byStack.count { byStack[stack] &+= segment.ns }
+        }
+        if current.ns > 0 { byThread[current.thread, default: 0] &+= current.ns }
+        for (stack, ns) in byStack.enumerated() where ns > 0 { cpuByStack[stack] = ns }
+        threads = byThread.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map { (thread: $0.key, ns: $0.value) }
     }
 
     /// The time each thread spent on the path, the longest first.
-    public var threads: [(thread: Int, ns: UInt64)] {
-        var byThread: [Int: UInt64] = [:]
-        for segment in segments where segment.sample >= 0 { byThread[segment.thread, default: 0] &+= segment.ns }
-        return byThread.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map { (thread: $0.key, ns: $0.value) }
-    }
+    public private(set) var threads: [(thread: Int, ns: UInt64)] = []
 
-    /// The stretches in which a thread on the path ran.
-    public func running(in launch: LaunchWindow) -> [Segment] {
-        segments.filter { $0.sample >= 0 && launch.profile.samples.state[$0.sample] == .running }
-    }
+    /// The stretches in which a thread on the path ran, in time order.
+    public private(set) var running: [Segment] = []
+
+    /// The path's time on a CPU, by stack.
+    public private(set) var cpuByStack: [Int: UInt64] = [:]
 
     /// The path's time on a CPU.
-    public func cpuNs(in launch: LaunchWindow) -> UInt64 { running(in: launch).reduce(0) { $0 &+ $1.ns } }
+    public var cpuNs: UInt64 { running.reduce(0) { $0 &+ $1.ns } }
 
     /// The waiting thread's parent stretch: the samples of the thread that waited, for the parts of
     /// its wait in which the followed thread shows nothing.
@@ -208,17 +224,17 @@ extension LaunchWindow {
         return kind == .lock || kind == .task || kind == .parked
     }
 
-    /// The thread that held a wait from `start` to `end`: the one that ran as the wait ended (it
-    /// released the lock, signalled the semaphore, finished the joined work; or, for a wait the
-    /// launch's end cut, wrote the ready line), else the one that ran most meanwhile, else the one
-    /// that spent most of it in the program's own code (a lock's holder waiting in turn).
+    /// The thread that held a wait from `start` to `end`: the one that ran last before the wait
+    /// ended (it released the lock, signalled the semaphore, finished the joined work; or, for a
+    /// wait the launch's end cut, wrote the ready line), the one that ran more meanwhile among
+    /// those that stopped within a tick of each other; else the one that spent most of it in the
+    /// program's own code (a lock's holder waiting in turn).
     func threadHolding(from start: UInt64, to end: UInt64, excluding: Set<Int>) -> (thread: Int, ran: Bool)? {
-        var best: (thread: Int, atEnd: Bool, ns: UInt64, ran: Bool)?
-        let lastTick = end > start &+ intervalNs ? end - intervalNs : start
+        var best: (thread: Int, lastRun: UInt64, ns: UInt64, ran: Bool)?
         for (thread, rows) in samplesByThread where !excluding.contains(thread) {
             var ran: UInt64 = 0
             var own: UInt64 = 0
-            var atEnd = false
+            var lastRun: UInt64 = 0
             for index in LaunchPath.overlapping(rows, start, end, self) {
                 let sample = rows[index]
                 let from = max(profile.samples.timeNs[sample], start)
@@ -227,18 +243,20 @@ extension LaunchWindow {
                 let state = profile.samples.state[sample]
                 if state == .running || state == .runnable {
                     ran &+= to - from
-                    if to > lastTick { atEnd = true }
+                    lastRun = max(lastRun, to)
                 }
                 let stack = profile.samples.stack[sample]
                 if stack >= 0, stack < programFrameOfStack.count, programFrameOfStack[stack] >= 0 { own &+= to - from }
             }
-            let candidate = ran > 0 ? (thread: thread, atEnd: atEnd, ns: ran, ran: true) : (thread: thread, atEnd: false, ns: own, ran: false)
+            let candidate = ran > 0 ? (thread: thread, lastRun: lastRun, ns: ran, ran: true) : (thread: thread, lastRun: UInt64(0), ns: own, ran: false)
             guard candidate.ns > 0 else { continue }
             if let current = best {
-                // The waker first; then running beats waiting; then the most time; then the lower id.
+                // The waker first (the later stop, unless within a tick of the other); then
+                // running beats waiting; then the most time; then the lower id.
+                let apart = candidate.lastRun > current.lastRun ? candidate.lastRun - current.lastRun : current.lastRun - candidate.lastRun
                 let better =
-                    candidate.atEnd != current.atEnd ? candidate.atEnd
-                    : candidate.ran != current.ran ? candidate.ran
+                    candidate.ran != current.ran ? candidate.ran
+                    : apart > intervalNs ? candidate.lastRun > current.lastRun
                     : candidate.ns != current.ns ? candidate.ns > current.ns : candidate.thread < current.thread
                 if better { best = candidate }
             } else {

@@ -26,8 +26,9 @@ public struct LaunchWindow: Sendable {
     package private(set) var programFrameOfStack: [Int32] = []
     /// Per frame, whether it is the program's own code.
     private(set) var programFlagOfFrame: [Bool] = []
-    /// Per frame, the kind of library work it does, if any.
-    private(set) var libraryWorkOfFrame: [LibraryWork?] = []
+    /// The kind of library work of each stack the path to ready ran on (found for those stacks
+    /// only: classifying every frame of a large profile by name costs more than the rules).
+    private(set) var libraryWorkByStack: [Int: LibraryWork] = [:]
     /// Per stack, the kind of wait its innermost waiting function makes, if any.
     private(set) var waitKindOfStack: [MainThreadWait?] = []
     /// The path that led to ready: the launch's thread and the threads it waited for.
@@ -62,8 +63,8 @@ public struct LaunchWindow: Sendable {
         programFlagOfFrame = frameFlags(isProgram)
         programFrameOfStack = innermost(programFlagOfFrame).frame
         waitKindOfStack = MainThreadWait.kinds(of: self)
-        libraryWorkOfFrame = profile.frames.map(LibraryWork.of)
         path = LaunchPath(self)
+        libraryWorkByStack = LibraryWork.ofStacks(path.cpuByStack.keys, in: self)
         mainThreadWaits = MainThreadWaits(self)
     }
 

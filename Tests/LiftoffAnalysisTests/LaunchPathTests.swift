@@ -36,7 +36,7 @@ struct LaunchPathTests {
         #expect(path.hops.map { [$0.waiter, $0.holder] } == [[1, 2], [2, 3]])
         #expect(path.threads.map(\.thread) == [3, 2, 1], "40 ms on loader, 20 ms on worker, 10 ms on main")
         #expect(path.threads.map(\.ns) == [40_000_000, 20_000_000, 10_000_000])
-        #expect(path.cpuNs(in: launch) == 70_000_000, "every moment after main ran somewhere on the path")
+        #expect(path.cpuNs == 70_000_000, "every moment after main ran somewhere on the path")
         #expect(!path.segments.contains { $0.thread == 4 }, "the idle event loop is not on the path")
         // Each moment once: the segments tile the launch from main on.
         for (before, after) in zip(path.segments, path.segments.dropFirst()) { #expect(before.endNs == after.startNs) }
@@ -153,7 +153,28 @@ extension LaunchPathTests {
         launch.add(thread: 1, .blocked, join, fromMs: 10, toMs: 11)
         launch.add(thread: 2, .running, ["start", "prepare_index"], fromMs: 1, toMs: 101)
         let window = LaunchWindow(launch.profile())
-        #expect(window.path.cpuNs(in: window) == 99_000_000, "the whole wait, 1 to 100 ms, ran on server: \(window.path.segments)")
+        #expect(window.path.cpuNs == 99_000_000, "the whole wait, 1 to 100 ms, ran on server: \(window.path.segments)")
         #expect(window.path.hops.count == 1 && window.path.hops.first?.endNs == 100_000_000)
+    }
+}
+
+extension LaunchPathTests {
+    @Test("on a busy machine the holder is the thread that ran last before the wait ended, not the one that ran most")
+    func lastToRun() throws {
+        var launch = LaunchBuilder()
+        launch.endMs = 101
+        launch.firstFrameMs = 101
+        launch.threads += [
+            Profile.ThreadInfo(id: 2, name: "worker", isMain: false), Profile.ThreadInfo(id: 3, name: "loader", isMain: false),
+        ]
+        // main waits the whole launch for worker's lock; worker waits for loader until 60 ms,
+        // then fills its cache until 95 ms, and nothing runs in the last ticks before the end.
+        launch.add(thread: 1, .blocked, ["main", "read_settings"] + Self.lockWait, fromMs: 1, toMs: 101)
+        launch.add(thread: 2, .blocked, ["start", "worker"] + Self.semaphoreWait, fromMs: 1, toMs: 60)
+        launch.add(thread: 3, .running, ["start", "loader", "decode"], fromMs: 1, toMs: 60)
+        launch.add(thread: 2, .running, ["start", "worker", "fill_cache"], fromMs: 60, toMs: 95)
+        let window = LaunchWindow(launch.profile())
+        #expect(window.path.hops.map { [$0.waiter, $0.holder] } == [[1, 2], [2, 3]], "\(window.path.hops)")
+        #expect(window.path.cpuNs == 94_000_000, "59 ms of decode and 35 ms of fill_cache")
     }
 }
