@@ -179,11 +179,27 @@ enum LibraryWork: CaseIterable, Sendable {
 }
 
 extension LaunchWindow {
-    /// The program's own functions on a set of stacks, each counted once per stack: inclusive
-    /// time (everything below it, libraries included) and own time (the stacks whose innermost
-    /// program function it is), by name.
-    func programFunctions(of byStack: [Int: UInt64]) -> [(name: String, frame: Int, inclusiveNs: UInt64, ownNs: UInt64)] {
-        var inclusive: [String: (frame: Int, ns: UInt64, own: UInt64)] = [:]
+    /// A program function's time on some stacks, as `launch-cpu` ranks them.
+    struct ProgramFunction {
+        var name: String
+        /// A frame of it (the first met), for its file and line.
+        var frame: Int
+        /// Everything below it, libraries included, each stack counted once.
+        var inclusiveNs: UInt64
+        /// The stacks whose innermost program function it is.
+        var ownNs: UInt64
+        /// Whether it is a helper several program functions call, each for a good part of its time.
+        var isShared = false
+        /// Its time in the shared helpers it calls.
+        var inSharedNs: UInt64 = 0
+    }
+
+    /// The program's own functions on a set of stacks, each counted once per stack, the most
+    /// inclusive time first.
+    func programFunctions(of byStack: [Int: UInt64]) -> [ProgramFunction] {
+        var functions: [String: ProgramFunction] = [:]
+        // Time from each program function into the next program function it called, by name.
+        var calls: [String: [String: UInt64]] = [:]
         var names = [String?](repeating: nil, count: profile.frames.count)
         func name(_ frame: Int) -> String {
             if let known = names[frame] { return known }
@@ -191,35 +207,55 @@ extension LaunchWindow {
             names[frame] = text
             return text
         }
+        var chain: [(name: String, frame: Int)] = []
         for (stack, ns) in byStack {
-            var seen = Set<String>()
+            // The stack's program functions, innermost first.
+            chain.removeAll(keepingCapacity: true)
             var current = stack
             var steps = 0
             while current >= 0, current < profile.stacks.count, steps < 512 {
                 let frame = profile.stacks.frame[current]
                 if frame >= 0, frame < programFlagOfFrame.count, programFlagOfFrame[frame] {
                     let key = name(frame)
-                    if seen.insert(key).inserted {
-                        let innermost = programFrameOfStack[stack] >= 0 && name(Int(programFrameOfStack[stack])) == key
-                        var entry = inclusive[key] ?? (frame, 0, 0)
-                        entry.ns &+= ns
-                        if innermost { entry.own &+= ns }
-                        inclusive[key] = entry
-                    }
+                    if chain.last?.name != key { chain.append((key, frame)) }
                 }
                 current = profile.stacks.parent[current]
                 steps += 1
             }
+            var seen = Set<String>()
+            for (position, entry) in chain.enumerated() where seen.insert(entry.name).inserted {
+                var function = functions[entry.name] ?? ProgramFunction(name: entry.name, frame: entry.frame, inclusiveNs: 0, ownNs: 0)
+                function.inclusiveNs &+= ns
+                if position == 0 { function.ownNs &+= ns }
+                functions[entry.name] = function
+                if position > 0 { calls[entry.name, default: [:]][chain[position - 1].name, default: 0] &+= ns }
+            }
         }
-        return inclusive.map { (name: $0.key, frame: $0.value.frame, inclusiveNs: $0.value.ns, ownNs: $0.value.own) }
-            .sorted { ($0.inclusiveNs, $1.name) > ($1.inclusiveNs, $0.name) }
+        // A helper is called from two program functions or more, each for a fifth of its time.
+        var callers: [String: [UInt64]] = [:]
+        for (caller, callees) in calls {
+            for (callee, ns) in callees where callee != caller { callers[callee, default: []].append(ns) }
+        }
+        for (callee, shares) in callers where shares.filter({ $0 &* 5 >= (functions[callee]?.inclusiveNs ?? 0) }).count >= 2 {
+            functions[callee]?.isShared = true
+        }
+        let shared = Set(functions.values.filter(\.isShared).map(\.name))
+        for (caller, callees) in calls {
+            functions[caller]?.inSharedNs = callees.reduce(0) { $0 &+ (shared.contains($1.key) ? $1.value : 0) }
+        }
+        return functions.values.sorted { ($0.inclusiveNs, $1.name) > ($1.inclusiveNs, $0.name) }
     }
 
     /// The functions that did the work, not the ones that only called it: a function is kept
     /// when its own code (and the libraries it called directly) took a fifth of its inclusive
-    /// time, or a twentieth of `totalNs`. `main` and the callers on the way to the work drop out.
-    func workingFunctions(of byStack: [Int: UInt64], totalNs: UInt64) -> [(name: String, frame: Int, inclusiveNs: UInt64, ownNs: UInt64)] {
-        programFunctions(of: byStack).filter { $0.ownNs > 0 && ($0.ownNs &* 5 >= $0.inclusiveNs || $0.ownNs &* 20 >= totalNs) }
+    /// time or a twentieth of `totalNs`, or when half its time went to helpers other functions
+    /// share (`hash_rows` and `parse_config` both spinning in `work_ns`). `main` and the callers
+    /// on the way to the work drop out.
+    func workingFunctions(of byStack: [Int: UInt64], totalNs: UInt64) -> [ProgramFunction] {
+        programFunctions(of: byStack).filter {
+            $0.ownNs &* 5 >= $0.inclusiveNs && $0.ownNs > 0 || $0.ownNs &* 20 >= totalNs && $0.ownNs > 0
+                || $0.inSharedNs &* 2 >= $0.inclusiveNs && $0.inSharedNs > 0
+        }
     }
 }
 
@@ -251,7 +287,8 @@ struct LaunchCPURule: InsightRule {
         let names = threads.prefix(3).map { launch.profile.thread(withID: $0.thread).map(FlameTree.threadLabel) ?? "thread \($0.thread)" }
         var finding = "The launch's path ran \(ms(cost)) on a CPU (\(InsightMath.percent(launch.share(cost))) of the launch)"
         if names.count > 1 { finding += " on \(names.joined(separator: ", "))" }
-        if let top = functions.first {
+        // The headline names the heaviest function that is not a helper others share.
+        if let top = functions.first(where: { !$0.isShared }) ?? functions.first {
             finding += "; most of it in \(LaunchWindow.describe(launch.profile.frames[top.frame])) (\(ms(top.inclusiveNs)))."
         } else {
             finding += ", none of it in the program's own code that has symbols."

@@ -61,8 +61,13 @@ public struct ProfileSummary: Sendable, Equatable {
     public var threads: [ThreadCounts]
     /// Functions by running self samples, most first (ties by name): where CPU time went.
     public var topSelf: [Entry]
-    /// Where threads waited, most waiting samples first.
+    /// Where threads that did some work waited, most waiting samples first.
     public var topWaits: [Wait]
+    /// Threads that never ran while sampled (an event loop in `epoll_wait`, an async `main`
+    /// parked in `sigsuspend`, an idle pool): their waits are one line, not a list.
+    public var idleThreads: [String] = []
+    /// The waiting samples of ``idleThreads``.
+    public var idleSamples = 0
 
     /// Samples per thread label (`name (tid)`), in the profile's thread order.
     public var samplesPerThread: [(label: String, samples: Int)] { threads.map { ($0.label, $0.samples) } }
@@ -108,7 +113,10 @@ public struct ProfileSummary: Sendable, Equatable {
             .map { Entry(name: $0.key, selfSamples: $0.value, share: Double($0.value) / Double(total)) }
         let labels = Dictionary(
             profile.threads.map { ($0.id, FlameTree.threadLabel($0)) }, uniquingKeysWith: { first, _ in first })
-        topWaits = waits.map { key, count in
+        let idle = Set(waitingPerThread.keys.filter { runningPerThread[$0, default: 0] == 0 })
+        idleThreads = profile.threads.filter { idle.contains($0.id) }.map(FlameTree.threadLabel)
+        idleSamples = idle.reduce(0) { $0 + waitingPerThread[$1, default: 0] }
+        topWaits = waits.filter { !idle.contains($0.key.thread) }.map { key, count in
             Wait(
                 thread: labels[key.thread] ?? "thread \(key.thread)", function: key.function, samples: count,
                 state: key.state)
@@ -123,5 +131,16 @@ public struct ProfileSummary: Sendable, Equatable {
         var thread: Int
         var function: String
         var state: Profile.SampleState
+    }
+}
+
+extension ProfileSummary {
+    /// `Idle: 3 threads never ran while sampled (1,250 ms waiting): loop (12), main (10), pool (14).`
+    public static func idleLine(_ summary: ProfileSummary, rateHz: Int) -> String? {
+        guard !summary.idleThreads.isEmpty else { return nil }
+        let ms = Double(summary.idleSamples) * 1000 / Double(max(rateHz, 1))
+        let names = summary.idleThreads.prefix(4).joined(separator: ", ") + (summary.idleThreads.count > 4 ? ", …" : "")
+        let count = summary.idleThreads.count == 1 ? "1 thread" : "\(summary.idleThreads.count) threads"
+        return "Idle: \(count) never ran while sampled (\(fmt(ms, digits: 0)) ms waiting in all): \(names)."
     }
 }

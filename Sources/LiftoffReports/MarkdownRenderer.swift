@@ -297,6 +297,9 @@ public struct MarkdownRenderer: Sendable {
             }
             lines.append("")
         }
+        if let idle = ProfileSummary.idleLine(summary, rateHz: profile.metadata.samplingRateHz) {
+            lines += [MarkdownRenderer.inline(idle), ""]
+        }
         return lines
     }
 

@@ -178,3 +178,42 @@ extension LaunchPathTests {
         #expect(window.path.cpuNs == 94_000_000, "59 ms of decode and 35 ms of fill_cache")
     }
 }
+
+extension LaunchPathTests {
+    @Test("a helper two functions share is listed, and the headline names the heavier caller, not the helper")
+    func sharedHelper() throws {
+        var launch = LaunchBuilder()
+        launch.endMs = 101
+        launch.firstFrameMs = 101
+        launch.add(thread: 1, .running, ["main", "parse_config", "work_ns"], fromMs: 1, toMs: 31)
+        launch.add(thread: 1, .running, ["main", "hash_rows", "work_ns"], fromMs: 31, toMs: 91)
+        launch.add(thread: 1, .running, ["main", "hash_rows"], fromMs: 91, toMs: 101)
+        let cpu = try #require(Insights.of(LaunchWindow(launch.profile())).first { $0.id == "launch-cpu" })
+        #expect(cpu.finding.hasSuffix("most of it in hash_rows (70 ms)."), "\(cpu.finding)")
+        #expect(
+            cpu.evidence.notes == [
+                "work_ns: 90 ms (90 % of the path's CPU).",
+                "hash_rows: 70 ms (70 % of the path's CPU), 10 ms in its own code and the libraries it called.",
+                "parse_config: 30 ms (30 % of the path's CPU), 0 ms in its own code and the libraries it called.",
+            ], "main only calls them: left out")
+    }
+}
+
+extension LaunchPathTests {
+    @Test("threads that never ran are one idle line in the summary, not rows of where threads waited")
+    func idleThreadsFolded() {
+        var launch = LaunchBuilder()
+        launch.threads += [
+            Profile.ThreadInfo(id: 2, name: "loop", isMain: false), Profile.ThreadInfo(id: 3, name: "worker", isMain: false),
+        ]
+        launch.add(thread: 1, .running, ["main", "configure"], fromMs: 1, toMs: 51)
+        launch.add(thread: 2, .blocked, ["start", "libc.so.6|epoll_wait"], fromMs: 1, toMs: 101)
+        launch.add(thread: 3, .running, ["start", "prefetch"], fromMs: 1, toMs: 11)
+        launch.add(thread: 3, .blocked, ["start", "prefetch", "libc.so.6|read"], fromMs: 11, toMs: 31)
+        let summary = ProfileSummary(launch.profile())
+        #expect(summary.idleThreads == ["loop (2)"])
+        #expect(summary.idleSamples == 100)
+        #expect(summary.topWaits.map(\.thread) == ["worker (3)"])
+        #expect(ProfileSummary.idleLine(summary, rateHz: 1000) == "Idle: 1 thread never ran while sampled (100 ms waiting in all): loop (2).")
+    }
+}
