@@ -114,13 +114,31 @@ struct MainThreadWaitRule: InsightRule {
     var defaultThresholdNs: UInt64 = 10_000_000
 
     func evaluate(_ launch: LaunchWindow, thresholdNs: UInt64) -> Insight? {
-        guard let samples = launch.mainThreadWaits.samples[kind], !samples.isEmpty else { return nil }
+        guard let all = launch.mainThreadWaits.samples[kind], !all.isEmpty else { return nil }
+        // The launch's own thread first: when its waits of this kind reach the threshold they are
+        // the insight, and the same kind of wait on the threads it waited for (a lock's holder
+        // that slept) is a note: that time is already the launch thread's wait. Otherwise the
+        // insight is the other threads' on the path.
+        let own = all.filter { launch.profile.samples.thread[$0] == launch.mainThreadID }
+        let others = all.filter { launch.profile.samples.thread[$0] != launch.mainThreadID }
+        let ownCost = launch.ns(of: own)
+        let samples = ownCost >= thresholdNs && ownCost > 0 ? own : others
         let cost = launch.ns(of: samples)
         guard cost >= thresholdNs, cost > 0 else { return nil }
         // The launch's thread, or another thread on the path (a lock's holder that slept).
         let threads = Set(samples.map { launch.profile.samples.thread[$0] })
         let thread = threads.count == 1 ? threads.first : nil
         var evidence = launch.evidence(of: samples, thread: thread)
+        if samples.count < all.count {
+            var byThread: [Int: [Int]] = [:]
+            for sample in others { byThread[launch.profile.samples.thread[sample], default: []].append(sample) }
+            for (other, rows) in byThread.sorted(by: { ($0.value.count, $1.key) > ($1.value.count, $0.key) }).prefix(2) {
+                let label = launch.profile.thread(withID: other).map(FlameTree.threadLabel) ?? "thread \(other)"
+                let place = launch.evidence(of: rows, thread: other).stacks.first?.programFrame.map { " from \($0)" } ?? ""
+                evidence.notes.append(
+                    "On the path, while \(launch.launchThread.prefix(1).lowercased() + launch.launchThread.dropFirst()) waited for it, \(label) \(verb) \(LaunchWindow.ms(launch.ns(of: rows)))\(place).")
+            }
+        }
         let who: String
         if thread == launch.mainThreadID {
             who = launch.launchThread

@@ -91,6 +91,28 @@ enum InsightPrograms {
         int main(void) { pthread_t thread; pthread_create(&thread, 0, server, 0); pthread_join(thread, 0); return 0; }
         """
 
+    /// An async launch whose work runs in a synchronous closure the Concurrency runtime calls
+    /// (`TaskLocal.withValue`, as a span's or `withSpan`'s closure runs), built without
+    /// optimization so that the runtime's generic `withValue` is the one called.
+    static let taskLocalClosure = """
+        enum Context { @TaskLocal static var name = "" }
+        nonisolated(unsafe) var sink = 0.0
+        @inline(never) func compute() -> Double {
+            for i in 0..<40_000_000 { sink += Double(i) * 0.5 }
+            return sink
+        }
+        @inline(never) func configure() async -> Double {
+            await Task.yield()
+            return Context.$name.withValue("launch") { compute() }
+        }
+        @main struct Server {
+            static func main() async {
+                let result = await configure()
+                print("ready \\(result > 0)")
+            }
+        }
+        """
+
     /// Loads the Swift toolchain's Foundation libraries (its argument: their folder) with dlopen.
     static let plugins = """
         #include <dlfcn.h>
@@ -220,6 +242,27 @@ struct InsightProgramTests {
         let task = try insight("main-thread-blocked-by-task", in: insights)
         #expect((task["finding"] as? String)?.contains("on the launch's path") == true, "\(task["finding"] ?? "")")
         #expect((task["finding"] as? String)?.contains("sem_wait") == true, "\(task["finding"] ?? "")")
+    }
+
+    @Test("work in a synchronous closure the Concurrency runtime calls keeps its awaiting callers: configure and main")
+    func closureKeepsCallers() throws {
+        let program = try AgentPrograms.build(
+            "insight-task-local", source: InsightPrograms.taskLocalClosure, ext: "swift", compiler: try InsightPrograms.swiftc(),
+            ["-Onone", "-g", "-parse-as-library"])
+        let (_, _, folder) = try explain([program], profileOptions: ["--ready", "^ready"])
+        let profile = try Profile.load(from: folder.appendingPathComponent("profile.json"))
+        var inCompute = 0
+        var withCallers = 0
+        for row in 0..<profile.samples.count where profile.samples.state[row] == .running {
+            let names = profile.frameIndices(ofStack: profile.samples.stack[row]).map { profile.frames[$0].name }
+            guard names.contains(where: { $0.contains("compute()") }) else { continue }
+            inCompute += profile.samples.ticks(row)
+            if names.contains(where: { $0.contains("configure()") }) && names.contains(where: { $0.contains("Server.main()") }) {
+                withCallers += profile.samples.ticks(row)
+            }
+        }
+        #expect(inCompute >= 10, "compute was sampled: \(inCompute) ticks")
+        #expect(Double(withCallers) >= 0.9 * Double(inCompute), "\(withCallers) of \(inCompute) samples in compute name configure and main")
     }
 
     @Test("a ready line written by another thread while main joins it: the path and its CPU are that thread's")
