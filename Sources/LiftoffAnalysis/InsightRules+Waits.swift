@@ -58,6 +58,10 @@ enum MainThreadWait: CaseIterable {
         "send", "sendto", "sendmsg", "connect", "__connect", "accept", "accept4", "poll", "__poll", "ppoll", "select",
         "epoll_wait", "getaddrinfo", "close", "__close",
     ]
+    /// Whether a function is an event loop's wait for events (`epoll_wait`, `kevent`).
+    static func isEventLoopWait(_ name: String) -> Bool { eventLoops.matches(name) }
+
+    private static let eventLoops = NameMatch(["epoll_wait", "epoll_pwait", "kevent"])
     private static let parks = NameMatch([
         "sigsuspend", "dispatch_main", "swift_task_asyncMainDrainQueue", "_dispatch_sigsuspend", "sigwait",
     ])
@@ -74,9 +78,13 @@ struct MainThreadWaits {
 
     init(_ launch: LaunchWindow) {
         var seen = Set<Int>()
+        let idle = launch.frameFlags { MainThreadWait.isEventLoopWait($0.name) }
+        let idleOfStack = launch.innermost(idle).frame
         for sample in launch.path.waitingSamples where seen.insert(sample).inserted {
             let stack = launch.profile.samples.stack[sample]
             guard stack >= 0, stack < launch.waitKindOfStack.count, let kind = launch.waitKindOfStack[stack] else { continue }
+            // Another thread's event loop waiting for events is idle, not reading: the path ends there.
+            if kind == .io, launch.profile.samples.thread[sample] != launch.mainThreadID, idleOfStack[stack] >= 0 { continue }
             samples[kind, default: []].append(sample)
         }
     }
@@ -122,14 +130,15 @@ struct MainThreadWaitRule: InsightRule {
         let own = all.filter { launch.profile.samples.thread[$0] == launch.mainThreadID }
         let others = all.filter { launch.profile.samples.thread[$0] != launch.mainThreadID }
         let ownCost = launch.ns(of: own)
-        let samples = ownCost >= thresholdNs && ownCost > 0 ? own : others
+        let ownHeads = ownCost >= thresholdNs && ownCost > 0
+        let samples = ownHeads ? own : others
         let cost = launch.ns(of: samples)
         guard cost >= thresholdNs, cost > 0 else { return nil }
         // The launch's thread, or another thread on the path (a lock's holder that slept).
         let threads = Set(samples.map { launch.profile.samples.thread[$0] })
         let thread = threads.count == 1 ? threads.first : nil
         var evidence = launch.evidence(of: samples, thread: thread)
-        if samples.count < all.count {
+        if ownHeads, !others.isEmpty {
             var byThread: [Int: [Int]] = [:]
             for sample in others { byThread[launch.profile.samples.thread[sample], default: []].append(sample) }
             for (other, rows) in byThread.sorted(by: { ($0.value.count, $1.key) > ($1.value.count, $0.key) }).prefix(2) {

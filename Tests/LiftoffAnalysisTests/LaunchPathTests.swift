@@ -217,3 +217,20 @@ extension LaunchPathTests {
         #expect(ProfileSummary.idleLine(summary, rateHz: 1000) == "Idle: 1 thread never ran while sampled (100 ms waiting in all): loop (2).")
     }
 }
+
+extension LaunchPathTests {
+    @Test("an event loop idle in epoll_wait on the path is no I/O of the launch")
+    func idleEventLoop() {
+        var launch = LaunchBuilder()
+        launch.endMs = 101
+        launch.firstFrameMs = 101
+        launch.threads.append(Profile.ThreadInfo(id: 2, name: "loop", isMain: false))
+        launch.add(thread: 1, .blocked, ["main", "start_server"] + Self.semaphoreWait, fromMs: 1, toMs: 101)
+        launch.add(thread: 2, .blocked, ["start", "run_loop", "libc.so.6|epoll_wait"], fromMs: 1, toMs: 101)
+        let window = LaunchWindow(launch.profile())
+        #expect(window.path.hops.map(\.holder) == [2], "the loop is where the evidence goes")
+        let ids = Insights.of(window).map(\.id)
+        #expect(!ids.contains("main-thread-io"), "\(ids)")
+        #expect(ids.contains("main-thread-blocked-by-task"), "\(ids)")
+    }
+}
