@@ -43,6 +43,11 @@ struct ExplainCommand: ParsableCommand {
             runs from the process start to the first frame (or --ready line, or the end of the \
             profile).
 
+            The rules follow the path to ready: the launch's thread, and through each of its waits \
+            for another thread (a lock, a semaphore, a join, a parked async main) the thread that \
+            ended the wait. Under the insights, explain says how much of the launch they account \
+            for, each moment counted once, and below 80 % names what is left.
+
             Rules (default threshold):
             \(Insights.rules.map { "  \($0.id.padding(toLength: 28, withPad: " ", startingAt: 0)) \(ExplainCommand.threshold($0.defaultThresholdNs))" }.joined(separator: "\n"))
 
