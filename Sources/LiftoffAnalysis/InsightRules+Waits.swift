@@ -102,8 +102,9 @@ extension LaunchWindow {
         var current = heaviest
         var steps = 0
         while current >= 0, steps < 16 {
-            let frame = profile.frames[profile.stacks.frame[current]]
-            if isProgram(frame) { break }
+            let index = profile.stacks.frame[current]
+            if isProgram(frameAt: index) { break }
+            let frame = profile.frames[index]
             if kind.matches(frame) { found = frame }
             current = profile.stacks.parent[current]
             steps += 1

@@ -294,12 +294,19 @@ struct LaunchCPURule: InsightRule {
             finding += ", none of it in the program's own code that has symbols."
         }
         // The stacks of the heaviest functions, and the rest as notes.
-        var heaviest: [Int] = []
-        for function in functions.prefix(3) {
-            let stacks = byStack.filter { launch.programFrameOfStack[$0.key] >= 0
-                && LaunchWindow.name(launch.profile.frames[Int(launch.programFrameOfStack[$0.key])]) == function.name }
-            if let stack = stacks.max(by: { ($0.value, $1.key) < ($1.value, $0.key) })?.key { heaviest.append(stack) }
+        // Each of the three heaviest functions' own heaviest stack, in one pass over the stacks.
+        let wanted = functions.prefix(3).map(\.name)
+        var nameOfFrame: [Int32: String] = [:]
+        var best: [String: (stack: Int, ns: UInt64)] = [:]
+        for (stack, ns) in byStack {
+            let frame = launch.programFrameOfStack[stack]
+            guard frame >= 0 else { continue }
+            let name = nameOfFrame[frame] ?? LaunchWindow.name(launch.profile.frames[Int(frame)])
+            nameOfFrame[frame] = name
+            guard wanted.contains(name), (ns, -stack) > (best[name]?.ns ?? 0, -(best[name]?.stack ?? Int.max)) else { continue }
+            best[name] = (stack, ns)
         }
+        let heaviest = wanted.compactMap { best[$0]?.stack }
         let samples = launch.path.running.map(\.sample)
         var evidence = launch.evidence(of: samples, thread: threads.count == 1 ? threads.first?.thread : nil, limit: 0)
         evidence.stacks = heaviest.map {

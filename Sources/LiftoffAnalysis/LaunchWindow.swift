@@ -126,6 +126,12 @@ public struct LaunchWindow: Sendable {
         samples.reduce(0) { $0 &+ ns(of: $1) }
     }
 
+    /// Whether the frame at an index of the profile's frames is the program's own code, as found
+    /// once for the window.
+    func isProgram(frameAt index: Int) -> Bool {
+        index >= 0 && index < programFlagOfFrame.count ? programFlagOfFrame[index] : false
+    }
+
     /// Whether the frame is the program's own code: in one of its executables, or, when the
     /// profile does not say which, outside the system's and Liftoff's libraries.
     public func isProgram(_ frame: Profile.Frame) -> Bool { Self.isProgram(frame, objects: programObjects) }
@@ -305,9 +311,10 @@ public struct LaunchWindow: Sendable {
         var names: [String] = []
         var current = stack
         while current >= 0, current < profile.stacks.count, names.count < 12 {
-            let frame = profile.frames[profile.stacks.frame[current]]
+            let index = profile.stacks.frame[current]
+            let frame = profile.frames[index]
             if !frame.isLiftoff { names.append(Self.name(frame)) }
-            if isProgram(frame) { break }
+            if isProgram(frameAt: index) { break }
             current = profile.stacks.parent[current]
         }
         return names

@@ -136,11 +136,11 @@ public struct ProfileSummary: Sendable, Equatable {
 
 extension ProfileSummary {
     /// `Idle: 3 threads never ran while sampled (1,250 ms waiting): loop (12), main (10), pool (14).`
-    public static func idleLine(_ summary: ProfileSummary, rateHz: Int) -> String? {
-        guard !summary.idleThreads.isEmpty else { return nil }
-        let ms = Double(summary.idleSamples) * 1000 / Double(max(rateHz, 1))
-        let names = summary.idleThreads.prefix(4).joined(separator: ", ") + (summary.idleThreads.count > 4 ? ", …" : "")
-        let count = summary.idleThreads.count == 1 ? "1 thread" : "\(summary.idleThreads.count) threads"
+    public func idleLine(rateHz: Int) -> String? {
+        guard !idleThreads.isEmpty else { return nil }
+        let ms = Double(idleSamples) * 1000 / Double(max(rateHz, 1))
+        let names = idleThreads.prefix(4).joined(separator: ", ") + (idleThreads.count > 4 ? ", …" : "")
+        let count = idleThreads.count == 1 ? "1 thread" : "\(idleThreads.count) threads"
         return "Idle: \(count) never ran while sampled (\(fmt(ms, digits: 0)) ms waiting in all): \(names)."
     }
 }

@@ -312,7 +312,7 @@ struct DemoCommand: ParsableCommand {
                 lines.append("  \(time)  \(how)  \(wait.thread) in \(String(wait.function.prefix(80)))")
             }
         }
-        if let idle = ProfileSummary.idleLine(summary, rateHz: profile.metadata.samplingRateHz) { lines.append(idle) }
+        if let idle = summary.idleLine(rateHz: profile.metadata.samplingRateHz) { lines.append(idle) }
         lines.append("Wrote profile.json and its reports (open index.html) to \(folder)/")
         return lines.joined(separator: "\n")
     }

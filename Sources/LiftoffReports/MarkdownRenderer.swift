@@ -297,7 +297,7 @@ public struct MarkdownRenderer: Sendable {
             }
             lines.append("")
         }
-        if let idle = ProfileSummary.idleLine(summary, rateHz: profile.metadata.samplingRateHz) {
+        if let idle = summary.idleLine(rateHz: profile.metadata.samplingRateHz) {
             lines += [MarkdownRenderer.inline(idle), ""]
         }
         return lines

@@ -9,12 +9,18 @@ struct LaunchPathTests {
     static let lockWait = ["libc.so.6|pthread_mutex_lock", "libc.so.6|__lll_lock_wait"]
     static let semaphoreWait = ["libc.so.6|sem_wait", "libc.so.6|futex_wait"]
 
+    /// An empty launch that is ready (its first frame) at `readyAtMs`.
+    static func launch(readyAtMs: UInt64) -> LaunchBuilder {
+        var launch = LaunchBuilder()
+        launch.endMs = readyAtMs
+        launch.firstFrameMs = readyAtMs
+        return launch
+    }
+
     /// main waits 60 ms for a lock worker holds; worker waits 40 ms of it for a semaphore that
     /// loader signals after computing; then worker finishes, then main draws.
     static func lockChain() -> LaunchBuilder {
-        var launch = LaunchBuilder()
-        launch.endMs = 71
-        launch.firstFrameMs = 71
+        var launch = Self.launch(readyAtMs: 71)
         launch.threads += [
             Profile.ThreadInfo(id: 2, name: "worker", isMain: false), Profile.ThreadInfo(id: 3, name: "loader", isMain: false),
         ]
@@ -64,9 +70,7 @@ struct LaunchPathTests {
 
     @Test("an async main parked in sigsuspend: the path is the worker that ran the launch, not the parked thread")
     func parkedMain() throws {
-        var launch = LaunchBuilder()
-        launch.endMs = 201
-        launch.firstFrameMs = 201
+        var launch = Self.launch(readyAtMs: 201)
         launch.threads.append(Profile.ThreadInfo(id: 2, name: "pool", isMain: false))
         launch.add(thread: 1, .blocked, ["main", "libc.so.6|sigsuspend"], fromMs: 1, toMs: 201)
         launch.add(thread: 2, .running, ["start", "configure", "buildIndex", "libswiftCore.so|Swift.String.lowercased() -> Swift.String"], fromMs: 1, toMs: 121)
@@ -88,9 +92,7 @@ struct LaunchPathTests {
 
     @Test("what no insight explains is named: the longest unexplained stretches, each once")
     func unexplained() throws {
-        var launch = LaunchBuilder()
-        launch.endMs = 201
-        launch.firstFrameMs = 201
+        var launch = Self.launch(readyAtMs: 201)
         launch.add(thread: 1, .blocked, ["main", "wait_for_peer", "libc.so.6|syscall"], fromMs: 1, toMs: 151)
         launch.add(thread: 1, .running, ["main", "loadPlugins"], fromMs: 151, toMs: 181)
         launch.add(thread: 1, .runnable, ["main", "loadPlugins"], fromMs: 181, toMs: 191)
@@ -142,9 +144,7 @@ struct LaunchPathTests {
 extension LaunchPathTests {
     @Test("a wait recorded as one long row with a shorter row inside it is followed to its end")
     func overlappingRows() throws {
-        var launch = LaunchBuilder()
-        launch.endMs = 101
-        launch.firstFrameMs = 101
+        var launch = Self.launch(readyAtMs: 101)
         launch.threads.append(Profile.ThreadInfo(id: 2, name: "server", isMain: false))
         let join = ["main", "libc.so.6|__pthread_clockjoin_ex", "libc.so.6|__futex_abstimed_wait_common64"]
         launch.add(thread: 1, .blocked, join, fromMs: 1, toMs: 2)
@@ -161,9 +161,7 @@ extension LaunchPathTests {
 extension LaunchPathTests {
     @Test("on a busy machine the holder is the thread that ran last before the wait ended, not the one that ran most")
     func lastToRun() throws {
-        var launch = LaunchBuilder()
-        launch.endMs = 101
-        launch.firstFrameMs = 101
+        var launch = Self.launch(readyAtMs: 101)
         launch.threads += [
             Profile.ThreadInfo(id: 2, name: "worker", isMain: false), Profile.ThreadInfo(id: 3, name: "loader", isMain: false),
         ]
@@ -182,9 +180,7 @@ extension LaunchPathTests {
 extension LaunchPathTests {
     @Test("a helper two functions share is listed, and the headline names the heavier caller, not the helper")
     func sharedHelper() throws {
-        var launch = LaunchBuilder()
-        launch.endMs = 101
-        launch.firstFrameMs = 101
+        var launch = Self.launch(readyAtMs: 101)
         launch.add(thread: 1, .running, ["main", "parse_config", "work_ns"], fromMs: 1, toMs: 31)
         launch.add(thread: 1, .running, ["main", "hash_rows", "work_ns"], fromMs: 31, toMs: 91)
         launch.add(thread: 1, .running, ["main", "hash_rows"], fromMs: 91, toMs: 101)
@@ -214,16 +210,14 @@ extension LaunchPathTests {
         #expect(summary.idleThreads == ["loop (2)"])
         #expect(summary.idleSamples == 100)
         #expect(summary.topWaits.map(\.thread) == ["worker (3)"])
-        #expect(ProfileSummary.idleLine(summary, rateHz: 1000) == "Idle: 1 thread never ran while sampled (100 ms waiting in all): loop (2).")
+        #expect(summary.idleLine(rateHz: 1000) == "Idle: 1 thread never ran while sampled (100 ms waiting in all): loop (2).")
     }
 }
 
 extension LaunchPathTests {
     @Test("an event loop idle in epoll_wait on the path is no I/O of the launch")
     func idleEventLoop() {
-        var launch = LaunchBuilder()
-        launch.endMs = 101
-        launch.firstFrameMs = 101
+        var launch = Self.launch(readyAtMs: 101)
         launch.threads.append(Profile.ThreadInfo(id: 2, name: "loop", isMain: false))
         launch.add(thread: 1, .blocked, ["main", "start_server"] + Self.semaphoreWait, fromMs: 1, toMs: 101)
         launch.add(thread: 2, .blocked, ["start", "run_loop", "libc.so.6|epoll_wait"], fromMs: 1, toMs: 101)
