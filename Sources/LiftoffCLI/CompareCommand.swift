@@ -23,7 +23,7 @@ struct CompareCommand: ParsableCommand {
             regressed, improved, added, removed, unchanged, unresolved (too few samples). With \
             --diff-span, within that span's samples. It lists insights that appeared or grew.
 
-            Only the gated metrics (--gate, default time to first frame) decide the exit status:
+            Only the gated metrics (--gate, default time to first frame, or time to ready for a server or CLI) decide the exit status:
               0  unchanged or improved
               2  regressed
               3  inconclusive (0 with --inconclusive pass)
@@ -45,7 +45,7 @@ struct CompareCommand: ParsableCommand {
 
     @Option(
         name: .long,
-        help: "Metrics to report besides time to first frame, comma-separated: phases, tasks, cpu, spans, or all.")
+        help: "Metrics to report besides time to first frame (or to ready), comma-separated: phases, tasks, cpu, spans, or all.")
     var metrics: String = ""
 
     @Option(

@@ -272,9 +272,9 @@ struct RecordCommand: ParsableCommand {
                 continue
             }
             let failed = set.failedRuns
-            let what = side.measured.contains(.profile) ? "time to first frame"
-                : side.measured.contains(.ready) ? "time to the ready line (as time to first frame)"
-                : "time to exit (as time to first frame)"
+            let what = side.measured.contains(.profile) ? (set.profiles.allSatisfy(\.hasLifeCycle) ? "time to first frame" : "time to ready")
+                : side.measured.contains(.ready) ? "time to the ready line (as time to ready)"
+                : "time to exit (as time to ready)"
             lines.append(
                 "\(side.name.isEmpty ? "Recorded" : "\(side.name.capitalized):") \(set.profiles.count) runs of "
                     + "\(side.command.joined(separator: " ")) in \(side.folder.path)/" + (failed > 0 ? ", \(failed) failed" : "")

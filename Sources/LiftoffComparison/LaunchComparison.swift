@@ -22,9 +22,10 @@ public struct LaunchComparison: Sendable {
 
     /// Compares head with base.
     /// - Parameters:
-    ///   - groups: Metrics to report besides time to first frame (the groups of gated metrics
-    ///     are added).
-    ///   - gated: Metrics that decide the verdict (time to first frame by default).
+    ///   - groups: Metrics to report besides time to first frame or to ready (the groups of gated
+    ///     metrics are added).
+    ///   - gated: Metrics that decide the verdict (time to first frame by default, which means
+    ///     time to ready for runs without the app life cycle).
     ///   - functionSpan: Compare functions within the spans of this name only.
     /// - Throws: `RunSetError` when the sides were measured differently, a side has fewer than
     ///   two successful runs, or a gated metric is missing.
@@ -61,8 +62,8 @@ public struct LaunchComparison: Sendable {
             guard baseCount > 0, headCount > 0 else {
                 throw RunSetError(
                     "The runs cannot be compared on '\(name)': "
-                        + (name == RunSet.timeToFirstFrame
-                            ? "the \(baseCount == 0 ? "base" : "head") runs recorded no first frame."
+                        + (name == RunSet.timeToFirstFrame || name == RunSet.timeToReady
+                            ? "the \(baseCount == 0 ? "base" : "head") runs recorded no \(name == RunSet.timeToReady ? "ready point" : "first frame")."
                             : "the \(baseCount == 0 ? "base" : "head") runs have no such metric."))
             }
             guard baseCount >= 2, headCount >= 2 else {

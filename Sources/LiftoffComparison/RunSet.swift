@@ -302,7 +302,7 @@ public struct RunSet: Sendable {
                 run.removeAll(keepingCapacity: true)
                 runOrder.removeAll(keepingCapacity: true)
             }
-            if let ttff = profile.timeToFirstFrameNs { add(RunSet.timeToFirstFrame, Double(ttff) / 1e6) }
+            if let ttff = profile.timeToFirstFrameNs { add(RunSet.readyMetric(of: profile), Double(ttff) / 1e6) }
             if groups.contains(.phases) {
                 let phases = profile.phases
                 // The program's own: from its exec when wrappers ran before it (`env`, `sh -c`), so the
@@ -327,7 +327,7 @@ public struct RunSet: Sendable {
                     }
                 }
                 if let firstFrame = phases.firstFrameNs {
-                    add("main → first frame", NanosecondDuration.between(phases.mainEntryNs, firstFrame).millisecondsValue)
+                    add("main → \(profile.readyName)", NanosecondDuration.between(phases.mainEntryNs, firstFrame).millisecondsValue)
                 }
                 for span in profile.spans where span.category == .callback {
                     add("callback: \(span.name)", Double(span.durationNs) / 1e6)
@@ -360,8 +360,24 @@ public struct RunSet: Sendable {
         return order.map { ($0, values[$0] ?? []) }
     }
 
-    /// The name of the default metric.
+    /// The name of the default metric for an app: its launch ends at its first frame.
     public static let timeToFirstFrame = "time to first frame"
+
+    /// The name of the default metric for a server or CLI, which has no frames: its launch ends
+    /// when it is ready (its LaunchRecorder's ready, its ready line, or its exit).
+    public static let timeToReady = "time to ready"
+
+    /// The default metric's name for a profile: time to first frame when it ran the app life
+    /// cycle, time to ready otherwise.
+    public static func readyMetric(of profile: Profile) -> String {
+        profile.hasLifeCycle ? timeToFirstFrame : timeToReady
+    }
+
+    /// Names that mean the same metric, one for apps and one for servers and CLIs.
+    private static let readyAliases = [
+        timeToFirstFrame: timeToReady, timeToReady: timeToFirstFrame,
+        "main → first frame": "main → ready", "main → ready": "main → first frame",
+    ]
 
     /// Whether a span is measured as `span: NAME`: every span but callbacks, launch tasks and
     /// background tasks, which are measured as `callback: NAME` and `task: NAME` or budgeted.
@@ -373,12 +389,14 @@ public struct RunSet: Sendable {
     public static func metric(named name: String, among names: some Sequence<String>) -> String? {
         let known = Set(names)
         if known.contains(name) { return name }
+        if let alias = readyAliases[name], known.contains(alias) { return alias }
         return ["span: ", "callback: ", "task: "].lazy.map { $0 + name }.first { known.contains($0) }
     }
 
     /// The group a metric's name belongs to, if it is not always present.
     public static func group(ofMetric name: String) -> MetricGroup? {
-        if name.hasPrefix("pre-main") || name == "wrappers" || name == "main → first frame" || name.hasPrefix("callback: ") {
+        if name.hasPrefix("pre-main") || name == "wrappers" || name == "main → first frame" || name == "main → ready"
+            || name.hasPrefix("callback: ") {
             return .phases
         }
         if name.hasPrefix("task: ") { return .tasks }

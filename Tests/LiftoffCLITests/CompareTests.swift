@@ -119,7 +119,7 @@ struct CompareCommandTests {
         let single = try runFolder([100])
         var few = try LiftoffCommand.parseAsRoot(["compare", profiles.path, single.path])
         let fewError = #expect(throws: CLIError.self) { try few.run() }
-        #expect(fewError?.description == "Comparing 'time to first frame' needs at least 2 runs on each side; base has 20 and head 1.")
+        #expect(fewError?.description == "Comparing 'time to ready' needs at least 2 runs on each side; base has 20 and head 1.")
         #expect(try exitCode(["compare", profiles.path, try runFolder(noisy(100, seed: 5)).path, "--gate", "pre-main"]) == 0)
     }
 
@@ -143,10 +143,10 @@ struct CompareCommandTests {
         let markdown = comparison.markdown(diffFlameGraph: "diff-flame.html")
         #expect(markdown.count < 65_536)
         #expect(markdown.hasPrefix("## 🔴 Liftoff launch comparison: regressed"))
-        #expect(markdown.contains("| time to first frame (gated) |"))
+        #expect(markdown.contains("| time to ready (gated) |"))
         #expect(markdown.contains("| extra | CPU | 0.0 ms | 20.0 ms | +20.0 ms |"), "the function that appeared is named: \(markdown)")
         #expect(markdown.contains("**added**") && markdown.contains("[differential flame graph](diff-flame.html)"))
-        #expect(comparison.text().contains("time to first frame *"))
+        #expect(comparison.text().contains("time to ready *"))
         let json = try JSONSerialization.jsonObject(with: Data(comparison.json().utf8)) as? [String: Any]
         #expect(json?["verdict"] as? String == "regressed")
         #expect((json?["metrics"] as? [[String: Any]])?.first?["gated"] as? Bool == true)
@@ -178,6 +178,9 @@ struct CompareCommandTests {
         let repeated = try runFolder([100], violations: 1, occurrences: 3)
         #expect(try exitCode(["check", repeated.path, "--max-violations", "2"]) == 2, "a call site that broke the rule 3 times")
         #expect(try exitCode(["check", runs.path, "--max-ttff", "0.1s"]) == 2)
+        // A launch without the life cycle is measured to ready: --max-ready is the same budget.
+        #expect(try exitCode(["check", runs.path, "--max-ready", "0.1s"]) == 2)
+        #expect(try exitCode(["check", runs.path, "--max-ready", "200ms", "--max-phase", "main → ready=200ms"]) == 0)
         #expect(try exitCode(["check", runs.path, "--max-violations", "0"]) == 2)
         #expect(try exitCode(["check", runs.path, "--max-phase", "pre-main=1ms"]) == 2)
         #expect(try exitCode(["check", runs.path, "--max-phase", "pre-main=3ms"]) == 0)
