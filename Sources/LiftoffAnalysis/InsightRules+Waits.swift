@@ -61,6 +61,10 @@ enum MainThreadWait: CaseIterable {
     /// Whether a function is an event loop's wait for events (`epoll_wait`, `kevent`).
     static func isEventLoopWait(_ name: String) -> Bool { eventLoops.matches(name) }
 
+    /// Whether a thread waiting in a function is idle rather than held: parked (an async main in
+    /// `sigsuspend`, `dispatch_main`) or waiting for events.
+    static func isIdleWait(_ name: String) -> Bool { parks.matches(name) || name == "pause" || eventLoops.matches(name) }
+
     private static let eventLoops = NameMatch(["epoll_wait", "epoll_pwait", "kevent"])
     private static let parks = NameMatch([
         "sigsuspend", "dispatch_main", "swift_task_asyncMainDrainQueue", "_dispatch_sigsuspend", "sigwait",

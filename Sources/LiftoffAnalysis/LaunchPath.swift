@@ -121,7 +121,15 @@ public struct LaunchPath: Sendable {
                 index += 1
                 continue
             }
-            if from > cursor { fillGap(launch, thread: thread, from: cursor, to: from, depth: depth, parent: parent) }
+            if from > cursor {
+                // A followed thread's gap of a tick or two between samples (a late answer on a busy
+                // machine) is still that thread's: nothing shows that it stopped and the waiter resumed.
+                if parent != nil, from - cursor <= 2 * launch.intervalNs, segments.last?.thread == thread, segments.last?.endNs == cursor {
+                    segments.append(Segment(thread: thread, sample: sample, startNs: cursor, endNs: from, depth: depth))
+                } else {
+                    fillGap(launch, thread: thread, from: cursor, to: from, depth: depth, parent: parent)
+                }
+            }
             if launch.profile.samples.state[sample] == .blocked {
                 waitingSamples.append(sample)
                 if depth < Self.maximumDepth, launch.followsWait(of: sample) {

@@ -113,7 +113,11 @@ public struct ProfileSummary: Sendable, Equatable {
             .map { Entry(name: $0.key, selfSamples: $0.value, share: Double($0.value) / Double(total)) }
         let labels = Dictionary(
             profile.threads.map { ($0.id, FlameTree.threadLabel($0)) }, uniquingKeysWith: { first, _ in first })
-        let idle = Set(waitingPerThread.keys.filter { runningPerThread[$0, default: 0] == 0 })
+        // A main thread that never ran but waited for a lock, a join or the disk held the launch;
+        // only one parked (an async main in sigsuspend) or waiting for events is idle.
+        let mainThreads = Set(profile.threads.filter(\.isMain).map(\.id))
+        let heldMain = Set(waits.keys.filter { mainThreads.contains($0.thread) && !MainThreadWait.isIdleWait($0.function) }.map(\.thread))
+        let idle = Set(waitingPerThread.keys.filter { runningPerThread[$0, default: 0] == 0 && !heldMain.contains($0) })
         idleThreads = profile.threads.filter { idle.contains($0.id) }.map(FlameTree.threadLabel)
         idleSamples = idle.reduce(0) { $0 + waitingPerThread[$1, default: 0] }
         topWaits = waits.filter { !idle.contains($0.key.thread) }.map { key, count in

@@ -89,8 +89,9 @@ public struct HTMLReportRenderer: Sendable {
         writeTree(&flame, FlameTree(profile: profile, rootName: "all", perThread: true, samples: .wall), names: &names)
         flame.raw("}")
 
+        let insights = InsightReport(profile)
         var threads = JSONWriter(htmlSafe: true, capacity: 1 << 16)
-        writeThreads(&threads, profile, names: &names)
+        writeThreads(&threads, profile, path: insights.path, names: &names)
 
         json.nextKey("names")
         json.stringArray(names.names)
@@ -122,7 +123,6 @@ public struct HTMLReportRenderer: Sendable {
         json.nextKey("threads")
         json.raw(bytes: threads.bytes)
         json.nextKey("insights")
-        let insights = InsightReport(profile)
         insights.writeInsights(&json)
         json.nextKey("coverage")
         json.stringArray(insights.coverageLines())
@@ -239,8 +239,15 @@ public struct HTMLReportRenderer: Sendable {
         json.raw("}")
     }
 
-    private func writeThreads(_ json: inout JSONWriter, _ profile: Profile, names: inout NameTable) {
-        let byThread = ReportTimeline.samplesByThread(profile)
+    private func writeThreads(_ json: inout JSONWriter, _ profile: Profile, path: LaunchPath?, names: inout NameTable) {
+        // The threads that made the launch come first: the path to ready's, the launch's own thread
+        // first and then by their time on the path; the others keep their order.
+        let stretches = path.map { Self.pathStretches($0, joiningWithin: profile.samplingIntervalNs) } ?? [:]
+        let rank = Dictionary(
+            (path?.threads ?? []).enumerated().map { ($0.element.thread, $0.offset) }, uniquingKeysWith: { first, _ in first })
+        let byThread = ReportTimeline.samplesByThread(profile).enumerated()
+            .sorted { (rank[$0.element.thread] ?? Int.max, $0.offset) < (rank[$1.element.thread] ?? Int.max, $1.offset) }
+            .map(\.element)
         let interval = profile.samplingIntervalNs
         var allBars: [[FlameChart.Bar]] = byThread.map { thread, samples in
             FlameChart.bars(profile, samples: samples, intervalNs: interval)
@@ -281,6 +288,11 @@ public struct HTMLReportRenderer: Sendable {
             }
             json.field("samples", samples)
             json.field("running", running)
+            if let position = rank[thread], let spans = stretches[thread] {
+                json.field("pathRank", position)
+                json.nextKey("path")
+                Self.msArray(&json, spans.flatMap { [$0.startNs, $0.endNs] })
+            }
             json.nextKey("bars")
             json.raw("{")
             json.key("name")
@@ -290,19 +302,10 @@ public struct HTMLReportRenderer: Sendable {
             json.nextKey("waiting")
             json.intArray(bars.map { $0.disk ? 3 : $0.runnable ? 2 : $0.waiting ? 1 : 0 })
             json.nextKey("start")
-            json.raw("[")
-            for (index, bar) in bars.enumerated() {
-                if index > 0 { json.raw(",") }
-                json.number(ReportTimeline.ms(bar.startNs), digits: 4)
-            }
-            json.raw("]")
+            Self.msArray(&json, bars.lazy.map(\.startNs))
             json.nextKey("end")
-            json.raw("[")
-            for (index, bar) in bars.enumerated() {
-                if index > 0 { json.raw(",") }
-                json.number(ReportTimeline.ms(bar.endNs), digits: 4)
-            }
-            json.raw("]}")
+            Self.msArray(&json, bars.lazy.map(\.endNs))
+            json.raw("}")
             json.nextKey("spans")
             json.raw("[")
             for (index, interval) in ReportTimeline.nested(intervals[thread] ?? []).enumerated() {
@@ -319,6 +322,31 @@ public struct HTMLReportRenderer: Sendable {
             json.raw("]}")
         }
         json.raw("]")
+    }
+
+    /// Times in nanoseconds as a JSON array of milliseconds, four decimals each.
+    static func msArray(_ json: inout JSONWriter, _ times: some Sequence<UInt64>) {
+        json.raw("[")
+        var first = true
+        for time in times {
+            if !first { json.raw(",") }
+            first = false
+            json.number(ReportTimeline.ms(time), digits: 4)
+        }
+        json.raw("]")
+    }
+
+    /// Each thread's stretches on the path to ready, those less than `gap` apart joined.
+    static func pathStretches(_ path: LaunchPath, joiningWithin gap: UInt64) -> [Int: [(startNs: UInt64, endNs: UInt64)]] {
+        var result: [Int: [(startNs: UInt64, endNs: UInt64)]] = [:]
+        for segment in path.segments where segment.sample >= 0 && segment.endNs > segment.startNs {
+            if let last = result[segment.thread]?.last, segment.startNs <= last.endNs &+ gap {
+                result[segment.thread]![result[segment.thread]!.count - 1].endNs = max(last.endNs, segment.endNs)
+            } else {
+                result[segment.thread, default: []].append((segment.startNs, segment.endNs))
+            }
+        }
+        return result
     }
 
     private func writeTasks(_ json: inout JSONWriter, _ profile: Profile) {

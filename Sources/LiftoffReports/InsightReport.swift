@@ -10,6 +10,8 @@ public struct InsightReport: Sendable {
     public var launchNs: UInt64
     /// How much of the launch the insights account for, when the launch was at hand.
     public var coverage: LaunchCoverage?
+    /// The path to ready the insights followed, when the launch was at hand.
+    public var path: LaunchPath?
 
     /// The insights of `profile`'s launch.
     public init(_ profile: Profile, settings: InsightSettings = InsightSettings()) {
@@ -17,6 +19,7 @@ public struct InsightReport: Sendable {
         insights = Insights.of(launch, settings: settings)
         launchNs = launch.lengthNs
         coverage = LaunchCoverage(launch, insights: insights)
+        path = launch.path
     }
 
     /// Insights already found.

@@ -212,6 +212,33 @@ extension LaunchPathTests {
         #expect(summary.topWaits.map(\.thread) == ["worker (3)"])
         #expect(summary.idleLine(rateHz: 1000) == "Idle: 1 thread never ran while sampled (100 ms waiting in all): loop (2).")
     }
+
+    @Test("a tick missing from the followed thread's samples stays with it, not with the thread that waited")
+    func holderGapStaysWithHolder() {
+        var launch = LaunchPathTests.launch(readyAtMs: 51)
+        launch.threads.append(Profile.ThreadInfo(id: 2, name: "worker", isMain: false))
+        launch.add(thread: 1, .blocked, ["main", "read_settings"] + LaunchPathTests.lockWait, fromMs: 1, toMs: 41)
+        // A busy machine answered one of worker's ticks late: no sample from 20 to 21 ms.
+        launch.add(thread: 2, .running, ["start", "fill_cache"], fromMs: 1, toMs: 20)
+        launch.add(thread: 2, .running, ["start", "fill_cache"], fromMs: 21, toMs: 41)
+        launch.add(thread: 1, .running, ["main", "draw"], fromMs: 41, toMs: 51)
+        let path = LaunchWindow(launch.profile()).path
+        #expect(path.threads.map(\.thread) == [2, 1])
+        #expect(path.threads.map(\.ns) == [40_000_000, 10_000_000])
+    }
+
+    @Test("a main thread that never ran is idle when parked, but not when it waited for a lock: that wait held the launch")
+    func heldMainIsNotIdle() {
+        for (wait, idle) in [("libc.so.6|__lll_lock_wait", false), ("libc.so.6|__sigsuspend", true)] {
+            var launch = LaunchBuilder()
+            launch.threads.append(Profile.ThreadInfo(id: 2, name: "worker", isMain: false))
+            launch.add(thread: 1, .blocked, ["main", "read_settings", wait], fromMs: 1, toMs: 101)
+            launch.add(thread: 2, .running, ["start", "fill_cache"], fromMs: 1, toMs: 101)
+            let summary = ProfileSummary(launch.profile())
+            #expect(summary.idleThreads == (idle ? ["main (1)"] : []), "\(wait)")
+            #expect(summary.topWaits.map(\.thread) == (idle ? [] : ["main (1)"]), "\(wait)")
+        }
+    }
 }
 
 extension LaunchPathTests {

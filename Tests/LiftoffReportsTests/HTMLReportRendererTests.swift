@@ -100,6 +100,27 @@ struct HTMLReportRendererTests {
         #expect(markers.map { $0["kind"] as? String } == ["state", "state", "firstFrame"])
     }
 
+    @Test("the timeline puts the threads on the path to ready first, the longest on it first, and marks their stretches")
+    func pathFirst() throws {
+        var launch = LaunchBuilder()
+        launch.endMs = 71
+        launch.firstFrameMs = 71
+        launch.threads += [
+            Profile.ThreadInfo(id: 2, name: "loop", isMain: false), Profile.ThreadInfo(id: 3, name: "worker", isMain: false),
+        ]
+        // main waits 60 ms for a lock worker holds while it computes; an event loop idles throughout.
+        launch.add(thread: 1, .blocked, ["main", "load_settings", "libc.so.6|pthread_mutex_lock", "libc.so.6|__lll_lock_wait"], fromMs: 1, toMs: 61)
+        launch.add(thread: 2, .blocked, ["start", "libc.so.6|epoll_wait"], fromMs: 1, toMs: 71)
+        launch.add(thread: 3, .running, ["start", "warm_cache"], fromMs: 1, toMs: 61)
+        launch.add(thread: 1, .running, ["main", "draw"], fromMs: 61, toMs: 71)
+        let threads = try #require(try data(launch.profile())["threads"] as? [[String: Any]])
+        #expect(threads.map { $0["id"] as? Int } == [3, 1, 2], "worker 60 ms on the path, main 10 ms, the loop never")
+        #expect(threads.map { $0["pathRank"] as? Int } == [0, 1, nil])
+        #expect(threads[0]["path"] as? [Double] == [1, 61], "one stretch, its samples joined")
+        #expect(threads[1]["path"] as? [Double] == [61, 71])
+        #expect(threads[2]["path"] == nil)
+    }
+
     @Test("no name can end the data element or add markup")
     func hostileNames() throws {
         var profile = hostileProfile()

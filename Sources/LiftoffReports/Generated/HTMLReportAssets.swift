@@ -300,6 +300,7 @@ input[type="search"] {
   vertical-align: 1px;
 }
 .badge-main { background: #e6eefc; color: #174ea6; }
+.badge-path { background: #fdf0d5; color: #8a4b00; }
 .badge-defer { background: var(--warn-bg); color: var(--warn); border: 1px solid #f0dca0; }
 .badge-critical { background: #fde8e1; color: #a3361a; border: 1px solid #f6c3b3; }
 .badge-status { background: #eef0f3; color: var(--muted); }
@@ -318,6 +319,7 @@ input[type="search"] {
 .fc-span-label { fill: #fff; pointer-events: none; font-weight: 600; }
 .fc-divider { stroke: var(--line); }
 .fc-hang { fill: rgba(214, 48, 49, 0.11); }
+.fc-path { fill: #e08a00; }
 .fc-marker { stroke-width: 1; pointer-events: none; }
 .fc-marker.phase { stroke: #8b93a1; stroke-dasharray: 3 3; }
 .fc-marker.firstFrame { stroke: var(--good); stroke-width: 2.5; }
@@ -350,6 +352,7 @@ text.fc-flag { paint-order: stroke; stroke: #fff; stroke-width: 3px; stroke-line
 }
 .legend .swatch.line { width: 3px; height: 12px; border-radius: 0; }
 .legend .swatch.critical { background: #fff; border: 2px solid #b3261e; }
+.legend .swatch.path { background: #e08a00; height: 4px; border-radius: 0; }
 .legend .swatch.hang { background: rgba(214, 48, 49, 0.25); }
 
 /* ---------- Tooltip ---------- */
@@ -1344,6 +1347,7 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
       id: thread.id, label: oneLine(thread.label) || 'thread ' + str(thread.id), isMain: !!thread.isMain,
       process: oneLine(str(thread.process)), processDetail: oneLine(str(thread.processDetail)),
       samples: numOr(thread.samples, 0), running: numOr(thread.running, numOr(thread.samples, 0)), barCount: n,
+      pathRank: isNum(thread.pathRank) ? thread.pathRank : Infinity, path: preparePath(thread.path),
       byDepth: [], name: new Int32Array(n), start: new Float64Array(n), end: new Float64Array(n),
       waiting: new Uint8Array(n)
     };
@@ -1377,6 +1381,18 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
     prepared.barsTop = 4 + prepared.spanRows * FC_SPAN_ROW + (prepared.spanRows ? 6 : 0);
     prepared.height = prepared.barsTop + prepared.byDepth.length * FC_BAR_ROW + 4;
     return prepared;
+  }
+
+  /** The thread's stretches on the path to ready, as [start, end] pairs in ms, in time order. */
+  function preparePath(raw) {
+    var flat = list(raw);
+    var stretches = [];
+    for (var i = 0; i + 1 < flat.length; i += 2) {
+      if (isNum(flat[i]) && isNum(flat[i + 1]) && flat[i + 1] > flat[i]) stretches.push([flat[i], flat[i + 1]]);
+    }
+    stretches.sort(function (a, b) { return a[0] - b[0]; });
+    stretches.total = stretches.reduce(function (sum, s) { return sum + (s[1] - s[0]); }, 0);
+    return stretches;
   }
 
   /** Spans sorted by start and packed greedily into at most FC_MAX_SPAN_ROWS rows. */
@@ -1465,12 +1481,14 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
     };
     tl.hangs = tl.markers.filter(function (m) { return m.kind === 'hang' && m.endMs !== null; });
     var threads = data.threads.map(function (thread) { return prepareThread(thread, laneOf); });
-    // Threads of several processes stay grouped by process, in the order the processes started.
+    // Threads of several processes stay grouped by process, in the order the processes started;
+    // within a process the threads on the path to ready come first, the longest on it first.
     var processOrder = [];
     threads.forEach(function (thread) { if (processOrder.indexOf(thread.process) < 0) processOrder.push(thread.process); });
     threads.sort(function (a, b) {
       var byProcess = processOrder.indexOf(a.process) - processOrder.indexOf(b.process);
-      return byProcess || (b.isMain ? 1 : 0) - (a.isMain ? 1 : 0);
+      var byPath = a.pathRank === b.pathRank ? 0 : a.pathRank < b.pathRank ? -1 : 1;
+      return byProcess || byPath || (b.isMain ? 1 : 0) - (a.isMain ? 1 : 0);
     });
     if (!threads.length) {
       view.section.appendChild(emptyNote('No threads were sampled.'));
@@ -1524,6 +1542,9 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
     var details = h('details', { class: 'thread', open: empty ? null : '' }, h('summary', null, [
       h('span', { class: 'thread-name' }, thread.label),
       thread.isMain ? h('span', { class: 'badge badge-main' }, 'main thread') : null,
+      thread.path.length ? h('span', {
+        class: 'badge badge-path', title: 'Its stretches on the path to ' + tl.data.readyName + ' are underlined in the chart.'
+      }, 'on the path to ' + tl.data.readyName + ' · ' + fmtMs(thread.path.total)) : null,
       h('span', { class: 'thread-meta' }, meta)
     ]));
     tl.body.appendChild(details);
@@ -1673,6 +1694,7 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
       var y = thread.barsTop - 3.5;
       paint.fragment.appendChild(svgEl('line', { class: 'fc-divider', x1: 0, x2: w, y1: y, y2: y }));
     }
+    drawPath(tl, thread, paint);
     drawSpans(tl, thread, paint);
     drawBars(tl, thread, paint);
     tl.markers.forEach(function (marker) {
@@ -1689,6 +1711,18 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
     chart.note.hidden = !paint.capped;
     chart.note.textContent = paint.capped
       ? 'Drawing stopped at ' + fmtInt(FC_MAX_ELEMENTS) + ' elements on this thread; zoom in to see the deeper frames.' : '';
+  }
+
+  /** The thread's stretches on the path to ready: a band along the chart's foot. */
+  function drawPath(tl, thread, paint) {
+    thread.path.forEach(function (stretch) {
+      if (stretch[1] <= tl.win.t0 || stretch[0] >= tl.win.t1) return;
+      var x0 = paint.px(stretch[0]);
+      var x1 = paint.px(stretch[1]);
+      if (x1 - x0 < FC_MIN_PX) return;
+      var box = { class: 'fc-path', x: x0, y: thread.height - 4, width: x1 - x0, height: 4 };
+      addItem(paint, { kind: 'path', startMs: stretch[0], endMs: stretch[1], ready: tl.data.readyName }, 'rect', box);
+    });
   }
 
   /** Adds an element that shows a tooltip on hover. */
@@ -1841,6 +1875,11 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
         [span.category || 'span', span.lane ? 'lane ' + span.lane : ''].filter(Boolean).join(' · '),
         span.critical ? 'On the critical path to the first frame' : null
       ]);
+    } else if (item.kind === 'path') {
+      showTooltip(event, 'On the path to ' + item.ready, [
+        'start ' + fmtMs(item.startMs) + ' · duration ' + fmtMs(item.endMs - item.startMs),
+        'The launch waited for this thread here: what it ran is what held the launch.'
+      ]);
     } else {
       var marker = item.marker;
       showTooltip(event, marker.name, [
@@ -1861,6 +1900,7 @@ tr.is-critical td:first-child { box-shadow: inset 3px 0 0 #d0542c; }
     data.tasks.forEach(function (task) { if (task.lane && lanes.indexOf(task.lane) < 0) lanes.push(task.lane); });
     lanes.forEach(function (lane) { entry(null, laneColour(lane), lane); });
     if (data.tasks.some(function (task) { return task.critical; })) entry('critical', null, 'critical path');
+    if (data.threads.some(function (thread) { return list(thread.path).length; })) entry('path', null, 'path to ' + data.readyName);
     var kinds = [
       ['firstFrame', '#1a7f37', data.readyName], ['phase', '#8b93a1', 'phase boundary'], ['state', '#2f6fde', 'state change'],
       ['hang', null, 'hang'], ['mark', '#7b53c1', 'mark'], ['termination', '#1c2230', 'termination']
