@@ -177,8 +177,12 @@ public struct ProfileBuilder {
                 id: id, name: threadNames[id] ?? (id == mainThreadID ? "main" : "thread \(id)"),
                 isMain: id == mainThreadID)
         }
-        // Short names for Swift frames, from one batch through the toolchain's simplifier.
+        // Short names for C++ frames (the Swift runtime, ICU), and for Swift frames from one
+        // batch through the toolchain's simplifier.
         var named = frames
+        for (index, mangled) in frameSymbol where CppNameShortener.isCpp(mangled) {
+            named[index].short = CppNameShortener.shortName(named[index].name)
+        }
         if simplifiesNames {
             let short = swiftShortNames()
             for (index, mangled) in frameSymbol {
