@@ -98,15 +98,31 @@ extension ThreadRules {
         record(rule: rule, operation: operation, stack: stack, site: site)
     }
 
+    /// Whether a return address is in the C library, Foundation, Dispatch or the Swift runtime:
+    /// told by its object alone while those are shared libraries, so the check reads no symbol
+    /// table (a large executable's takes tens of milliseconds, on the thread that made the call).
     private static func isSystemAddress(_ address: UInt) -> Bool {
         if let known = systemAddresses.withLock({ $0[address] }) { return known }
-        let system = BlockingCallers.isSystem(symbolizer.symbolize(address &- 1))
+        let system: Bool
+        if sharedSwiftRuntime, let path = symbolizer.objectPath(containing: address &- 1) {
+            system = BlockingCallers.isSystemObject(path)
+        } else {
+            system = BlockingCallers.isSystem(symbolizer.symbolize(address &- 1))
+        }
         systemAddresses.withLock { $0[address] = system }
         return system
     }
 
-    /// Whether the code that made the call is Liftoff's or the test framework's.
+    /// Whether the runtime and Foundation are shared libraries here, so objects tell them apart.
+    private static let sharedSwiftRuntime = symbolizer.hasSharedSwiftRuntime
+
+    /// Whether the code that made the call is Liftoff's or the test framework's: by its object
+    /// while the runtime is a shared library (Liftoff's own writes on the UI thread are exempt
+    /// where they are made, so a caller in the executable is the program's), else by its name.
     private static func isOwnCaller(_ address: UInt) -> Bool {
+        if sharedSwiftRuntime, let path = symbolizer.objectPath(containing: address &- 1) {
+            return BlockingCallers.isTestFrameworkObject(path) || BlockingCallers.fileName(path).hasPrefix("libLiftoff")
+        }
         let frame = symbolizer.symbolize(address &- 1)
         return Profile.Frame.isLiftoff(frame.name) || BlockingCallers.isTestFramework(frame)
     }
@@ -127,17 +143,27 @@ enum BlockingCallers {
     /// The C library, Foundation, Dispatch and the Swift runtime, by object or (linked
     /// statically) by name.
     static func isSystem(_ frame: SymbolizedFrame) -> Bool {
-        let object = fileName(frame.object)
-        return systemObjects.contains { object.hasPrefix($0) } || systemNames.contains { frame.name.hasPrefix($0) }
+        isSystemObject(frame.object) || systemNames.contains { frame.name.hasPrefix($0) }
+    }
+
+    /// Whether an object (a path or file name) is one of the system libraries.
+    static func isSystemObject(_ path: String) -> Bool {
+        let object = fileName(path)
+        return systemObjects.contains { object.hasPrefix($0) }
     }
 
     /// Swift Testing and XCTest.
     static func isTestFramework(_ frame: SymbolizedFrame) -> Bool {
-        let object = fileName(frame.object)
-        return testObjects.contains { object.hasPrefix($0) } || testNames.contains { frame.name.hasPrefix($0) }
+        isTestFrameworkObject(frame.object) || testNames.contains { frame.name.hasPrefix($0) }
     }
 
-    private static func fileName(_ path: String) -> Substring {
+    /// Whether an object (a path or file name) is a test framework's library.
+    static func isTestFrameworkObject(_ path: String) -> Bool {
+        let object = fileName(path)
+        return testObjects.contains { object.hasPrefix($0) }
+    }
+
+    static func fileName(_ path: String) -> Substring {
         path.lastIndex(of: "/").map { path[path.index(after: $0)...] } ?? Substring(path)
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LiftoffAnalysis
+import LiftoffComparison
 import LiftoffProfile
 import LiftoffReports
 
@@ -58,7 +59,7 @@ struct ExplainCommand: ParsableCommand {
             """
     )
 
-    @Argument(help: "The profile.json to explain, or a folder holding one (liftoff profile's --out).")
+    @Argument(help: "The profile.json to explain, a folder holding one (liftoff profile's --out), or a folder of liftoff record's runs (its median run).")
     var profile: String
 
     @Option(name: .long, help: "Output: text, markdown or json.")
@@ -69,18 +70,45 @@ struct ExplainCommand: ParsableCommand {
 
     static func threshold(_ ns: UInt64) -> String { ns == 0 ? "any" : LaunchWindow.ms(ns) }
 
-    /// A profile given as a file, or as a folder holding `profile.json`.
+    /// A profile given as a file, or as a folder holding `profile.json`, or the median run (by
+    /// time to ready) of a folder `liftoff record` wrote, which it names on standard error.
     static func loadProfile(_ path: String) throws -> Profile {
         var url = URL(fileURLWithPath: path)
         var isFolder: ObjCBool = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue {
             url = url.appendingPathComponent("profile.json")
+            if !FileManager.default.fileExists(atPath: url.path),
+                FileManager.default.fileExists(atPath: URL(fileURLWithPath: path).appendingPathComponent("record.json").path)
+                    || FileManager.default.fileExists(atPath: URL(fileURLWithPath: path).appendingPathComponent(RecordManifest.journalName).path)
+            {
+                return try medianRun(path)
+            }
         }
         do {
             return try Profile.load(from: url)
         } catch let error as ProfileError {
             throw CLIError(error.message)
         }
+    }
+
+    /// The run of a recording whose time to ready is the median (the lower of the middle two).
+    static func medianRun(_ path: String) throws -> Profile {
+        let runs: RunSet
+        do {
+            runs = try RunSet.load(path)
+        } catch let error as RunSetError {
+            throw CLIError(error.description)
+        }
+        let timed = runs.profiles.filter { $0.timeToFirstFrameNs != nil && $0.samples.count > 0 }
+            .sorted { ($0.timeToFirstFrameNs ?? 0) < ($1.timeToFirstFrameNs ?? 0) }
+        guard !timed.isEmpty else {
+            throw CLIError("\(path) has no run with samples to explain; record with a profile (the agent or a program that links Liftoff).")
+        }
+        let median = timed[(timed.count - 1) / 2]
+        let ms = Double(median.timeToFirstFrameNs ?? 0) / 1e6
+        FileHandle.standardError.write(
+            Data(String(format: "Explaining the median of %d runs (%.1f ms to %@).\n", timed.count, ms, median.readyName).utf8))
+        return median
     }
 
     func run() throws {

@@ -34,6 +34,7 @@ public struct FrameClassifier: Sendable, Equatable {
         if head.hasPrefix("(extension in "), let close = head.firstIndex(of: ")") {
             head = head[head.index(after: close)...]
         }
+        head = Self.droppingClosureSignatures(head)
         head = head[..<(head.firstIndex(of: "(") ?? head.endIndex)]
         // A module name starts the qualified name, or follows a space (`closure #1 in M.f`,
         // `static M.T.f`) or a `:` (`generic specialization <…> of M.f`).
@@ -48,5 +49,31 @@ public struct FrameClassifier: Sendable, Equatable {
             start = end < head.endIndex ? head.index(after: end) : end
         }
         return false
+    }
+
+    /// `closure #1 (inout M.State) -> [M.Frame] in M.T.f(x: Int)` as `M.T.f(x: Int)`: a closure's
+    /// signature comes before the function it is in, and its parameter types say nothing about
+    /// whose code it is.
+    static func droppingClosureSignatures(_ name: Substring) -> Substring {
+        var rest = name
+        while rest.hasPrefix("closure #") || rest.hasPrefix("implicit closure #") {
+            var depth = 0
+            var index = rest.startIndex
+            var next: Substring.Index?
+            while index < rest.endIndex {
+                switch rest[index] {
+                case "(", "<", "[": depth += 1
+                case ")", ">", "]": depth = max(0, depth - 1)
+                case " " where depth == 0 && rest[index...].hasPrefix(" in "):
+                    next = rest.index(index, offsetBy: 4)
+                default: break
+                }
+                if next != nil { break }
+                index = rest.index(after: index)
+            }
+            guard let next else { return rest }
+            rest = rest[next...]
+        }
+        return rest
     }
 }

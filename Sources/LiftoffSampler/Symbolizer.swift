@@ -144,6 +144,24 @@ public final class ELFSymbolizer: Symbolizer {
         state.withLock { $0.infos = [:] }
     }
 
+    /// The path of the loaded object holding `address`, without reading it (no symbols, no
+    /// debug information): cheap enough to ask on a hot path. Nil outside every object.
+    public func objectPath(containing address: UInt) -> String? {
+        state.withLock { state in
+            if let object = state.objects.first(where: { $0.segments.contains { $0.contains(address) } }) { return object.path }
+            guard !state.refreshed else { return nil }
+            state.objects = Self.loadedObjects()
+            state.refreshed = true
+            return state.objects.first { $0.segments.contains { $0.contains(address) } }?.path
+        }
+    }
+
+    /// Whether the Swift runtime is a shared library of this process (`libswiftCore.so`), rather
+    /// than linked into the executable (`-static-stdlib`, `-static-executable`).
+    public var hasSharedSwiftRuntime: Bool {
+        state.withLock { state in state.objects.contains { $0.path.hasSuffix("/libswiftCore.so") || $0.path == "libswiftCore.so" } }
+    }
+
     public func symbolize(_ address: UInt) -> SymbolizedFrame {
         // frames(at:) always returns at least the function holding the address, last.
         frames(at: address).last ?? SymbolizedFrame(name: "0x" + String(address, radix: 16), object: "?", offset: address, isResolved: false)

@@ -305,6 +305,18 @@ struct InsightProgramTests {
         #expect(notes.contains { $0.hasPrefix("From: ") && $0.contains("init(from:)") }, "\(notes)")
     }
 
+    @Test("explain on a folder liftoff record wrote explains its median run and says so")
+    func explainRecording() throws {
+        let program = try AnyPrograms.build("insight-cpu", InsightPrograms.busyOneThread, ["-O1", "-g"])
+        let out = temporaryFolder()
+        let recorded = try BuiltTool.find().run(["record", "--runs", "3", "--warmup", "0", "--quiet", "--out", out.path, "--", program])
+        try #require(recorded.status == 0, "\(recorded.stdout)\(recorded.stderr)")
+        let explained = try BuiltTool.find().run(["explain", out.path])
+        #expect(explained.status == 0, "\(explained.stderr)")
+        #expect(explained.stderr.hasPrefix("Explaining the median of 3 runs ("), "\(explained.stderr)")
+        #expect(explained.stdout.contains("parse_all"), "\(explained.stdout)")
+    }
+
     @Test("a launch that only computes on one thread: launch-cpu names the function, no wait is blamed, and check passes the wait budgets")
     func cpuBound() throws {
         let program = try AnyPrograms.build("insight-cpu", InsightPrograms.busyOneThread, ["-O1", "-g"])

@@ -266,6 +266,12 @@ struct AtomicFileTests {
             ("closure #1 in LiftoffLogging.LoggingViolationHandler.handle(Liftoff.Violation) -> ()", true),
             ("LiftoffServiceLifecycle.ServiceLaunch.run() async throws -> ()", true),
             ("MyLiftoffApp.Store.load() -> ()", false),
+            (
+                "closure #1 (sending inout LiftoffSampler.ELFSymbolizer.(State in _5CFD)) -> sending Swift.Array<LiftoffSampler.SymbolizedFrame> in LiftoffSampler.ELFSymbolizer.frames(at: Swift.UInt) -> Swift.Array<LiftoffSampler.SymbolizedFrame>",
+                true
+            ),
+            ("closure #2 (Swift.Int) -> Swift.Int in closure #1 (Liftoff.Item) -> () in App.Store.load() -> ()", false),
+            ("implicit closure #1 () -> Swift.String in Liftoff.ThreadRules.report() -> ()", true),
         ])
     func liftoffFrames(name: String, isLiftoff: Bool) {
         #expect(Profile.Frame(name: name, object: "app").isLiftoff == isLiftoff)
