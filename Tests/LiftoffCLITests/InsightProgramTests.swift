@@ -137,6 +137,45 @@ enum InsightPrograms {
         int main(void) { parse_all(); puts("ready"); return 0; }
         """
 
+    /// An async Swift CLI: it decodes a catalogue, builds a search index in its own function,
+    /// then (after an await, on a pool thread) waits for a lock a worker thread holds while it
+    /// computes, and prints its ready line.
+    static let asyncCatalog = """
+        import Foundation
+        struct Item: Codable { var id: Int; var name: String; var tags: [String] }
+        @inline(never) func buildIndex(_ items: [Item]) -> [String: [Int]] {
+            var index: [String: [Int]] = [:]
+            for _ in 0..<6 {
+                index.removeAll(keepingCapacity: true)
+                for item in items {
+                    for word in item.name.lowercased().split(separator: " ") { index[String(word), default: []].append(item.id) }
+                    for tag in item.tags { index[tag, default: []].append(item.id) }
+                }
+            }
+            return index
+        }
+        let lock = NSLock()
+        nonisolated(unsafe) var settings = 0.0
+        @inline(never) func warmCache() {
+            lock.lock()
+            var x = 0.0
+            for i in 0..<60_000_000 { x += Double(i) * 0.5 }
+            settings = x
+            lock.unlock()
+        }
+        @inline(never) func readSettings() -> Double { lock.lock(); defer { lock.unlock() }; return settings }
+        @main struct Main {
+            static func main() async throws {
+                let items = (0..<6000).map { Item(id: $0, name: "Item \\($0) \\(String($0 * 7919, radix: 36))", tags: ["t\\($0 % 17)"]) }
+                let decoded = try JSONDecoder().decode([Item].self, from: try JSONEncoder().encode(items))
+                let index = buildIndex(decoded)
+                Thread { warmCache() }.start()
+                try await Task.sleep(nanoseconds: 5_000_000)
+                print("ready \\(index.count) \\(readSettings() > 0)")
+            }
+        }
+        """
+
     /// A Swift program whose launch decodes a catalog with Codable.
     static let codable = """
         import Foundation
@@ -303,6 +342,25 @@ struct InsightProgramTests {
         let found = try insight("swift-runtime", in: insights)
         let notes = try #require(found["notes"] as? [String])
         #expect(notes.contains { $0.hasPrefix("From: ") && $0.contains("init(from:)") }, "\(notes)")
+    }
+
+    @Test("an async CLI that indexes, then waits on a pool thread for a worker's lock: launch-cpu names buildIndex, the lock wait names its caller, and the launch is explained")
+    func asyncCatalog() throws {
+        let program = try AgentPrograms.build(
+            "insight-async-catalog", source: InsightPrograms.asyncCatalog, ext: "swift", compiler: try InsightPrograms.swiftc(),
+            ["-Onone", "-g", "-parse-as-library"])
+        let (ids, insights, folder) = try explain([program], profileOptions: ["--ready", "^ready"])
+        let cpu = try insight("launch-cpu", in: insights)
+        let finding = cpu["finding"] as? String ?? ""
+        #expect(finding.contains("buildIndex") || finding.contains("warmCache"), "\(finding)")
+        let notes = (cpu["notes"] as? [String] ?? []).joined(separator: "\n")
+        #expect(notes.contains("buildIndex") && notes.contains("warmCache"), "both held the path: \(notes)")
+        let lock = try insight("main-thread-lock-wait", in: insights)
+        #expect((lock["finding"] as? String)?.contains("readSettings") == true, "\(ids) \(lock)")
+        let explained = try BuiltTool.find().run(["explain", folder.path, "--format", "json"]).stdout
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(explained.utf8)) as? [String: Any])
+        let coverage = try #require(json["coverage"] as? [String: Any])
+        #expect((coverage["share"] as? Double ?? 0) >= 0.8, "\(coverage)")
     }
 
     @Test("explain on a folder liftoff record wrote explains its median run and says so")
