@@ -69,7 +69,7 @@ public struct LaunchWindow: Sendable {
     }
 
     /// The executables of a profile's processes, by file name.
-    static func programObjects(of profile: Profile) -> Set<String> {
+    package static func programObjects(of profile: Profile) -> Set<String> {
         var objects = Set<String>()
         for command in [profile.metadata.commandLine.first] + profile.processes.flatMap({ $0.programs.map(\.commandLine.first) }) {
             if let command, let name = command.split(separator: "/").last { objects.insert(String(name)) }

@@ -17,7 +17,8 @@ struct CompareCommand: ParsableCommand {
             at most 1 − threshold; inconclusive when the ratio is beyond the threshold but p is \
             not below alpha (record more runs); otherwise unchanged.
 
-            Then it names the functions that changed: each function's CPU self time and waiting \
+            Then it names the functions that changed, matched across builds whatever the executables' \
+            names: each function's CPU (with the library work it asked for) and waiting \
             time per run, a permutation test per function, Benjamini–Hochberg at \
             --false-discovery-rate, the Hodges–Lehmann shift with its interval. Verdicts: \
             regressed, improved, added, removed, unchanged, unresolved (too few samples). With \

@@ -4,10 +4,14 @@ import LiftoffProfile
 /// Head's launches against base's, function by function: which function made a launch slower,
 /// by how much, and how sure.
 ///
-/// Per run, each function's CPU time is its self time (running samples whose innermost frame
-/// it is) and its waiting time the waiting samples whose innermost frame of the program's own
-/// code it is (where the program waited, not the system call it waited in); its total CPU time
-/// (running samples with it anywhere on the stack) is reported alongside. Base's and head's runs
+/// Per run, each function's CPU time is the running samples whose innermost frame of the
+/// program's own code it is (the library and runtime work it asked for included; a library
+/// function's, the samples with no program frame above it), and its waiting time the waiting
+/// samples whose innermost program frame it is (where the program waited, not the system call it
+/// waited in; threads that never ran, idle pools and event loops, are left out); its total CPU
+/// time (running samples with it anywhere on the stack) is reported alongside. Functions are
+/// matched across builds by name and object, the program's executables counting as one object
+/// whatever their file names, and libraries by their name up to `.so`. Base's and head's runs
 /// are compared with a permutation test of the difference in means (sound for counts with many
 /// ties), every function's CPU and waiting tested together under the Benjamini–Hochberg
 /// false-discovery rate; the change is the Hodges–Lehmann shift with its Moses interval.
@@ -28,9 +32,10 @@ public struct FunctionComparison: Sendable {
         case removed
     }
 
-    /// CPU (self, running samples) or waiting (off a CPU, in the program's own function).
+    /// CPU (running samples) or waiting (off a CPU, in the program's own function).
     public enum Kind: String, Sendable, Codable, CaseIterable {
-        /// Self time on a CPU: running samples whose innermost frame is the function.
+        /// Time on a CPU: running samples whose innermost frame of the program's own code is the
+        /// function (or, with none, whose innermost frame it is).
         case cpu
         /// Time off a CPU: blocked samples whose innermost frame of the program's own code is the
         /// function. Runnable samples (waiting for a core) are neither: they measure how busy the
@@ -42,8 +47,12 @@ public struct FunctionComparison: Sendable {
     public struct Row: Sendable, Equatable {
         /// The function.
         public var name: String
-        /// Its object (executable or library).
+        /// Its object (executable or library): head's file name where head has the function.
         public var object: String
+        /// Its source file, where the debug information says.
+        public var file: String?
+        /// Its line in `file`.
+        public var line: Int?
         /// CPU or waiting.
         public var kind: Kind
         /// Base's median time per run, in milliseconds.
@@ -103,6 +112,7 @@ public struct FunctionComparison: Sendable {
             keys.formUnion(run.waiting.keys)
         }
         var rows: [Row] = []
+        var rowKeys: [FunctionTimes.Key] = []
         var tested: [Int] = []  // row indices with a p-value
         var pValues: [Double] = []
         for (position, key) in keys.sorted(by: { ($0.name, $0.object, $0.kind.rawValue) < ($1.name, $1.object, $1.kind.rawValue) }).enumerated() {
@@ -110,8 +120,10 @@ public struct FunctionComparison: Sendable {
             let y = headRuns.map { $0.value(key) }
             let samples = Int(((x + y).reduce(0, +) / intervalMs).rounded())
             let shift = Statistics.shift(base: x, head: y)
+            let place = headRuns.lazy.compactMap { $0.places[key] }.first ?? baseRuns.lazy.compactMap { $0.places[key] }.first
             var row = Row(
-                name: key.name, object: key.object, kind: key.kind, baseMedianMs: Statistics.median(x),
+                name: key.name, object: place?.object ?? key.object, file: place?.file, line: place?.line, kind: key.kind,
+                baseMedianMs: Statistics.median(x),
                 headMedianMs: Statistics.median(y), baseTotalMs: nil, headTotalMs: nil, changeMs: shift.estimate,
                 lowerMs: shift.lower, upperMs: shift.upper, pValue: 1, qValue: 1, verdict: .unchanged)
             if key.kind == .cpu {
@@ -129,14 +141,15 @@ public struct FunctionComparison: Sendable {
                 pValues.append(row.pValue)
             }
             rows.append(row)
+            rowKeys.append(key)
         }
         for (index, q) in zip(tested, Statistics.benjaminiHochberg(pValues)) {
             rows[index].qValue = q
             let row = rows[index]
             let minimum = max(intervalMs, threshold * abs(row.baseMedianMs))
             let discovered = q <= falseDiscoveryRate
-            let onlyHead = baseRuns.allSatisfy { $0.value(FunctionTimes.Key(row)) == 0 }
-            let onlyBase = headRuns.allSatisfy { $0.value(FunctionTimes.Key(row)) == 0 }
+            let onlyHead = baseRuns.allSatisfy { $0.value(rowKeys[index]) == 0 }
+            let onlyBase = headRuns.allSatisfy { $0.value(rowKeys[index]) == 0 }
             if onlyHead || onlyBase {
                 rows[index].verdict = discovered ? (onlyHead ? .added : .removed) : .unresolved
             } else if discovered, abs(row.headMedianMs - row.baseMedianMs) >= minimum || abs(row.changeMs) >= minimum {
@@ -160,45 +173,69 @@ struct FunctionTimes {
             self.kind = kind
         }
 
-        init(_ row: FunctionComparison.Row) { self.init(name: row.name, object: row.object, kind: row.kind) }
+    }
+
+    /// Where a function is: its object's file name in this run, and its source file and line.
+    struct Place {
+        var object: String
+        var file: String?
+        var line: Int?
     }
 
     var cpu: [Key: Double] = [:]
     var totals: [Key: Double] = [:]
     var waiting: [Key: Double] = [:]
+    var places: [Key: Place] = [:]
     var intervalMs: Double
+
+    /// The object a function is matched by: `the program` for the program's executables, a
+    /// library by its name up to `.so` (`libicuuc.so.72.1` and `libicuuc.so.74` are one).
+    static func objectKey(_ object: String, programObjects: Set<String>) -> String {
+        if programObjects.contains(object) { return "the program" }
+        if let range = object.range(of: ".so.") { return String(object[..<range.lowerBound]) + ".so" }
+        return object
+    }
 
     init(_ profile: Profile, span: String?) {
         intervalMs = Double(max(profile.samplingIntervalNs, 1)) / 1e6
         let programFrames = LaunchWindow.programFrames(of: profile)
+        let programObjects = LaunchWindow.programObjects(of: profile)
         let chosen = span.map { profile.sampleIndices(inSpansNamed: $0) } ?? Array(0..<profile.samples.count)
-        // Per stack, computed once: its leaf, the functions on it, its innermost program frame.
-        var leafOf: [Int: Key] = [:]
+        // Threads that never ran (idle pools, event loops, a parked async main) did no work to compare.
+        var ran = Set<Int>()
+        for sample in chosen where profile.samples.state[sample] == .running { ran.insert(profile.samples.thread[sample]) }
+        // Per stack, computed once: where its CPU goes, the functions on it, where it waited.
+        var chargedTo: [Int: Key] = [:]
         var onStack: [Int: Set<Key>] = [:]
         var waitedIn: [Int: Key] = [:]
+        var places: [Key: Place] = [:]
         func key(_ frame: Profile.Frame, _ kind: FunctionComparison.Kind) -> Key {
-            Key(name: frame.displayName, object: frame.object, kind: kind)
+            let key = Key(name: frame.displayName, object: Self.objectKey(frame.object, programObjects: programObjects), kind: kind)
+            if places[key] == nil { places[key] = Place(object: frame.object, file: frame.file, line: frame.line) }
+            return key
+        }
+        func programOrLeaf(_ stack: Int) -> Int {
+            let own = stack < programFrames.count ? Int(programFrames[stack]) : -1
+            return own >= 0 ? own : profile.stacks.frame[stack]
         }
         for sample in chosen {
             let stack = profile.samples.stack[sample]
             guard stack >= 0, stack < profile.stacks.count else { continue }
             let ms = Double(profile.samples.ticks(sample)) * intervalMs
             if profile.samples.state[sample] == .running {
-                let leaf = leafOf[stack] ?? key(profile.frames[profile.stacks.frame[stack]], .cpu)
-                leafOf[stack] = leaf
-                cpu[leaf, default: 0] += ms
+                let charged = chargedTo[stack] ?? key(profile.frames[programOrLeaf(stack)], .cpu)
+                chargedTo[stack] = charged
+                cpu[charged, default: 0] += ms
                 let all = onStack[stack] ?? Set(profile.frameIndices(ofStack: stack).map { key(profile.frames[$0], .cpu) })
                 onStack[stack] = all
                 for function in all { totals[function, default: 0] += ms }
-            } else if profile.samples.state[sample] == .blocked {
-                let place = waitedIn[stack] ?? {
-                    let own = programFrames[stack]
-                    return key(profile.frames[own >= 0 ? Int(own) : profile.stacks.frame[stack]], .waiting)
-                }()
+            } else if profile.samples.state[sample] == .blocked, ran.contains(profile.samples.thread[sample]) {
+                let place = waitedIn[stack] ?? key(profile.frames[programOrLeaf(stack)], .waiting)
                 waitedIn[stack] = place
                 waiting[place, default: 0] += ms
             }
         }
+        self.places = places
     }
 
     func value(_ key: Key) -> Double { key.kind == .cpu ? cpu[key] ?? 0 : waiting[key] ?? 0 }

@@ -10,6 +10,13 @@ extension FunctionComparison {
             + (row.qValue < 0.001 ? "q < 0.001" : "q = \(qText(row.qValue))")
     }
 
+    /// ` — main.swift:12`, where the debug information says where the function is.
+    static func placeText(_ row: Row) -> String {
+        guard let file = row.file else { return "" }
+        let name = file.split(separator: "/").last.map(String.init) ?? file
+        return " — " + name + (row.line.map { ":\($0)" } ?? "")
+    }
+
     static func signed(_ value: Double) -> String {
         guard value.isFinite else { return "–" }
         return (value >= 0 ? "+" : "") + fmt(value, digits: 1, fixed: true)
@@ -40,7 +47,7 @@ extension FunctionComparison {
         }
         var lines = ["\(title) (false-discovery rate \(fdr) %, \(rows.count) functions compared):"]
         for row in changed.prefix(limit) {
-            lines.append("  \(row.verdict.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0)) \(Self.sentence(row))")
+            lines.append("  \(row.verdict.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0)) \(Self.sentence(row))\(Self.placeText(row))")
         }
         if changed.count > limit { lines.append("  … and \(changed.count - limit) more (--format json lists every function).") }
         return lines
@@ -61,13 +68,13 @@ extension FunctionComparison {
         for row in changed.prefix(limit) {
             let verdict = row.verdict == .regressed || row.verdict == .added ? "**\(row.verdict.rawValue)**" : row.verdict.rawValue
             lines.append(
-                "| \(MarkdownRenderer.cell(row.name)) | \(row.kind == .cpu ? "CPU" : "waiting") | \(Self.msText(row.baseMedianMs)) ms | "
+                "| \(MarkdownRenderer.cell(row.name + Self.placeText(row))) | \(row.kind == .cpu ? "CPU" : "waiting") | \(Self.msText(row.baseMedianMs)) ms | "
                     + "\(Self.msText(row.headMedianMs)) ms | \(Self.signed(row.changeMs)) ms | \(Self.msText(row.lowerMs)) to "
                     + "\(Self.msText(row.upperMs)) | \(Self.qText(row.qValue)) | \(verdict) |")
         }
         if changed.count > limit { lines.append("") ; lines.append("… and \(changed.count - limit) more.") }
         lines.append("")
-        var note = "\(rows.count) functions compared: self CPU time and waiting time per run, a permutation test per "
+        var note = "\(rows.count) functions compared: CPU time (with the library work each asked for) and waiting time per run, a permutation test per "
             + "function, Benjamini–Hochberg at a false-discovery rate of \(fdr) %; the change is the Hodges–Lehmann shift "
             + "with its 95 % interval."
         if let link { note += " Where the samples moved: [differential flame graph](\(link))." }
@@ -84,6 +91,8 @@ extension FunctionComparison {
             json.key("name")
             json.string(row.name)
             json.field("object", row.object)
+            if let file = row.file { json.field("file", file) }
+            if let line = row.line { json.field("line", line) }
             json.field("kind", row.kind.rawValue)
             json.field("baseMedianMs", row.baseMedianMs, digits: 6)
             json.field("headMedianMs", row.headMedianMs, digits: 6)

@@ -59,9 +59,11 @@ struct ActionTests {
         #expect(process.terminationStatus == 2, "the step fails as compare did (2: regressed)\n\(output)")
         let summary = try String(contentsOf: temp.appendingPathComponent("step-summary.md"), encoding: .utf8)
         #expect(summary.contains("Liftoff launch comparison: regressed"), "\(summary)")
-        #expect(summary.contains("| extra\\_work | CPU |"), "the summary names the function: \(summary)")
+        #expect(summary.contains("| extra\\_work — app.c:"), "the summary names the function and where it is: \(summary)")
         #expect(summary.contains("Most of it: extra\\_work (CPU) +"), "the headline says how much and how sure")
-        #expect(output.contains("::error title=Liftoff: extra_work added::extra_work (CPU) +"), "an annotation names it: \(output)")
+        // The annotation's title is escaped as a workflow command's property, and it points at the function's line.
+        #expect(output.contains("::error title=Liftoff%3A extra_work added,file=app.c,line="), "an annotation names it: \(output)")
+        #expect(output.contains("::extra_work (CPU) +"), "\(output)")
         #expect(output.contains("== Upload the reports: would use actions/upload-artifact@v4"))
         let reports = temp.appendingPathComponent("liftoff-launch-check/out")
         for file in ["comparison.md", "comparison.json", "diff-flame.html", "diff-flame.svg"] {

@@ -141,6 +141,35 @@ struct FunctionComparisonTests {
         #expect(covered * 10 >= trials * 8, "the interval held 8 ms in \(covered) of \(trials) trials")
     }
 
+    @Test("two builds of one program match function by function whatever their file names; CPU goes to the program's innermost function; idle threads are not compared")
+    func buildsMatch() throws {
+        func runs(_ executable: String, extraMs: UInt64, seed: UInt64) -> [Profile] {
+            var generator = SplitMix64(seed: seed)
+            return (0..<12).map { _ in
+                var launch = LaunchBuilder()
+                launch.threads.append(Profile.ThreadInfo(id: 2, name: "loop", isMain: false))
+                let jitter = UInt64(generator.nextUnit() * 4)
+                // parse_config's time is mostly the C library's, which it called.
+                launch.add(thread: 1, .running, ["\(executable)|main", "\(executable)|parse_config", "libc.so.6|strtod"], fromMs: 0, toMs: 30 + jitter)
+                launch.add(thread: 1, .running, ["\(executable)|main", "\(executable)|build_index"], fromMs: 30 + jitter, toMs: 60 + jitter + extraMs)
+                launch.add(thread: 2, .blocked, ["libc.so.6|epoll_wait"], fromMs: 0, toMs: 60 + jitter + extraMs)
+                launch.endMs = 60 + jitter + extraMs
+                var profile = launch.profile()
+                profile.metadata.commandLine = ["/tmp/\(executable)"]
+                return profile
+            }
+        }
+        let comparison = FunctionComparison(base: runs("catalog-main", extraMs: 0, seed: 1), head: runs("catalog-pr123", extraMs: 20, seed: 2))
+        #expect(!comparison.rows.contains { $0.verdict == .added || $0.verdict == .removed }, "\(comparison.changes.map { ($0.name, $0.verdict) })")
+        let build = try #require(comparison.rows.first { $0.name == "build_index" && $0.kind == .cpu })
+        #expect(build.verdict == .regressed && build.object == "catalog-pr123", "\(build)")
+        let parse = try #require(comparison.rows.first { $0.name == "parse_config" && $0.kind == .cpu })
+        #expect(parse.baseMedianMs >= 30, "strtod's time is charged to parse_config, which called it: \(parse)")
+        #expect(!comparison.rows.contains { $0.name == "strtod" && $0.kind == .cpu && $0.baseMedianMs > 0 })
+        #expect(!comparison.rows.contains { $0.name == "epoll_wait" }, "an idle event loop is not compared")
+        #expect(FunctionTimes.objectKey("libicuuc.so.72.1", programObjects: []) == "libicuuc.so")
+    }
+
     @Test("head removes one function's work: improved; a function only head has: added")
     func removedAndAdded() throws {
         let mix = SampledLaunches.mix(seed: 8)

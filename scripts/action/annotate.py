@@ -5,6 +5,7 @@ that regressed or was added (an error when the launch regressed, a warning other
 """
 
 import json
+import os
 import sys
 
 
@@ -13,19 +14,42 @@ def escape(text):
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
+def escape_property(text):
+    """GitHub's workflow-command escaping of a property (title, file): also `:` and `,`, which
+    would end it (a C++ name such as `std::map<int, int>::find`)."""
+    return escape(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def location(function):
+    """` file=…,line=…` where the function's source is known and inside the workspace."""
+    path = function.get("file")
+    if not path:
+        return ""
+    workspace = os.environ.get("GITHUB_WORKSPACE", "")
+    if workspace and path.startswith(workspace.rstrip("/") + "/"):
+        path = path[len(workspace.rstrip("/")) + 1:]
+    elif path.startswith("/"):
+        return ""
+    text = ",file=" + escape_property(path)
+    if isinstance(function.get("line"), int):
+        text += ",line=%d" % function["line"]
+    return text
+
+
 def main():
     comparison = json.load(open(sys.argv[1]))
     verdict = comparison["verdict"]
     level = {"regressed": "error", "inconclusive": "warning"}.get(verdict, "notice")
-    print("::%s title=Liftoff: launch %s::%s" % (level, verdict, escape(comparison["headline"])))
+    print("::%s title=%s::%s" % (level, escape_property("Liftoff: launch " + verdict), escape(comparison["headline"])))
     worse = [f for f in comparison.get("functions", []) if f["verdict"] in ("regressed", "added")]
     worse.sort(key=lambda f: -abs(f["changeMs"]))
     for function in worse[:10]:
         kind = "CPU" if function["kind"] == "cpu" else "waiting"
         message = "%s (%s) %+.1f ms per run (%.1f to %.1f), q = %.3g" % (
             function["name"], kind, function["changeMs"], function["lowerMs"], function["upperMs"], function["qValue"])
-        print("::%s title=Liftoff: %s %s::%s" % (
-            "error" if verdict == "regressed" else "warning", function["name"], function["verdict"], escape(message)))
+        title = escape_property("Liftoff: %s %s" % (function["name"], function["verdict"]))
+        print("::%s title=%s%s::%s" % (
+            "error" if verdict == "regressed" else "warning", title, location(function), escape(message)))
 
 
 if __name__ == "__main__":
