@@ -46,7 +46,7 @@ struct CompareCommand: ParsableCommand {
 
     @Option(
         name: .long,
-        help: "Metrics to report besides time to first frame (or to ready), comma-separated: phases, tasks, cpu, spans, or all.")
+        help: "Metrics to report besides time to first frame (or to ready), comma-separated: phases, tasks, cpu, spans, counters (the counters that moved are always listed), or all.")
     var metrics: String = ""
 
     @Option(

@@ -3,6 +3,7 @@
 import CLiftoffProcess
 import Foundation
 import Glibc
+import LiftoffComparison
 import LiftoffProfile
 import LiftoffSampler
 import Synchronization
@@ -28,6 +29,8 @@ struct ProcessRunner {
         var exitNs: UInt64
         /// Nanoseconds from spawn to the first output line matching the ready pattern.
         var readyNs: UInt64?
+        /// What the program spent by the kernel's counts: when it was ready, else when it exited.
+        var counters: RunCounters?
         /// Processes that left the program's process group (daemons) and were still running when
         /// the run ended: stopped with SIGTERM, given time to write, then killed. `name (pid)`.
         var stoppedDaemons: [String] = []
@@ -140,6 +143,7 @@ struct ProcessRunner {
             return nil
         }
         var killed = false
+        var counters: RunCounters?
         while !ProcessRunner.hasExited(pid, pidfd: pidfd, waitingMs: 10) {
             let now = MonotonicClock.nowNs
             if stop != .interrupted && interruptSignal.load(ordering: .sequentiallyConsistent) != 0 {
@@ -154,12 +158,30 @@ struct ProcessRunner {
             } else if let due = stopDue(now) {
                 stop = due
                 stoppedAt = now
+                // A server's counts end at its ready line, before it is stopped.
+                if due == .ready { counters = RunCounters.read(pid: pid) }
                 kill(-pid, SIGTERM)
             }
         }
+        // Exited: its I/O counts are read before it is reaped; faults, CPU and switches come with
+        // the reaping (in microseconds, and with the processes it waited for).
+        var exited = siginfo_t()
+        var waited: Int32 = -1
+        repeat { waited = waitid(P_PID, id_t(pid), &exited, WEXITED | WNOWAIT) } while waited < 0 && errno == EINTR
+        let beforeReaping = counters == nil && waited == 0 ? RunCounters.read(pid: pid) : nil
         var code: Int32 = 0
         var reaped: pid_t = -1
-        repeat { reaped = waitpid(pid, &code, 0) } while reaped < 0 && errno == EINTR
+        var usage = rusage()
+        repeat { reaped = wait4(pid, &code, 0, &usage) } while reaped < 0 && errno == EINTR
+        if var exitCounters = beforeReaping, reaped == pid {
+            exitCounters.minorFaults = UInt64(max(usage.ru_minflt, 0))
+            exitCounters.majorFaults = UInt64(max(usage.ru_majflt, 0))
+            exitCounters.userCPUMs = Double(usage.ru_utime.tv_sec) * 1000 + Double(usage.ru_utime.tv_usec) / 1000
+            exitCounters.systemCPUMs = Double(usage.ru_stime.tv_sec) * 1000 + Double(usage.ru_stime.tv_usec) / 1000
+            exitCounters.voluntarySwitches = UInt64(max(usage.ru_nvcsw, 0))
+            exitCounters.involuntarySwitches = UInt64(max(usage.ru_nivcsw, 0))
+            counters = exitCounters
+        }
         let rootExitAt = MonotonicClock.nowNs
         var exitAt = rootExitAt
         // The rest of its tree: the processes it started in its group end within a second of it
@@ -215,7 +237,7 @@ struct ProcessRunner {
         }
         return Result(
             outcome: outcome, pid: pid, spawnNs: spawnNs, exitNs: exitAt - spawnNs, readyNs: readyTime.value,
-            stoppedDaemons: followsDaemons ? [] : daemons)
+            counters: counters, stoppedDaemons: followsDaemons ? [] : daemons)
     }
 
     /// Why a run stopped its program: Ctrl-C or SIGTERM handed on, the timeout, the ready line or

@@ -254,11 +254,11 @@ struct RecordCommand: ParsableCommand {
             side.measured.insert(result.readyNs != nil ? .ready : .exit)
             return RecordManifest.Run(
                 index: index, profile: nil, log: logName, outcome: result.outcome.description, succeeded: true,
-                exitMs: exitMs, readyMs: readyMs)
+                exitMs: exitMs, readyMs: readyMs, counters: result.counters)
         }
         return RecordManifest.Run(
             index: index, profile: stem + ".json", log: logName, outcome: result.outcome.description, succeeded: true,
-            exitMs: exitMs, readyMs: readyMs, recordedBy: recordedBy)
+            exitMs: exitMs, readyMs: readyMs, recordedBy: recordedBy, counters: result.counters)
     }
 
     private func summary(_ sides: [Side]) -> String {

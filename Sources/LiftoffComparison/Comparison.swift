@@ -101,6 +101,8 @@ public struct MetricComparison: Sendable, Equatable, Codable {
         verdict = Self.verdict(
             baseCount: baseCount, headCount: headCount, baseMedian: baseMedian, ratio: ratio, pValue: pValue,
             settings: settings)
+        // Nothing on either side in most runs (no major fault, no storage read): nothing changed.
+        if baseCount >= 2, headCount >= 2, baseMedian == 0, headMedian == 0 { verdict = .unchanged }
     }
 
     /// The verdict rule documented on ``init(metric:base:head:settings:)``.

@@ -19,6 +19,9 @@ public struct LaunchComparison: Sendable {
     public var insights: [InsightChange] = []
     /// Every function compared (they name what changed; they do not decide the verdict).
     public var functions: FunctionComparison
+    /// Whether every counter was asked for (`--metrics counters`); otherwise they are compared
+    /// all the same, and reports list those that moved.
+    public var listsAllCounters: Bool
 
     /// Compares head with base.
     /// - Parameters:
@@ -44,6 +47,9 @@ public struct LaunchComparison: Sendable {
                     + "\(LaunchComparison.measureName(head.measure)), so they cannot be compared.")
         }
         var groups = groups
+        listsAllCounters = groups.contains(.counters)
+        // The kernel's counts vary far less than wall time: always compared, where recorded.
+        groups.insert(.counters)
         // A gated name may be a span's, callback's or task's plain name ("build router").
         let available = Set(base.metrics(Set(MetricGroup.allCases)).map(\.name))
         let gated = gated.map { RunSet.metric(named: $0, among: available) ?? $0 }

@@ -39,13 +39,17 @@ public struct RecordManifest: Codable, Sendable, Equatable {
         /// Who wrote the run's profile: `program` (it links Liftoff and recorded itself) or
         /// `agent` (liftoff's injected agent sampled it); absent for a run that was only timed.
         public var recordedBy: String?
+        /// What the run spent by the kernel's counts (to its ready line, or to its exit); absent
+        /// when they could not be read, and in folders recorded before they were kept.
+        public var counters: RunCounters?
 
         /// Creates a run entry.
         public init(
             index: Int, profile: String?, log: String, outcome: String, succeeded: Bool, exitMs: Double, readyMs: Double?,
-            recordedBy: String? = nil
+            recordedBy: String? = nil, counters: RunCounters? = nil
         ) {
             self.recordedBy = recordedBy
+            self.counters = counters
             self.index = index
             self.profile = profile
             self.log = log
@@ -133,6 +137,23 @@ public struct RecordManifest: Codable, Sendable, Equatable {
         json.field("exitMs", run.exitMs, digits: 6)
         if let ready = run.readyMs { json.field("readyMs", ready, digits: 6) }
         if let recordedBy = run.recordedBy { json.field("recordedBy", recordedBy) }
+        if let counters = run.counters {
+            json.nextKey("counters")
+            json.raw("{")
+            json.key("bytesRead")
+            json.int(Int(clamping: counters.bytesRead))
+            json.field("bytesWritten", Int(clamping: counters.bytesWritten))
+            json.field("readCalls", Int(clamping: counters.readCalls))
+            json.field("writeCalls", Int(clamping: counters.writeCalls))
+            json.field("storageBytesRead", Int(clamping: counters.storageBytesRead))
+            json.field("minorFaults", Int(clamping: counters.minorFaults))
+            json.field("majorFaults", Int(clamping: counters.majorFaults))
+            json.field("userCPUMs", counters.userCPUMs, digits: 3)
+            json.field("systemCPUMs", counters.systemCPUMs, digits: 3)
+            json.field("voluntarySwitches", Int(clamping: counters.voluntarySwitches))
+            json.field("involuntarySwitches", Int(clamping: counters.involuntarySwitches))
+            json.raw("}")
+        }
         json.raw("}")
     }
 
@@ -169,6 +190,8 @@ public struct RunSet: Sendable {
     /// How time to first frame was measured (`liftoff record`'s `measure`); `profile` for a
     /// folder of profiles.
     public var measure: RunMeasure
+    /// Each successful run's counters, in the order of `profiles` (nil where none were read).
+    public var counters: [RunCounters?] = []
 
     /// Creates a run set from profiles already in memory.
     public init(folder: URL, profiles: [Profile], failedRuns: Int = 0, measure: RunMeasure = .profile) {
@@ -212,19 +235,23 @@ public struct RunSet: Sendable {
         }
         if let manifest {
             var profiles: [Profile] = []
+            var counters: [RunCounters?] = []
             var failed = 0
             for run in manifest.runs {
                 guard run.succeeded else {
                     failed += 1
                     continue
                 }
+                counters.append(run.counters)
                 if let file = run.profile {
                     profiles.append(try loadProfile(url.appendingPathComponent(file)))
                 } else {
                     profiles.append(try timedProfile(run, command: manifest.command, source: url.path))
                 }
             }
-            return RunSet(folder: url, profiles: profiles, failedRuns: failed, measure: manifest.measure)
+            var set = RunSet(folder: url, profiles: profiles, failedRuns: failed, measure: manifest.measure)
+            set.counters = counters
+            return set
         }
         // A folder of profiles, such as one `liftoff demo` wrote: its other JSON files (speedscope,
         // Chrome trace) are not profiles and are passed over.
@@ -281,7 +308,9 @@ public struct RunSet: Sendable {
     ///   `span cpu: NAME` for each span's CPU time;
     /// - with `spans`: `span: NAME` for each span's duration (spans of a `LaunchRecorder`, of
     ///   the tracing backend and of services; not callbacks, launch tasks or background tasks,
-    ///   which have metrics of their own).
+    ///   which have metrics of their own);
+    /// - with `counters`: `counter: NAME` for each of the kernel's counts of a run
+    ///   (``RunCounters``), where `liftoff record` read them.
     public func metrics(_ groups: Set<MetricGroup> = []) -> [(name: String, values: [Double])] {
         var order: [String] = []
         var values: [String: [Double]] = [:]
@@ -293,7 +322,7 @@ public struct RunSet: Sendable {
             if run[name] == nil { runOrder.append(name) }
             run[name, default: 0] += value
         }
-        for profile in profiles {
+        for (position, profile) in profiles.enumerated() {
             defer {
                 for name in runOrder {
                     if values[name] == nil { order.append(name) }
@@ -303,6 +332,9 @@ public struct RunSet: Sendable {
                 runOrder.removeAll(keepingCapacity: true)
             }
             if let ttff = profile.timeToFirstFrameNs { add(RunSet.readyMetric(of: profile), Double(ttff) / 1e6) }
+            if groups.contains(.counters), position < counters.count, let counts = counters[position] {
+                for (name, value) in counts.metrics { add(name, value) }
+            }
             if groups.contains(.phases) {
                 let phases = profile.phases
                 // The program's own: from its exec when wrappers ran before it (`env`, `sh -c`), so the
@@ -402,6 +434,7 @@ public struct RunSet: Sendable {
         if name.hasPrefix("task: ") { return .tasks }
         if name.hasPrefix("cpu: ") || name.hasPrefix("span cpu: ") { return .cpu }
         if name.hasPrefix("span: ") { return .spans }
+        if name.hasPrefix("counter: ") { return .counters }
         return nil
     }
 }
@@ -416,4 +449,7 @@ public enum MetricGroup: String, Sendable, CaseIterable, Hashable {
     case cpu
     /// Each span's duration, by name.
     case spans
+    /// The kernel's counts of each run: bytes and calls read and written, faults, user and
+    /// system CPU, context switches.
+    case counters
 }

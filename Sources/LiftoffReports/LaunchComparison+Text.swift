@@ -10,7 +10,8 @@ extension LaunchComparison {
         let focus = gatedMetrics.first { $0.verdict == verdict } ?? gatedMetrics.first
         guard let focus else { return "Nothing was compared." }
         let change = LaunchComparison.percent(focus.ratio)
-        let numbers = "\(focus.metric) \(LaunchComparison.ms(focus.baseMedian)) → \(LaunchComparison.ms(focus.headMedian)) "
+        let numbers = "\(focus.metric) \(LaunchComparison.amount(focus.baseMedian, focus.metric)) → "
+            + "\(LaunchComparison.amount(focus.headMedian, focus.metric)) "
             + "(\(change), p = \(LaunchComparison.pValue(focus.pValue)), \(base.runs) base and \(head.runs) head runs)"
         // What changed most, when the launch did: the function, by how much, how sure.
         let culprit = functions.changes.first { verdict == .regressed ? $0.changeMs > 0 : $0.changeMs < 0 }
@@ -29,10 +30,10 @@ extension LaunchComparison {
         var lines = [headline, ""]
         let header = ["metric", "base median", "head median", "ratio", "\(fmt(settings.confidence * 100))% interval", "p", "verdict"]
         var rows = [header]
-        for metric in metrics {
+        for metric in shownMetrics {
             rows.append([
-                metric.metric + (gated.contains(metric.metric) ? " *" : ""), LaunchComparison.ms(metric.baseMedian),
-                LaunchComparison.ms(metric.headMedian), LaunchComparison.ratio(metric.ratio),
+                metric.metric + (gated.contains(metric.metric) ? " *" : ""), LaunchComparison.amount(metric.baseMedian, metric.metric),
+                LaunchComparison.amount(metric.headMedian, metric.metric), LaunchComparison.ratio(metric.ratio),
                 "\(LaunchComparison.ratio(metric.lower)) – \(LaunchComparison.ratio(metric.upper))",
                 LaunchComparison.pValue(metric.pValue), metric.verdict.rawValue,
             ])
@@ -76,11 +77,12 @@ extension LaunchComparison {
         var lines = ["## \(icon) Liftoff launch comparison: \(verdict.rawValue)", "", MarkdownRenderer.inline(headline), ""]
         lines.append("| Metric | Base median | Head median | Change | \(fmt(settings.confidence * 100))% interval | p | Verdict |")
         lines.append("|---|---:|---:|---:|---:|---:|---|")
-        for metric in metrics {
+        for metric in shownMetrics {
             let name = MarkdownRenderer.cell(metric.metric) + (gated.contains(metric.metric) ? " (gated)" : "")
             let verdictText = metric.verdict == .regressed ? "**regressed**" : metric.verdict.rawValue
             lines.append(
-                "| \(name) | \(LaunchComparison.ms(metric.baseMedian)) | \(LaunchComparison.ms(metric.headMedian)) | "
+                "| \(name) | \(LaunchComparison.amount(metric.baseMedian, metric.metric)) | "
+                    + "\(LaunchComparison.amount(metric.headMedian, metric.metric)) | "
                     + "\(LaunchComparison.percent(metric.ratio)) | \(LaunchComparison.percent(metric.lower)) to "
                     + "\(LaunchComparison.percent(metric.upper)) | \(LaunchComparison.pValue(metric.pValue)) | \(verdictText) |")
         }
@@ -167,6 +169,26 @@ extension LaunchComparison {
         }
         json.raw("]}\n")
         return json.text
+    }
+
+    /// The metrics a table lists: every one asked for, and of the kernel's counters (always
+    /// compared) those that moved, unless all were asked for.
+    var shownMetrics: [MetricComparison] {
+        metrics.filter { metric in
+            !metric.metric.hasPrefix("counter: ") || listsAllCounters || gated.contains(metric.metric) || metric.verdict != .unchanged
+        }
+    }
+
+    /// A metric's value with its unit: milliseconds, or for a counter its count (bytes in kB or MB).
+    static func amount(_ value: Double, _ metric: String) -> String {
+        guard metric.hasPrefix("counter: "), value.isFinite else { return ms(value) }
+        if metric.hasSuffix(" ms") { return ms(value) }
+        if metric.contains("bytes") {
+            if value >= 1e6 { return fmt(value / 1e6, digits: 1, fixed: true) + " MB" }
+            if value >= 1e3 { return fmt(value / 1e3, digits: 1, fixed: true) + " kB" }
+            return fmt(value, digits: 0, fixed: true) + " B"
+        }
+        return fmt(value, digits: value == value.rounded() ? 0 : 1, fixed: true)
     }
 
     static func ms(_ value: Double) -> String {

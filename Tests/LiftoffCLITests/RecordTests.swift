@@ -41,6 +41,48 @@ struct RecordTests {
         #expect(runs.profiles.allSatisfy { ($0.timeToFirstFrameNs ?? 0) >= 50_000_000 })
     }
 
+    @Test("every run keeps the kernel's counts; a head that reads 8 MB more and faults more is named by its counters")
+    func counters() throws {
+        let source = """
+            #include <fcntl.h>
+            #include <stdio.h>
+            #include <stdlib.h>
+            #include <string.h>
+            #include <unistd.h>
+            int main(int argc, char **argv) {
+                long megabytes = argc > 1 ? atol(argv[1]) : 0;
+                static char buffer[65536];
+                int fd = open("/dev/zero", O_RDONLY);
+                for (long i = 0; i < megabytes * 16; i++) if (read(fd, buffer, sizeof buffer) < 0) return 1;
+                char *memory = malloc(megabytes << 20);
+                if (memory) memset(memory, 1, megabytes << 20);
+                puts("ready"); return memory && memory[7] == 2;
+            }
+            """
+        let program = try AnyPrograms.build("counters", source)
+        let folder = temporaryFolder()
+        let result = try BuiltTool.find().run([
+            "record", "--runs", "6", "--warmup", "0", "--out", folder.path, "--quiet", "--baseline", program, "--", program, "8",
+        ])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let manifest = try JSONDecoder().decode(
+            RecordManifest.self, from: Data(contentsOf: folder.appendingPathComponent("head/record.json")))
+        for run in manifest.runs {
+            let counts = try #require(run.counters, "\(run)")
+            #expect(counts.bytesRead >= 8_000_000 && counts.readCalls >= 128, "\(counts)")
+            #expect(counts.minorFaults >= 2048, "8 MB touched: at least 2,048 pages: \(counts)")
+        }
+        let compared = try BuiltTool.find().run(["compare", folder.appendingPathComponent("base").path, folder.appendingPathComponent("head").path])
+        #expect(compared.stdout.contains("counter: bytes read"), "\(compared.stdout)")
+        #expect(compared.stdout.contains("counter: minor faults"), "\(compared.stdout)")
+        #expect(!compared.stdout.contains("counter: storage bytes read"), "a counter that did not move is not listed: \(compared.stdout)")
+        let json = try BuiltTool.find().run(
+            ["compare", folder.appendingPathComponent("base").path, folder.appendingPathComponent("head").path, "--format", "json"])
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        let metrics = document["metrics"] as? [[String: Any]] ?? []
+        #expect(metrics.first { $0["metric"] as? String == "counter: read calls" }?["verdict"] as? String == "regressed", "\(metrics)")
+    }
+
     @Test("a crashing run is recorded as failed with its signal and the others go on; a stuck one is killed")
     func failures() throws {
         let folder = temporaryFolder()

@@ -210,3 +210,23 @@ struct FunctionComparisonTests {
         #expect(comparison.rows.first { $0.name == "rare" }?.verdict == .unresolved)
     }
 }
+
+@Suite("Run counters")
+struct RunCounterTests {
+    @Test("a live process's counters are read from /proc; the stat line's name may hold spaces and parentheses")
+    func read() throws {
+        let own = try #require(RunCounters.read(pid: getpid()))
+        #expect(own.readCalls > 0 && own.minorFaults > 0 && own.userCPUMs + own.systemCPUMs > 0, "\(own)")
+        let parsed = try #require(
+            RunCounters.parse(
+                io: "rchar: 10\nwchar: 20\nsyscr: 3\nsyscw: 4\nread_bytes: 4096\n",
+                stat: "42 (a (b) c) S 1 42 42 0 -1 4194560 700 0 5 0 150 25 0 0 20 0 1 0 100 0 0",
+                status: "voluntary_ctxt_switches:\t9\nnonvoluntary_ctxt_switches:\t2\n", ticksPerSecond: 100))
+        #expect(
+            parsed
+                == RunCounters(
+                    bytesRead: 10, bytesWritten: 20, readCalls: 3, writeCalls: 4, storageBytesRead: 4096, minorFaults: 700,
+                    majorFaults: 5, userCPUMs: 1500, systemCPUMs: 250, voluntarySwitches: 9, involuntarySwitches: 2))
+        #expect(RunCounters.parse(io: "", stat: "no parenthesis", status: "", ticksPerSecond: 100) == nil)
+    }
+}
