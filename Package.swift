@@ -132,7 +132,9 @@ let package = Package(
             ]),
         .testTarget(name: "LiftoffProfileTests", dependencies: ["LiftoffProfile"]),
         .testTarget(name: "LiftoffAnalysisTests", dependencies: ["LiftoffAnalysis", "LiftoffProfile", "LiftoffTestSupport"]),
-        .testTarget(name: "LiftoffComparisonTests", dependencies: ["LiftoffComparison", "LiftoffProfile", "LiftoffTestSupport"]),
+        .testTarget(
+            name: "LiftoffComparisonTests", dependencies: ["LiftoffComparison", "LiftoffProfile", "LiftoffTestSupport"],
+            exclude: ["Fixtures"]),
         .testTarget(
             name: "LiftoffTests",
             dependencies: [

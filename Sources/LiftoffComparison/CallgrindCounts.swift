@@ -1,0 +1,187 @@
+import Foundation
+
+/// The instructions one launch executed, as valgrind's callgrind counted them: in all, and per
+/// function (self cost: the instructions of the function's own code, not of the functions it
+/// called). Read from callgrind's output files (format version 1), one per dump, summed up to
+/// the part whose trigger says the launch was ready (`dump ready`, or leaving
+/// `lo_launch_ready`), or over every part (to the exit).
+public struct CallgrindCounts: Sendable, Equatable {
+    /// One function's instructions.
+    public struct Function: Sendable, Equatable {
+        /// Its name as callgrind wrote it (C++ demangled, Swift mangled).
+        public var name: String
+        /// Its object's path.
+        public var object: String
+        /// Its source file, when the debug information said (`???` otherwise).
+        public var file: String?
+        /// Instructions in its own code.
+        public var instructions: UInt64
+    }
+
+    /// Instructions executed from the start to the ready point (or the exit).
+    public var instructions: UInt64
+    /// Every function with instructions, the most first.
+    public var functions: [Function]
+    /// What ended the counting: the trigger of the last part counted (`Program termination`,
+    /// `dump ready`).
+    public var trigger: String
+
+    /// Bigger files are refused: a launch's profile is a few megabytes.
+    public static let maximumBytes = 512 << 20
+
+    /// A failure to read callgrind's output, as one sentence.
+    public struct ReadError: Error, CustomStringConvertible, Sendable, Equatable {
+        /// The sentence.
+        public var description: String
+    }
+
+    /// One part (one dump) of a callgrind output.
+    struct Part {
+        var number: Int
+        var trigger: String
+        var total: UInt64
+        var functions: [Key: (file: String?, instructions: UInt64)]
+    }
+
+    struct Key: Hashable {
+        var name: String
+        var object: String
+    }
+
+    /// Reads the parts in `files` (a callgrind output file and its numbered dumps) and sums
+    /// them in part order up to and including the first whose trigger contains `readyTrigger`,
+    /// or all of them when none does.
+    /// - Throws: `ReadError` naming the file that is missing, too large or not callgrind's.
+    public static func read(files: [URL], readyTrigger: String = "ready") throws -> CallgrindCounts {
+        var parts: [Part] = []
+        for file in files {
+            let attributes = try? FileManager.default.attributesOfItem(atPath: file.path)
+            if let size = attributes?[.size] as? Int, size > maximumBytes {
+                throw ReadError(description: "\(file.path) is \(size >> 20) MB, more than the \(maximumBytes >> 20) MB a launch's counts can be.")
+            }
+            guard let data = FileManager.default.contents(atPath: file.path) else {
+                throw ReadError(description: "Cannot read \(file.path).")
+            }
+            do {
+                parts.append(try parse(data))
+            } catch let error as ReadError {
+                throw ReadError(description: "\(file.path): \(error.description)")
+            }
+        }
+        guard !parts.isEmpty else { throw ReadError(description: "No callgrind output to read.") }
+        parts.sort { $0.number < $1.number }
+        if let ready = parts.firstIndex(where: { $0.trigger.contains(readyTrigger) }) { parts = Array(parts[...ready]) }
+        var total: UInt64 = 0
+        var functions: [Key: (file: String?, instructions: UInt64)] = [:]
+        for part in parts {
+            total = total.addingReportingOverflow(part.total).overflow ? .max : total + part.total
+            for (key, value) in part.functions {
+                let sum = (functions[key]?.instructions ?? 0).addingReportingOverflow(value.instructions)
+                functions[key] = (functions[key]?.file ?? value.file, sum.overflow ? .max : sum.partialValue)
+            }
+        }
+        let list = functions.map { Function(name: $0.key.name, object: $0.key.object, file: $0.value.file, instructions: $0.value.instructions) }
+            .sorted { ($0.instructions, $1.name, $1.object) > ($1.instructions, $0.name, $0.object) }
+        return CallgrindCounts(instructions: total, functions: list, trigger: parts.last?.trigger ?? "")
+    }
+
+    /// One callgrind output file (one part): `events:`, `positions:`, the `ob=`/`fl=`/`fn=`
+    /// context lines with their name compression (`(12) name` defines, `(12)` refers), cost
+    /// lines, and `calls=` lines whose following cost line is the call's inclusive cost (not the
+    /// caller's own).
+    static func parse(_ data: Data) throws -> Part {
+        var part = Part(number: 0, trigger: "", total: 0, functions: [:])
+        var positions = 1
+        var event = 0  // the column of Ir among the events
+        var sawHeader = false
+        var names: [String: [String: String]] = ["ob": [:], "fl": [:], "fn": [:]]
+        var object = "???"
+        var file: String?
+        var function: String?
+        var skipNextCost = false
+        var summed: UInt64 = 0
+        var summary: UInt64?
+
+        func resolve(_ kind: String, _ value: Substring) -> String {
+            // `(id) name` defines id; `(id)` alone refers to it; anything else is the name itself.
+            guard value.hasPrefix("("), let close = value.firstIndex(of: ")") else { return String(value) }
+            let id = String(value[value.index(after: value.startIndex)..<close])
+            let rest = value[value.index(after: close)...].drop { $0 == " " }
+            if rest.isEmpty { return names[kind]?[id] ?? "(\(id))" }
+            names[kind, default: [:]][id] = String(rest)
+            return String(rest)
+        }
+
+        var lineNumber = 0
+        for raw in data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
+            lineNumber += 1
+            guard let line = String(bytes: raw, encoding: .utf8) else {
+                throw ReadError(description: "line \(lineNumber) is not text.")
+            }
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            let first = line.first!
+            if first.isNumber || first == "+" || first == "-" || first == "*" {
+                guard sawHeader else { throw ReadError(description: "line \(lineNumber) is a cost before any header; this is not callgrind's output.") }
+                let fields = line.split(separator: " ")
+                let column = positions + event
+                let cost = column < fields.count ? UInt64(fields[column]) ?? 0 : 0
+                if skipNextCost {
+                    skipNextCost = false
+                    continue
+                }
+                guard let function else { continue }
+                let key = Key(name: function, object: object)
+                let previous = part.functions[key]?.instructions ?? 0
+                let sum = previous.addingReportingOverflow(cost)
+                part.functions[key] = (part.functions[key]?.file ?? file, sum.overflow ? .max : sum.partialValue)
+                summed = summed.addingReportingOverflow(cost).overflow ? .max : summed &+ cost
+                continue
+            }
+            guard let equals = line.firstIndex(of: "="), !line[..<equals].contains(":") else {
+                // A header line: `key: value`.
+                guard let colon = line.firstIndex(of: ":") else { continue }
+                let key = line[..<colon]
+                let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+                switch key {
+                case "version", "creator", "cmd", "pid":
+                    sawHeader = true
+                case "part":
+                    part.number = Int(value) ?? 0
+                case "positions":
+                    positions = max(1, value.split(separator: " ").count)
+                case "events":
+                    sawHeader = true
+                    event = value.split(separator: " ").firstIndex(of: "Ir") ?? 0
+                case "summary", "totals":
+                    let fields = value.split(separator: " ")
+                    if event < fields.count, let number = UInt64(fields[event]) { summary = max(summary ?? 0, number) }
+                case "desc":
+                    if value.hasPrefix("Trigger:") {
+                        part.trigger = value.dropFirst("Trigger:".count).trimmingCharacters(in: .whitespaces)
+                    }
+                default:
+                    break
+                }
+                continue
+            }
+            let key = line[..<equals]
+            let value = line[line.index(after: equals)...]
+            switch key {
+            case "ob": object = resolve("ob", value)
+            case "fl", "fi", "fe":
+                let name = resolve("fl", value)
+                if key == "fl" || function == nil { file = name == "???" ? nil : name }
+            case "fn":
+                function = resolve("fn", value)
+            case "cob": _ = resolve("ob", value)
+            case "cfi", "cfl": _ = resolve("fl", value)
+            case "cfn": _ = resolve("fn", value)
+            case "calls": skipNextCost = true
+            default: break
+            }
+        }
+        guard sawHeader else { throw ReadError(description: "it has no callgrind header; this is not callgrind's output.") }
+        part.total = summary ?? summed
+        return part
+    }
+}
