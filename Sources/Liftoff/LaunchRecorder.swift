@@ -1,3 +1,4 @@
+import CLiftoffSampler
 import Foundation
 import LiftoffProfile
 import LiftoffSampler
@@ -153,6 +154,8 @@ public final class LaunchRecorder: Sendable {
 
     /// Called at ready or the first frame: ends the launch as ``launchEnd`` says.
     private func launchBecameReady() {
+        // Where `liftoff record --count instructions` stops counting.
+        lo_launch_ready()
         switch launchEnd {
         case .ready:
             endLaunch()

@@ -3,6 +3,7 @@ import Foundation
 import LiftoffComparison
 import LiftoffProfile
 import LiftoffReports
+import LiftoffSampler
 
 /// `liftoff compare BASE HEAD`: decides whether head's launches regressed against base's.
 struct CompareCommand: ParsableCommand {
@@ -51,8 +52,15 @@ struct CompareCommand: ParsableCommand {
 
     @Option(
         name: .long,
-        help: "Metrics that decide the verdict, comma-separated: names as printed, or a span's, callback's or task's name.")
-    var gate: String = RunSet.timeToFirstFrame
+        help: """
+            Metrics that decide the verdict, comma-separated: names as printed, a span's, callback's or task's name, or \
+            instructions (runs recorded with --count instructions). Default: instructions when both sides were \
+            counted, else time to first frame (time to ready).
+            """)
+    var gate: String?
+
+    @Option(name: .long, help: "Smallest change of counted instructions that counts, as a percentage (1% or 0.01).")
+    var countThreshold: String = "1%"
 
     @Option(name: .long, help: "Smallest change of a median that counts, as a percentage (5% or 0.05).")
     var threshold: String = "5%"
@@ -88,8 +96,16 @@ struct CompareCommand: ParsableCommand {
         case text, markdown, json
     }
 
+    /// A callgrind name as the profiles show it: Swift's demangled and shortened, C++'s shortened.
+    static func readableName(_ name: String) -> String {
+        let readable = name.hasPrefix("$s") || name.hasPrefix("_$s") ? SymbolNames.demangle(name) : name
+        return CppNameShortener.shortName(readable) ?? readable
+    }
+
     func validate() throws {
         _ = try groups()
+        let count = try CompareCommand.fraction(countThreshold)
+        guard count > 0 && count < 1 else { throw ValidationError("--count-threshold must be between 0% and 100%, not \(countThreshold).") }
         let value = try CompareCommand.fraction(threshold)
         guard value > 0 && value < 1 else { throw ValidationError("--threshold must be between 0% and 100%, not \(threshold).") }
         guard alpha > 0 && alpha < 1 else { throw ValidationError("--alpha must be between 0 and 1, not \(alpha).") }
@@ -110,14 +126,17 @@ struct CompareCommand: ParsableCommand {
         if let diffSpan, !(baseRuns.profiles + headRuns.profiles).contains(where: { $0.spans.contains { $0.name == diffSpan } }) {
             throw CLIError("No run has a span named '\(diffSpan)', so --diff-span has nothing to compare.")
         }
-        let gated = gate.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        let counted = !baseRuns.counts.isEmpty && !headRuns.counts.isEmpty
+        let gated = (gate ?? (counted ? LaunchComparison.instructionsMetric : RunSet.timeToFirstFrame))
+            .split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         let comparison: LaunchComparison
         do {
             comparison = try LaunchComparison(
                 base: baseRuns, head: headRuns, groups: try groups(), gated: gated,
                 settings: ComparisonSettings(
                     threshold: try CompareCommand.fraction(threshold), alpha: alpha, falseDiscoveryRate: falseDiscoveryRate),
-                functionSpan: diffSpan)
+                functionSpan: diffSpan, countThreshold: try CompareCommand.fraction(countThreshold),
+                demangle: CompareCommand.readableName)
         } catch let error as RunSetError {
             throw CLIError(error.description)
         }

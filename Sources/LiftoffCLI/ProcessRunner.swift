@@ -51,6 +51,9 @@ struct ProcessRunner {
     /// Whether a process that leaves the program's process group (a daemon) is waited for, like
     /// the program: to its end, its ready line or the timeout.
     var followsDaemons = false
+    /// Called with the program's pid when its ready line appears, before it is stopped (to have
+    /// a counting tool dump its counts there).
+    var onReady: ((pid_t) -> Void)?
 
     /// Spawns the program and waits for it.
     /// - Parameter launchVariable: an environment variable to set to the spawn time (monotonic
@@ -159,7 +162,10 @@ struct ProcessRunner {
                 stop = due
                 stoppedAt = now
                 // A server's counts end at its ready line, before it is stopped.
-                if due == .ready { counters = RunCounters.read(pid: pid) }
+                if due == .ready {
+                    counters = RunCounters.read(pid: pid)
+                    onReady?(pid)
+                }
                 kill(-pid, SIGTERM)
             }
         }

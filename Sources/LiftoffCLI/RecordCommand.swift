@@ -73,6 +73,14 @@ struct RecordCommand: ParsableCommand {
 
     @OptionGroup var agentOptions: AgentOptions
 
+    @Option(
+        name: .long,
+        help: "Also count each launch: instructions, under valgrind's callgrind (no agent, deterministic hashing), to the ready point.")
+    var count: CountKind?
+
+    @Option(name: .long, parsing: .unconditional, help: "Counted launches of each command, interleaved (with --count).")
+    var countRuns: Int = 3
+
     @Argument(parsing: .postTerminator, help: "The command to launch, after --.")
     var command: [String] = []
 
@@ -82,6 +90,7 @@ struct RecordCommand: ParsableCommand {
         }
         guard (1...1000).contains(runs) else { throw ValidationError("--runs must be between 1 and 1000, not \(runs).") }
         guard (0...100).contains(warmup) else { throw ValidationError("--warmup must be between 0 and 100, not \(warmup).") }
+        guard (1...100).contains(countRuns) else { throw ValidationError("--count-runs must be between 1 and 100, not \(countRuns).") }
         if let baseline {
             let words = try ShellWords.split(baseline)
             guard !words.isEmpty else { throw ValidationError("--baseline is empty; give the base command.") }
@@ -133,6 +142,7 @@ struct RecordCommand: ParsableCommand {
                 progress.advance("run \(index)/\(runs)\(side.label): \(shown)\(by)")
             }
         }
+        if count == .instructions, ProcessRunner.interruption == 0 { try recordCounts(sides, pattern: pattern, progress: progress) }
         progress.finish()
         for side in sides { try side.saveManifest() }
         if !quiet { try StandardOutput.print(summary(sides)) }
@@ -160,7 +170,7 @@ struct RecordCommand: ParsableCommand {
     private static let environment = ProcessInfo.processInfo.environment
 
     /// ABBA order: base first in even rounds, head first in odd ones.
-    private func order(_ sides: [Side], round: Int) -> [Side] {
+    func order(_ sides: [Side], round: Int) -> [Side] {
         round % 2 == 0 ? sides : sides.reversed()
     }
 

@@ -25,6 +25,8 @@ public struct CallgrindCounts: Sendable, Equatable {
     /// What ended the counting: the trigger of the last part counted (`Program termination`,
     /// `dump ready`).
     public var trigger: String
+    /// The program counted: the first word of callgrind's `cmd:` line.
+    public var program: String?
 
     /// Bigger files are refused: a launch's profile is a few megabytes.
     public static let maximumBytes = 512 << 20
@@ -39,6 +41,7 @@ public struct CallgrindCounts: Sendable, Equatable {
     struct Part {
         var number: Int
         var trigger: String
+        var program: String?
         var total: UInt64
         var functions: [Key: (file: String?, instructions: UInt64)]
     }
@@ -82,7 +85,8 @@ public struct CallgrindCounts: Sendable, Equatable {
         }
         let list = functions.map { Function(name: $0.key.name, object: $0.key.object, file: $0.value.file, instructions: $0.value.instructions) }
             .sorted { ($0.instructions, $1.name, $1.object) > ($1.instructions, $0.name, $0.object) }
-        return CallgrindCounts(instructions: total, functions: list, trigger: parts.last?.trigger ?? "")
+        return CallgrindCounts(
+            instructions: total, functions: list, trigger: parts.last?.trigger ?? "", program: parts.first { $0.program != nil }?.program)
     }
 
     /// One callgrind output file (one part): `events:`, `positions:`, the `ob=`/`fl=`/`fn=`
@@ -90,7 +94,7 @@ public struct CallgrindCounts: Sendable, Equatable {
     /// lines, and `calls=` lines whose following cost line is the call's inclusive cost (not the
     /// caller's own).
     static func parse(_ data: Data) throws -> Part {
-        var part = Part(number: 0, trigger: "", total: 0, functions: [:])
+        var part = Part(number: 0, trigger: "", program: nil, total: 0, functions: [:])
         var positions = 1
         var event = 0  // the column of Ir among the events
         var sawHeader = false
@@ -143,8 +147,11 @@ public struct CallgrindCounts: Sendable, Equatable {
                 let key = line[..<colon]
                 let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
                 switch key {
-                case "version", "creator", "cmd", "pid":
+                case "version", "creator", "pid":
                     sawHeader = true
+                case "cmd":
+                    sawHeader = true
+                    part.program = value.split(separator: " ").first.map(String.init)
                 case "part":
                     part.number = Int(value) ?? 0
                 case "positions":

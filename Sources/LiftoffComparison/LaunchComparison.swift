@@ -19,6 +19,11 @@ public struct LaunchComparison: Sendable {
     public var insights: [InsightChange] = []
     /// Every function compared (they name what changed; they do not decide the verdict).
     public var functions: FunctionComparison
+    /// The counted launches compared, when both sides were counted (`record --count instructions`).
+    public var instructions: InstructionComparison?
+    /// The name that gates on the counted instructions.
+    public static let instructionsMetric = "instructions"
+
     /// Whether every counter was asked for (`--metrics counters`); otherwise they are compared
     /// all the same, and reports list those that moved.
     public var listsAllCounters: Bool
@@ -34,7 +39,8 @@ public struct LaunchComparison: Sendable {
     ///   two successful runs, or a gated metric is missing.
     public init(
         base: RunSet, head: RunSet, groups: Set<MetricGroup> = [], gated: [String] = [RunSet.timeToFirstFrame],
-        settings: ComparisonSettings = ComparisonSettings(), functionSpan: String? = nil
+        settings: ComparisonSettings = ComparisonSettings(), functionSpan: String? = nil, countThreshold: Double = 0.01,
+        demangle: (String) -> String = { $0 }
     ) throws {
         for (name, set) in [("base", base), ("head", head)] where set.profiles.isEmpty {
             throw RunSetError(
@@ -45,6 +51,15 @@ public struct LaunchComparison: Sendable {
             throw RunSetError(
                 "The base runs were measured by \(LaunchComparison.measureName(base.measure)) and the head runs by "
                     + "\(LaunchComparison.measureName(head.measure)), so they cannot be compared.")
+        }
+        if !base.counts.isEmpty, !head.counts.isEmpty {
+            instructions = InstructionComparison(base: base.counts, head: head.counts, threshold: countThreshold, demangle: demangle)
+        } else if gated.contains(Self.instructionsMetric) {
+            let missing = base.counts.isEmpty ? "base" : "head"
+            let failed = (base.counts.isEmpty ? base : head).failedCounts
+            throw RunSetError(
+                "The runs cannot be compared on 'instructions': the \(missing) runs were not counted"
+                    + (failed.isEmpty ? " (record them with --count instructions)." : "; every counted run failed: \(failed[0])."))
         }
         var groups = groups
         listsAllCounters = groups.contains(.counters)
@@ -62,7 +77,7 @@ public struct LaunchComparison: Sendable {
         self.gated = gated
         let baseMetrics = Dictionary(base.metrics(groups).map { ($0.name, $0.values) }, uniquingKeysWith: { a, _ in a })
         let headMetrics = head.metrics(groups)
-        for name in gated {
+        for name in gated where name != Self.instructionsMetric {
             let baseCount = baseMetrics[name]?.count ?? 0
             let headCount = headMetrics.first(where: { $0.name == name })?.values.count ?? 0
             guard baseCount > 0, headCount > 0 else {
@@ -96,7 +111,8 @@ public struct LaunchComparison: Sendable {
     /// The verdict that decides the exit code: regressed if any gated metric regressed, else
     /// inconclusive if any is, else improved if any improved, else unchanged.
     public var verdict: Verdict {
-        let verdicts = metrics.filter { gated.contains($0.metric) }.map(\.verdict)
+        var verdicts = metrics.filter { gated.contains($0.metric) }.map(\.verdict)
+        if gated.contains(Self.instructionsMetric), let instructions { verdicts.append(instructions.verdict) }
         for candidate in [Verdict.regressed, .inconclusive, .improved] where verdicts.contains(candidate) {
             return candidate
         }

@@ -60,6 +60,35 @@ public struct RecordManifest: Codable, Sendable, Equatable {
         }
     }
 
+    /// One launch counted under valgrind's callgrind (`liftoff record --count instructions`).
+    public struct CountedRun: Codable, Sendable, Equatable {
+        /// 1-based among the counted runs.
+        public var index: Int
+        /// Callgrind's output, relative to the folder (its numbered dumps beside it); nil when
+        /// the run failed.
+        public var file: String?
+        /// Instructions to the ready point (or the exit).
+        public var instructions: UInt64?
+        /// How the run ended, or why it has no count.
+        public var outcome: String
+        /// Whether a copy of the executable without debug sections was counted (valgrind cannot
+        /// read DWARF 5).
+        public var strippedCopy: Bool
+        /// What ended the count: `dump ready`, a function leaving `lo_launch_ready`, or
+        /// `Program termination`.
+        public var trigger: String?
+
+        /// Creates a counted run.
+        public init(index: Int, file: String?, instructions: UInt64?, outcome: String, strippedCopy: Bool, trigger: String?) {
+            self.index = index
+            self.file = file
+            self.instructions = instructions
+            self.outcome = outcome
+            self.strippedCopy = strippedCopy
+            self.trigger = trigger
+        }
+    }
+
     /// `liftoff.record/1`.
     public var schema = RecordManifest.currentSchema
     /// The recorded command.
@@ -68,6 +97,8 @@ public struct RecordManifest: Codable, Sendable, Equatable {
     public var measure: RunMeasure
     /// The runs so far.
     public var runs: [Run]
+    /// The counted runs, with `--count instructions`.
+    public var counted: [CountedRun]?
 
     /// Creates a manifest.
     public init(command: [String], measure: RunMeasure, runs: [Run] = []) {
@@ -167,7 +198,24 @@ public struct RecordManifest: Codable, Sendable, Equatable {
             json.raw(position == 0 ? "\n  " : ",\n  ")
             RecordManifest.writeRun(run, to: &json)
         }
-        json.raw("\n]}\n")
+        json.raw("\n]")
+        if let counted {
+            json.nextKey("counted")
+            json.raw("[")
+            for (position, run) in counted.enumerated() {
+                json.raw(position == 0 ? "\n  {" : ",\n  {")
+                json.key("index")
+                json.int(run.index)
+                if let file = run.file { json.field("file", file) }
+                if let instructions = run.instructions { json.field("instructions", Int(clamping: instructions)) }
+                json.field("outcome", run.outcome)
+                json.field("strippedCopy", run.strippedCopy)
+                if let trigger = run.trigger { json.field("trigger", trigger) }
+                json.raw("}")
+            }
+            json.raw("\n]")
+        }
+        json.raw("}\n")
         return Data(json.bytes)
     }
 }
@@ -192,6 +240,11 @@ public struct RunSet: Sendable {
     public var measure: RunMeasure
     /// Each successful run's counters, in the order of `profiles` (nil where none were read).
     public var counters: [RunCounters?] = []
+    /// The counted runs' instructions (`record --count instructions`), each read from its
+    /// callgrind files; empty when none were counted.
+    public var counts: [CallgrindCounts] = []
+    /// Counted runs that failed, each with why.
+    public var failedCounts: [String] = []
 
     /// Creates a run set from profiles already in memory.
     public init(folder: URL, profiles: [Profile], failedRuns: Int = 0, measure: RunMeasure = .profile) {
@@ -251,6 +304,22 @@ public struct RunSet: Sendable {
             }
             var set = RunSet(folder: url, profiles: profiles, failedRuns: failed, measure: manifest.measure)
             set.counters = counters
+            for run in manifest.counted ?? [] {
+                guard let file = run.file else {
+                    set.failedCounts.append(run.outcome)
+                    continue
+                }
+                let output = url.appendingPathComponent(file)
+                let folder = output.deletingLastPathComponent()
+                let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+                let parts = names.filter { $0 == output.lastPathComponent || $0.hasPrefix(output.lastPathComponent + ".") }
+                    .map { folder.appendingPathComponent($0) }
+                do {
+                    set.counts.append(try CallgrindCounts.read(files: parts))
+                } catch let error as CallgrindCounts.ReadError {
+                    throw RunSetError(error.description)
+                }
+            }
             return set
         }
         // A folder of profiles, such as one `liftoff demo` wrote: its other JSON files (speedscope,

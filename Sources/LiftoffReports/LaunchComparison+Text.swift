@@ -6,6 +6,11 @@ import LiftoffProfile
 extension LaunchComparison {
     /// One sentence on the gated outcome.
     public var headline: String {
+        if let instructions, gated.contains(LaunchComparison.instructionsMetric),
+            instructions.verdict == verdict || !metrics.contains(where: { gated.contains($0.metric) && $0.verdict == verdict })
+        {
+            return instructions.headline
+        }
         let gatedMetrics = metrics.filter { gated.contains($0.metric) }
         let focus = gatedMetrics.first { $0.verdict == verdict } ?? gatedMetrics.first
         guard let focus else { return "Nothing was compared." }
@@ -48,6 +53,10 @@ extension LaunchComparison {
                 }.joined(separator: "  ").trimmingCharacters(in: .whitespaces))
         }
         lines.append("")
+        if let instructions {
+            lines += instructions.textLines()
+            lines.append("")
+        }
         lines += functions.textLines()
         lines.append("")
         if !insights.isEmpty {
@@ -98,6 +107,7 @@ extension LaunchComparison {
             }
             lines.append("")
         }
+        if let instructions { lines += instructions.markdownLines() }
         lines += functions.markdownLines(diffFlameGraph: diffFlameGraph)
         lines.append(
             "\(base.runs) base and \(head.runs) head runs" + (base.failed + head.failed > 0 ? " (\(base.failed + head.failed) failed runs left out)" : "")
@@ -147,6 +157,10 @@ extension LaunchComparison {
             json.raw("}")
         }
         json.raw("]")
+        if let instructions {
+            json.nextKey("instructions")
+            instructions.writeJSON(&json)
+        }
         json.field("falseDiscoveryRate", settings.falseDiscoveryRate, digits: 6)
         if let span = functions.span { json.field("functionSpan", span) }
         json.nextKey("functions")
@@ -172,10 +186,11 @@ extension LaunchComparison {
     }
 
     /// The metrics a table lists: every one asked for, and of the kernel's counters (always
-    /// compared) those that moved, unless all were asked for.
+    /// compared) those that regressed or improved, unless all were asked for.
     var shownMetrics: [MetricComparison] {
         metrics.filter { metric in
-            !metric.metric.hasPrefix("counter: ") || listsAllCounters || gated.contains(metric.metric) || metric.verdict != .unchanged
+            !metric.metric.hasPrefix("counter: ") || listsAllCounters || gated.contains(metric.metric)
+                || metric.verdict == .regressed || metric.verdict == .improved
         }
     }
 

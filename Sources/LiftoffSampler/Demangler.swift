@@ -53,3 +53,12 @@ struct Demangler: @unchecked Sendable {
             || name.hasPrefix("_T0") || name.hasPrefix("$e") || name.hasPrefix("_$e")
     }
 }
+
+/// Demangling for other modules (the comparison of counted launches, whose names come from
+/// callgrind as the linker wrote them).
+package enum SymbolNames {
+    private static let demangler = Demangler()
+
+    /// A Swift or C++ symbol demangled, or the name itself.
+    package static func demangle(_ name: String) -> String { demangler.demangle(name) }
+}

@@ -139,6 +139,9 @@ int lo_sampler_await_running(uint64_t timeout_ns);
 void lo_sampler_leave_out_calling_thread(int left_out);
 /// Stops sampling, waits for running handlers, drains the ring; a no-op when stopped.
 void lo_sampler_stop(void);
+/// Marks the launch as ready: a no-op that a counting tool stops at (callgrind's
+/// `--dump-after=lo_launch_ready`).
+void lo_launch_ready(void);
 /// `lo_sampler_stop` for a process about to exit or exec: the same, but the sampler thread is
 /// not woken and waited for; it ends at its next tick, or with the process. A later start waits
 /// for it.
