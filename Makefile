@@ -34,8 +34,10 @@ test-deps: deps
 	/usr/bin/python3 -c "import selenium" >/dev/null 2>&1 || missing="$$missing python3-selenium"; \
 	python3 -c "import jsonschema" >/dev/null 2>&1 || missing="$$missing python3-jsonschema"; \
 	command -v go >/dev/null 2>&1 || missing="$$missing golang-go"; \
+	command -v valgrind >/dev/null 2>&1 || missing="$$missing valgrind"; \
+	command -v objcopy >/dev/null 2>&1 || missing="$$missing binutils"; \
 	if [ -n "$$missing" ]; then \
-		echo "Installing$$missing (the tests drive the HTML report in a browser, validate JSON files and read pprof with Go's pprof)..."; \
+		echo "Installing$$missing (the tests drive the HTML report in a browser, validate JSON files, read pprof with Go's pprof and count launches with valgrind)..."; \
 		$(SUDO) apt-get update -qq && \
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi

@@ -37,6 +37,27 @@ struct CheckCommand: ParsableCommand {
 
     @Option(
         name: .long,
+        help: "Most instructions to ready allowed, as a count (20M, 1.5G, 250000), for runs recorded with --count instructions (their median).")
+    var maxInstructions: String?
+
+    /// `20M`, `1.5G`, `250k` or a plain count, as instructions.
+    static func instructions(_ text: String) throws -> UInt64 {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let scales: [(Character, Double)] = [("k", 1e3), ("K", 1e3), ("M", 1e6), ("G", 1e9)]
+        var number = Substring(trimmed)
+        var scale = 1.0
+        if let last = trimmed.last, let found = scales.first(where: { $0.0 == last }) {
+            number = number.dropLast()
+            scale = found.1
+        }
+        guard let value = Double(number), value.isFinite, value >= 0, value * scale < 1.8e19 else {
+            throw ValidationError("'\(text)' is not a count of instructions such as 20M, 1.5G or 250000.")
+        }
+        return UInt64((value * scale).rounded())
+    }
+
+    @Option(
+        name: .long,
         help: "A limit as NAME=DURATION for a span, callback or launch task by its name, or pre-main and main → first frame (main → ready); repeatable.")
     var maxPhase: [String] = []
 
@@ -53,8 +74,10 @@ struct CheckCommand: ParsableCommand {
             throw ValidationError("--max-violations must be 0 or more, not \(maxViolations).")
         }
         if let maxHangs, maxHangs < 0 { throw ValidationError("--max-hangs must be 0 or more, not \(maxHangs).") }
-        if maxTtff == nil && maxViolations == nil && maxHangs == nil && maxPhase.isEmpty && insight.isEmpty {
-            throw ValidationError("Give at least one budget: --max-ttff, --max-violations, --max-hangs, --max-phase or --insight.")
+        if let maxInstructions { _ = try CheckCommand.instructions(maxInstructions) }
+        if maxTtff == nil && maxViolations == nil && maxHangs == nil && maxPhase.isEmpty && insight.isEmpty && maxInstructions == nil {
+            throw ValidationError(
+                "Give at least one budget: --max-ttff, --max-violations, --max-hangs, --max-phase, --max-instructions or --insight.")
         }
     }
 
@@ -116,6 +139,23 @@ struct CheckCommand: ParsableCommand {
             }
         }
         if let maxHangs { checkCount("hang", { $0.hangs.count }, limit: maxHangs) }
+        if let maxInstructions {
+            let limit = try CheckCommand.instructions(maxInstructions)
+            let counts = runs.counts.map { Double($0.instructions) }
+            let shown = { (value: Double) in fmt(value / 1e6, digits: 2, fixed: true) + " M" }
+            if counts.isEmpty {
+                breaches.append(
+                    "No run was counted, so the budget of \(shown(Double(limit))) instructions cannot be checked; record with --count instructions.")
+            } else {
+                let value = Statistics.median(counts)
+                let label = counts.count > 1 ? "The median instructions to ready over \(counts.count) counted runs" : "Instructions to ready"
+                if value > Double(limit) {
+                    breaches.append("\(label) are \(shown(value)), over the budget of \(shown(Double(limit))).")
+                } else {
+                    passes.append("\(label) are \(shown(value)), within the budget of \(shown(Double(limit))).")
+                }
+            }
+        }
         for limit in insight {
             // Every run's cost of the insight, found whatever its default threshold (0 when absent).
             var settings = InsightSettings()

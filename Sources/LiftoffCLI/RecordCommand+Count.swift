@@ -50,12 +50,14 @@ extension RecordCommand {
     /// One counted launch: its callgrind files, and their count to the ready point.
     private func countRun(_ side: Side, index: Int, valgrind: String, pattern: NSRegularExpression?) throws -> RecordManifest.CountedRun {
         let stem = String(format: "counts/run-%03d", index)
+        // One output per process (`%p`): a wrapper (`sh -c 'exec app'`, `env`) is followed
+        // through its exec, and what the program's own pid wrote is its count.
         let output = side.folder.appendingPathComponent(stem + ".callgrind")
         let log = side.folder.appendingPathComponent(stem + ".log")
         var stripped: String?
         defer { if let stripped { unlink(stripped) } }
         for attempt in 0..<2 {
-            Self.removeParts(of: output)
+            Self.removeOutputs(of: output)
             var command = side.command
             if attempt == 1 {
                 // valgrind 3.19 gives up on DWARF 5 (clang's, Swift's with -dwarf-version=5): count a
@@ -65,8 +67,8 @@ extension RecordCommand {
                 command[0] = copy
             }
             let arguments = [
-                valgrind, "--tool=callgrind", "--callgrind-out-file=\(output.path)", "--fair-sched=yes", "--dump-instr=no",
-                "--dump-after=lo_launch_ready", "--",
+                valgrind, "--tool=callgrind", "--callgrind-out-file=\(output.path).%p", "--trace-children=yes", "--fair-sched=yes",
+                "--dump-instr=no", "--dump-after=lo_launch_ready", "--",
             ] + command
             var environment = ProcessInfo.processInfo.environment.merging(Self.countEnvironment) { _, counted in counted }
             environment["LD_PRELOAD"] = nil
@@ -91,9 +93,11 @@ extension RecordCommand {
                     trigger: nil)
             }
             do {
-                let counts = try CallgrindCounts.read(files: Self.parts(of: output))
+                let own = output.deletingLastPathComponent().appendingPathComponent(output.lastPathComponent + ".\(result.pid)")
+                let counts = try CallgrindCounts.read(files: Self.parts(of: own))
                 return RecordManifest.CountedRun(
-                    index: index, file: stem + ".callgrind", instructions: counts.instructions, outcome: result.outcome.description,
+                    index: index, file: stem + ".callgrind.\(result.pid)", instructions: counts.instructions,
+                    outcome: result.outcome.description,
                     strippedCopy: stripped != nil, trigger: counts.trigger)
             } catch let error as CallgrindCounts.ReadError {
                 return RecordManifest.CountedRun(
@@ -127,8 +131,13 @@ extension RecordCommand {
             .sorted().map { folder.appendingPathComponent($0) }
     }
 
-    static func removeParts(of file: URL) {
-        for part in parts(of: file) { unlink(part.path) }
+    /// Removes what an earlier count left at `file` (every process's output and dumps).
+    static func removeOutputs(of file: URL) {
+        let folder = file.deletingLastPathComponent()
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        where name.hasPrefix(file.lastPathComponent + ".") {
+            unlink(folder.appendingPathComponent(name).path)
+        }
     }
 
     /// A copy of `program` (a path, or a name on the PATH) without debug sections, beside it;

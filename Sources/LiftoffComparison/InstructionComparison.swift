@@ -5,8 +5,9 @@ import Foundation
 ///
 /// Counts barely vary from run to run, so three runs a side decide: head regressed (or improved)
 /// when the change of the medians is at least `threshold` (1 % by default) and at least
-/// `noiseFactor` times the larger side's spread ((max − min) / median); a change past the
-/// threshold that the spread could explain is inconclusive ("counts vary by N %").
+/// `noiseFactor` times the larger side's spread ((max − min) / median); when the spread is so
+/// large that a change of the threshold could not be told from it (a launch that polls a clock
+/// or races its threads), the verdict is inconclusive ("counts vary by N %").
 public struct InstructionComparison: Sendable {
     /// One function's own instructions, compared.
     public struct FunctionChange: Sendable, Equatable {
@@ -61,7 +62,8 @@ public struct InstructionComparison: Sendable {
         headSpread = spread(self.head, headMedian)
         change = baseMedian > 0 ? headMedian / baseMedian - 1 : .nan
         let noise = max(baseSpread, headSpread)
-        if base.isEmpty || head.isEmpty || !change.isFinite {
+        if base.isEmpty || head.isEmpty || !change.isFinite || Self.noiseFactor * noise >= threshold {
+            // Counts that vary this much cannot tell a change of the threshold from the noise.
             verdict = .inconclusive
         } else if abs(change) < threshold {
             verdict = .unchanged

@@ -78,7 +78,7 @@ struct ErrorPathTests {
         ErrorPath(["compare", "{dir}/exits", "{dir}/exits", "--alpha", "-0.1"], 64, "Error: --alpha must be between 0 and 1, not -0.1."),
         ErrorPath(
             ["compare", "{dir}/exits", "{dir}/exits", "--metrics", "bogus"], 64,
-            "Error: --metrics 'bogus' is not one of: phases, tasks, cpu, spans, all."),
+            "Error: --metrics 'bogus' is not one of: phases, tasks, cpu, spans, counters, all."),
         ErrorPath(
             ["compare", "{dir}/exits", "{dir}/exits", "-o", "{dir}/file/out.md"], 1,
             "Error: Cannot create the folder {dir}/file: {dir}/file is a file, not a folder."),
@@ -87,7 +87,7 @@ struct ErrorPathTests {
             "Error: Cannot create the folder {dir}/file: {dir}/file is a file, not a folder."),
         ErrorPath(
             ["check", "{dir}/exits"], 64,
-            "Error: Give at least one budget: --max-ttff, --max-violations, --max-hangs, --max-phase or --insight."),
+            "Error: Give at least one budget: --max-ttff, --max-violations, --max-hangs, --max-phase, --max-instructions or --insight."),
         ErrorPath(["check", "{dir}/exits", "--max-ttff", "fast"], 64, "Error: 'fast' is not a duration such as 400ms or 1.5s."),
         ErrorPath(["check", "{dir}/exits", "--max-ttff", "inf"], 64, "Error: 'inf' is not a duration such as 400ms or 1.5s."),
         ErrorPath(["check", "{dir}/exits", "--max-violations", "-1"], 64, "Error: --max-violations must be 0 or more, not -1."),

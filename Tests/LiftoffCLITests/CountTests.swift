@@ -1,0 +1,134 @@
+import Foundation
+import LiftoffComparison
+import LiftoffProfile
+import LiftoffTestSupport
+import Testing
+
+/// `liftoff record --count instructions` and `compare` on the counts, with real valgrind.
+@Suite("Counted launches", .serialized, .timeLimit(.minutes(10)))
+struct CountTests {
+    static let program = """
+        #include <stdio.h>
+        #include <stdlib.h>
+        #include <time.h>
+        static volatile long sink;
+        __attribute__((noinline)) void work(long n) { for (long i = 0; i < n; i++) sink += i; }
+        __attribute__((noinline)) void extra_work(long n) { for (long i = 0; i < n; i++) sink += i * 3; }
+        __attribute__((noinline)) void poll_clock(void) {
+            struct timespec start, now;
+            clock_gettime(CLOCK_MONOTONIC, &start);
+            do { clock_gettime(CLOCK_MONOTONIC, &now); sink++; }
+            while ((now.tv_sec - start.tv_sec) * 1000000000L + (now.tv_nsec - start.tv_nsec) < 30000000L);
+            // Work seeded by the clock, as a cache sized by the time of day would be.
+            extra_work((now.tv_nsec / 1000 % 1000) * 1000);
+        }
+        int main(int argc, char **argv) {
+            work(3000000);
+            if (argc > 1 && argv[1][0] == 'p') poll_clock(); else if (argc > 1) extra_work(atol(argv[1]));
+            puts("ready"); return 0;
+        }
+        """
+
+    func record(_ folder: URL, base: [String], head: [String], extra: [String] = []) throws -> (status: Int32, stderr: String) {
+        let result = try BuiltTool.find().run(
+            ["record", "--runs", "2", "--warmup", "0", "--no-agent", "--quiet", "--count", "instructions", "--out", folder.path]
+                + extra + ["--baseline", base.joined(separator: " "), "--"] + head)
+        return (result.status, result.stdout + result.stderr)
+    }
+
+    func compare(_ folder: URL, _ extra: [String] = []) throws -> (status: Int32, json: [String: Any], text: String) {
+        let tool = try BuiltTool.find()
+        let sides = [folder.appendingPathComponent("base").path, folder.appendingPathComponent("head").path]
+        let json = try tool.run(["compare"] + sides + ["--format", "json"] + extra)
+        let text = try tool.run(["compare"] + sides + extra)
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any], "\(json.stderr)")
+        #expect(json.status == text.status)
+        return (json.status, document, text.stdout)
+    }
+
+    @Test("a C launch counts the same every time; a 2 % injected change fails the gate within 0.1 point, naming the function; base against itself is unchanged")
+    func injectedChange() throws {
+        let program = try AnyPrograms.build("counted", Self.program, ["-O1", "-g"])
+        // About 2 % more instructions in extra_work.
+        let folder = temporaryFolder()
+        let recorded = try record(folder, base: [program], head: [program, "110000"])
+        try #require(recorded.status == 0, "\(recorded.stderr)")
+        let head = try RunSet.load(folder.appendingPathComponent("head").path)
+        let base = try RunSet.load(folder.appendingPathComponent("base").path)
+        #expect(head.counts.count == 3 && base.counts.count == 3, "three counted runs a side by default")
+        for side in [base, head] {
+            let counts = side.counts.map(\.instructions)
+            #expect(Set(counts).count == 1, "a C launch is deterministic under callgrind: \(counts)")
+        }
+        let (status, json, text) = try compare(folder)
+        #expect(status == 2, "regressed: \(text)")
+        let instructions = try #require(json["instructions"] as? [String: Any])
+        #expect(instructions["verdict"] as? String == "regressed")
+        let functions = instructions["functions"] as? [[String: Any]] ?? []
+        #expect(functions.first?["name"] as? String == "extra_work", "\(functions.prefix(3))")
+        let added = functions.first?["change"] as? Double ?? 0
+        let change = instructions["change"] as? Double ?? 0
+        let baseMedian = instructions["baseMedian"] as? Double ?? 1
+        #expect(abs(change - added / baseMedian) < 0.001, "the change, \(change), is what extra_work added, \(added / baseMedian)")
+        #expect(text.hasPrefix("Launch instructions regressed: Instructions to ready +"), "\(text)")
+        #expect(text.contains("most of it: extra_work — counted.c +"), "\(text)")
+
+        // check's budget on the counts: the head's median, in millions.
+        let headFolder = folder.appendingPathComponent("head").path
+        let headMedian = instructions["headMedian"] as? Double ?? 0
+        let tool = try BuiltTool.find()
+        let within = try tool.run(["check", headFolder, "--max-instructions", "\(Int(headMedian) + 1)"])
+        #expect(within.status == 0 && within.stdout.contains("within the budget"), "\(within.stdout)\(within.stderr)")
+        let over = try tool.run(["check", headFolder, "--max-instructions", "\(fmt(headMedian / 2e6, digits: 3))M"])
+        #expect(over.status == 2 && over.stdout.contains("over the budget"), "\(over.stdout)")
+        let bad = try tool.run(["check", headFolder, "--max-instructions", "lots"])
+        #expect(bad.status == 64 && bad.stderr.contains("'lots' is not a count of instructions"), "\(bad.stderr)")
+
+        let same = temporaryFolder()
+        try #require(try record(same, base: [program], head: [program]).status == 0)
+        let (sameStatus, sameJSON, sameText) = try compare(same)
+        #expect(sameStatus == 0, "\(sameText)")
+        #expect((sameJSON["instructions"] as? [String: Any])?["change"] as? Double == 0, "identical counts")
+    }
+
+    @Test("a launch that polls a clock is not deterministic: inconclusive, with its spread")
+    func pollingIsInconclusive() throws {
+        let program = try AnyPrograms.build("counted", Self.program, ["-O1", "-g"])
+        let folder = temporaryFolder()
+        try #require(try record(folder, base: [program, "p"], head: [program, "p"]).status == 0)
+        let (status, json, text) = try compare(folder)
+        #expect(status == 3, "\(text)")
+        #expect((json["instructions"] as? [String: Any])?["verdict"] as? String == "inconclusive")
+        #expect(text.contains("Counts vary by"), "\(text)")
+    }
+
+    @Test("valgrind cannot read DWARF 5: a copy without debug sections is counted, and removed after")
+    func dwarf5() throws {
+        let program = try AgentPrograms.build(
+            "counted-dwarf5", source: "print(\"ready\")\n", ext: "swift", compiler: try InsightPrograms.swiftc(), ["-g", "-dwarf-version=5"])
+        let folder = temporaryFolder()
+        try #require(try record(folder, base: [program], head: [program], extra: ["--count-runs", "1"]).status == 0)
+        let manifest = try JSONDecoder().decode(
+            RecordManifest.self, from: Data(contentsOf: folder.appendingPathComponent("head/record.json")))
+        let counted = try #require(manifest.counted?.first)
+        #expect(counted.strippedCopy && counted.instructions != nil, "\(counted)")
+        #expect(!FileManager.default.fileExists(atPath: program + ".liftoff-nodebug"))
+    }
+
+    @Test("compare gates on instructions only where both sides were counted; asked for without counts, it says so")
+    func gateWithoutCounts() throws {
+        let folder = temporaryFolder()
+        let tool = try BuiltTool.find()
+        for side in ["base", "head"] {
+            let result = try tool.run([
+                "record", "--runs", "2", "--warmup", "0", "--no-agent", "--quiet", "--out", folder.appendingPathComponent(side).path,
+                "--", "/bin/true",
+            ])
+            try #require(result.status == 0, "\(result.stderr)")
+        }
+        let sides = [folder.appendingPathComponent("base").path, folder.appendingPathComponent("head").path]
+        let gated = try tool.run(["compare"] + sides + ["--gate", "instructions"])
+        #expect(gated.status == 1)
+        #expect(gated.stderr.contains("the base runs were not counted (record them with --count instructions)"), "\(gated.stderr)")
+    }
+}
