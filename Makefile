@@ -82,9 +82,9 @@ test-under-load: test-deps build-tests
 	done; \
 	kill -- -$$load; wait $$load 2>/dev/null; exit $$status
 
-# libFuzzer targets (Fuzz/): the profile loader with every renderer, the scenario parser, and
-# the --baseline command-line splitter. Built with -sanitize=fuzzer and linked with lld.
-FUZZ_TARGETS := FuzzProfile FuzzScenario FuzzShellWords
+# libFuzzer targets (Fuzz/): the profile loader with every renderer, the scenario parser, the
+# --baseline command-line splitter and the callgrind reader. Built with -sanitize=fuzzer and linked with lld.
+FUZZ_TARGETS := FuzzProfile FuzzScenario FuzzShellWords FuzzCallgrind
 FUZZ_SECONDS ?= 600
 FUZZ_BUILD := $(SWIFT) build --package-path Fuzz --scratch-path Fuzz/.build-fuzz \
 	-Xswiftc -sanitize=fuzzer -Xswiftc -DFUZZING -Xswiftc -use-ld=lld

@@ -2,8 +2,8 @@
 
 import PackageDescription
 
-// libFuzzer targets for what Liftoff reads from users: profiles, scenario scripts and the
-// --baseline command line. Built normally, each target replays files (a corpus) through its
+// libFuzzer targets for what Liftoff reads from users: profiles, scenario scripts, the
+// --baseline command line and callgrind's output. Built normally, each target replays files (a corpus) through its
 // check; built by `make fuzz` (-sanitize=fuzzer -DFUZZING), it is a libFuzzer binary.
 let package = Package(
     name: "LiftoffFuzz",
@@ -20,6 +20,8 @@ let package = Package(
             ]),
         .executableTarget(name: "FuzzScenario", dependencies: ["FuzzDriver", .product(name: "Liftoff", package: "Liftoff")]),
         .executableTarget(name: "FuzzShellWords", dependencies: ["FuzzDriver", .product(name: "LiftoffCLI", package: "Liftoff")]),
+        .executableTarget(
+            name: "FuzzCallgrind", dependencies: ["FuzzDriver", .product(name: "LiftoffComparison", package: "Liftoff")]),
     ],
     swiftLanguageModes: [.v6]
 )

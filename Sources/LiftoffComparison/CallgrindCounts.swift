@@ -89,6 +89,18 @@ public struct CallgrindCounts: Sendable, Equatable {
             instructions: total, functions: list, trigger: parts.last?.trigger ?? "", program: parts.first { $0.program != nil }?.program)
     }
 
+    /// One callgrind output file's counts, read from its bytes (every part it holds counted).
+    /// - Throws: `ReadError` when it is not callgrind's output.
+    public static func read(data: Data) throws -> CallgrindCounts {
+        guard data.count <= maximumBytes else {
+            throw ReadError(description: "it is \(data.count >> 20) MB, more than the \(maximumBytes >> 20) MB a launch's counts can be.")
+        }
+        let part = try parse(data)
+        let functions = part.functions.map { Function(name: $0.key.name, object: $0.key.object, file: $0.value.file, instructions: $0.value.instructions) }
+            .sorted { ($0.instructions, $1.name, $1.object) > ($1.instructions, $0.name, $0.object) }
+        return CallgrindCounts(instructions: part.total, functions: functions, trigger: part.trigger, program: part.program)
+    }
+
     /// One callgrind output file (one part): `events:`, `positions:`, the `ob=`/`fl=`/`fn=`
     /// context lines with their name compression (`(12) name` defines, `(12)` refers), cost
     /// lines, and `calls=` lines whose following cost line is the call's inclusive cost (not the

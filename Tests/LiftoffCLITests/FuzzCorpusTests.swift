@@ -1,6 +1,7 @@
 import Foundation
 import Liftoff
 import LiftoffCLI
+import LiftoffComparison
 import LiftoffFormats
 import LiftoffProfile
 import LiftoffReports
@@ -38,6 +39,17 @@ struct FuzzCorpusTests {
             do {
                 _ = try Scenario.parse(String(decoding: data, as: UTF8.self))
             } catch let error as Scenario.ParseError {
+                #expect(!error.description.contains("\n"), "\(file): \(error.description)")
+            }
+        }
+    }
+
+    @Test("each callgrind output reads or is refused with one sentence on one line")
+    func callgrind() throws {
+        for (file, data) in try corpus("callgrind") {
+            do {
+                _ = try CallgrindCounts.read(data: data)
+            } catch let error as CallgrindCounts.ReadError {
                 #expect(!error.description.contains("\n"), "\(file): \(error.description)")
             }
         }
