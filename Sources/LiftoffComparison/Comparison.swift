@@ -103,6 +103,11 @@ public struct MetricComparison: Sendable, Equatable, Codable {
             settings: settings)
         // Nothing on either side in most runs (no major fault, no storage read): nothing changed.
         if baseCount >= 2, headCount >= 2, baseMedian == 0, headMedian == 0 { verdict = .unchanged }
+        // Something head added (a span base never had) or removed: a change when the test says so.
+        if baseCount >= 2, headCount >= 2, pValue < settings.alpha {
+            if base.allSatisfy({ $0 == 0 }), headMedian > 0 { verdict = .regressed }
+            if head.allSatisfy({ $0 == 0 }), baseMedian > 0 { verdict = .improved }
+        }
     }
 
     /// The verdict rule documented on ``init(metric:base:head:settings:)``.

@@ -65,8 +65,9 @@ public struct LaunchComparison: Sendable {
         listsAllCounters = groups.contains(.counters)
         // The kernel's counts vary far less than wall time: always compared, where recorded.
         groups.insert(.counters)
-        // A gated name may be a span's, callback's or task's plain name ("build router").
-        let available = Set(base.metrics(Set(MetricGroup.allCases)).map(\.name))
+        // A gated name may be a span's, callback's or task's plain name ("build router"), on
+        // either side (a span only head has is added).
+        let available = Set(base.metrics(Set(MetricGroup.allCases)).map(\.name) + head.metrics(Set(MetricGroup.allCases)).map(\.name))
         let gated = gated.map { RunSet.metric(named: $0, among: available) ?? $0 }
         for name in gated {
             if let group = RunSet.group(ofMetric: name) { groups.insert(group) }
@@ -75,8 +76,17 @@ public struct LaunchComparison: Sendable {
         self.head = (head.folder.path, head.profiles.count, head.failedRuns)
         self.settings = settings
         self.gated = gated
-        let baseMetrics = Dictionary(base.metrics(groups).map { ($0.name, $0.values) }, uniquingKeysWith: { a, _ in a })
-        let headMetrics = head.metrics(groups)
+        var baseMetrics = Dictionary(base.metrics(groups).map { ($0.name, $0.values) }, uniquingKeysWith: { a, _ in a })
+        var headMetrics = head.metrics(groups)
+        // A span, task or callback only one side has took no time on the other: 0 in each of its
+        // runs, so a span head added is compared (and gated) as time head added.
+        let headNames = Set(headMetrics.map(\.name))
+        for (name, values) in headMetrics where baseMetrics[name] == nil && Self.appears(name) {
+            if values.count >= 2, base.profiles.count >= 2 { baseMetrics[name] = Array(repeating: 0, count: base.profiles.count) }
+        }
+        for (name, _) in baseMetrics where !headNames.contains(name) && Self.appears(name) && head.profiles.count >= 2 {
+            headMetrics.append((name, Array(repeating: 0, count: head.profiles.count)))
+        }
         for name in gated where name != Self.instructionsMetric {
             let baseCount = baseMetrics[name]?.count ?? 0
             let headCount = headMetrics.first(where: { $0.name == name })?.values.count ?? 0
@@ -106,6 +116,13 @@ public struct LaunchComparison: Sendable {
             let rightGated = gated.firstIndex(of: right.metric) ?? Int.max
             return leftGated < rightGated
         }
+    }
+
+    /// Whether a metric can exist on one side only (a span, launch task or callback a change
+    /// added or removed), rather than being missing because it was not measured.
+    static func appears(_ name: String) -> Bool {
+        name.hasPrefix("span: ") || name.hasPrefix("task: ") || name.hasPrefix("callback: ") || name.hasPrefix("span cpu: ")
+            || name.hasPrefix("cpu: ")
     }
 
     /// The verdict that decides the exit code: regressed if any gated metric regressed, else

@@ -9,7 +9,7 @@ import LiftoffComparison
 /// A folder of server-like launches: `start` (on the main thread, no Swift task) encloses
 /// `build router`, which lasts `routerMs[i]` with one running sample per millisecond in
 /// `makeRoutes`; `open database` follows. Also a callback and a launch task of their own names.
-func spanFolder(routerMs: [Double]) throws -> URL {
+func spanFolder(routerMs: [Double], addedSpan: String? = nil) throws -> URL {
     let folder = temporaryFolder()
     for (index, router) in routerMs.enumerated() {
         let routerNs = UInt64(router * 1e6)
@@ -33,6 +33,10 @@ func spanFolder(routerMs: [Double]) throws -> URL {
             Profile.Span(name: "open database", category: .span, threadID: 1, startNs: 20_000_000 + routerNs, endNs: end, parent: 0),
             Profile.Span(name: "didFinishLaunching", category: .callback, threadID: 1, startNs: 2_000_000, endNs: 4_000_000),
         ]
+        if let addedSpan {
+            profile.spans.append(
+                Profile.Span(name: addedSpan, category: .span, threadID: 1, startNs: 6_000_000, endNs: 9_000_000 + UInt64(index) * 10_000, parent: 0))
+        }
         profile.tasks = [
             Profile.TaskRecord(
                 name: "read settings", lane: "main", status: "completed", threadID: 1, threadName: "main",
@@ -108,6 +112,22 @@ struct SpanMetricTests {
             var command = try LiftoffCommand.parseAsRoot(["compare", base.path, head.path, "--diff-span", "nope"])
             try command.run()
         }
+    }
+
+    @Test("a span only head has is added: compared against no time in base, and --gate takes it")
+    func addedSpan() throws {
+        let base = try spanFolder(routerMs: noisy(10, count: 8, seed: 5))
+        let head = try spanFolder(routerMs: noisy(10, count: 8, seed: 6), addedSpan: "warm cache")
+        let report = temporaryFolder().appendingPathComponent("comparison.json")
+        let status = try exitCode(["compare", base.path, head.path, "--gate", "warm cache", "--format", "json", "-o", report.path])
+        #expect(status == 2, "the span head added is time the launch did not spend before")
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: report)) as? [String: Any]
+        let metrics = try #require(json?["metrics"] as? [[String: Any]])
+        let added = try #require(metrics.first { $0["metric"] as? String == "span: warm cache" }, "\(metrics)")
+        #expect(added["verdict"] as? String == "regressed" && added["gated"] as? Bool == true)
+        #expect(added["baseMedianMs"] as? Double == 0 && (added["headMedianMs"] as? Double ?? 0) >= 3)
+        // Removed: the same comparison the other way round improves.
+        #expect(try exitCode(["compare", head.path, base.path, "--gate", "warm cache"]) == 0)
     }
 
     @Test("the Markdown and HTML summaries list spans nested, with duration, CPU time and samples")
