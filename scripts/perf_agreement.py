@@ -81,7 +81,10 @@ def liftoff_leaves(profile):
             while frames[stacks["frame"][stack]].get("inlined") and stacks["parent"][stack] >= 0:
                 stack = stacks["parent"][stack]
             frame = frames[stacks["frame"][stack]]
-            leaves[thread][key(frame.get("short") or frame["name"])] += 1
+            # Swift frames by their short name (perf's are simplified the same way); C++ frames,
+            # whose short names Liftoff shortens itself, by the full name perf demangles too.
+            name = frame["name"] if "::" in frame["name"] else (frame.get("short") or frame["name"])
+            leaves[thread][key(name)] += 1
     return leaves
 
 
