@@ -106,101 +106,189 @@ public struct CallgrindCounts: Sendable, Equatable {
     /// lines, and `calls=` lines whose following cost line is the call's inclusive cost (not the
     /// caller's own).
     static func parse(_ data: Data) throws -> Part {
+        try data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) throws -> Part in
+            var parser = Parser(bytes: raw.bindMemory(to: UInt8.self))
+            return try parser.parse()
+        }
+    }
+
+    /// Reads one part byte by byte: cost lines, which are nearly all of a file, are parsed in
+    /// place and added to the current function's running sum; names are made only on `fn=`,
+    /// `fl=` and `ob=` lines.
+    private struct Parser {
+        let bytes: UnsafeBufferPointer<UInt8>
         var part = Part(number: 0, trigger: "", program: nil, total: 0, functions: [:])
         var positions = 1
-        var event = 0  // the column of Ir among the events
+        var event = 0
         var sawHeader = false
-        var names: [String: [String: String]] = ["ob": [:], "fl": [:], "fn": [:]]
+        var objectNames: [Int: String] = [:]
+        var fileNames: [Int: String] = [:]
+        var functionNames: [Int: String] = [:]
         var object = "???"
         var file: String?
         var function: String?
+        var functionFile: String?
+        var functionCost: UInt64 = 0
         var skipNextCost = false
         var summed: UInt64 = 0
         var summary: UInt64?
 
-        func resolve(_ kind: String, _ value: Substring) -> String {
-            // `(id) name` defines id; `(id)` alone refers to it; anything else is the name itself.
-            guard value.hasPrefix("("), let close = value.firstIndex(of: ")") else { return String(value) }
-            let id = String(value[value.index(after: value.startIndex)..<close])
-            let rest = value[value.index(after: close)...].drop { $0 == " " }
-            if rest.isEmpty { return names[kind]?[id] ?? "(\(id))" }
-            names[kind, default: [:]][id] = String(rest)
-            return String(rest)
+        enum Kind { case object, file, function }
+
+        init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+
+        static func adding(_ a: UInt64, _ b: UInt64) -> UInt64 {
+            let (sum, overflow) = a.addingReportingOverflow(b)
+            return overflow ? .max : sum
         }
 
-        var lineNumber = 0
-        for raw in data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
-            lineNumber += 1
-            guard let line = String(bytes: raw, encoding: .utf8) else {
-                throw ReadError(description: "line \(lineNumber) is not text.")
+        /// Adds the current function's sum to the part's table.
+        mutating func flush() {
+            guard let function, functionCost > 0 else { return }
+            let key = Key(name: function, object: object)
+            let previous = part.functions[key]
+            part.functions[key] = (previous?.file ?? functionFile, Self.adding(previous?.instructions ?? 0, functionCost))
+            functionCost = 0
+        }
+
+        /// `(id) name` defines id; `(id)` alone refers to it; anything else is the name itself.
+        mutating func resolve(_ kind: Kind, _ value: Substring) -> String {
+            guard value.hasPrefix("("), let close = value.firstIndex(of: ")") else { return String(value) }
+            let idText = value[value.index(after: value.startIndex)..<close]
+            let rest = value[value.index(after: close)...].drop { $0 == " " }
+            guard let id = Int(idText) else { return String(rest.isEmpty ? value : rest) }
+            if rest.isEmpty {
+                let known: String?
+                switch kind {
+                case .object: known = objectNames[id]
+                case .file: known = fileNames[id]
+                case .function: known = functionNames[id]
+                }
+                return known ?? "(\(id))"
             }
-            if line.isEmpty || line.hasPrefix("#") { continue }
-            let first = line.first!
-            if first.isNumber || first == "+" || first == "-" || first == "*" {
-                guard sawHeader else { throw ReadError(description: "line \(lineNumber) is a cost before any header; this is not callgrind's output.") }
-                let fields = line.split(separator: " ")
-                let column = positions + event
-                let cost = column < fields.count ? UInt64(fields[column]) ?? 0 : 0
-                if skipNextCost {
-                    skipNextCost = false
+            let name = String(rest)
+            switch kind {
+            case .object: objectNames[id] = name
+            case .file: fileNames[id] = name
+            case .function: functionNames[id] = name
+            }
+            return name
+        }
+
+        /// The Ir column of a cost line at `start..<end`: the field after the positions.
+        func cost(_ start: Int, _ end: Int) -> UInt64 {
+            var index = start
+            var field = 0
+            let wanted = positions + event
+            while index < end {
+                while index < end, bytes[index] == 0x20 || bytes[index] == 0x09 { index += 1 }
+                guard index < end else { return 0 }
+                if field == wanted {
+                    var value: UInt64 = 0
+                    while index < end, bytes[index] >= 0x30, bytes[index] <= 0x39 {
+                        let (times, overflow1) = value.multipliedReportingOverflow(by: 10)
+                        let (plus, overflow2) = times.addingReportingOverflow(UInt64(bytes[index] - 0x30))
+                        if overflow1 || overflow2 { return .max }
+                        value = plus
+                        index += 1
+                    }
+                    // A field that is not a plain number (a malformed line) counts as nothing.
+                    return index == end || bytes[index] == 0x20 || bytes[index] == 0x09 || bytes[index] == 0x0d ? value : 0
+                }
+                while index < end, bytes[index] != 0x20, bytes[index] != 0x09 { index += 1 }
+                field += 1
+            }
+            return 0
+        }
+
+        mutating func parse() throws -> Part {
+            var start = 0
+            var lineNumber = 0
+            let count = bytes.count
+            while start < count {
+                var end = start
+                while end < count, bytes[end] != 0x0a { end += 1 }
+                lineNumber += 1
+                defer { start = end + 1 }
+                guard end > start else { continue }
+                let first = bytes[start]
+                if first == 0x23 { continue }  // #
+                if (first >= 0x30 && first <= 0x39) || first == 0x2b || first == 0x2d || first == 0x2a {  // digit + - *
+                    guard sawHeader else {
+                        throw ReadError(description: "line \(lineNumber) is a cost before any header; this is not callgrind's output.")
+                    }
+                    let value = cost(start, end)
+                    if skipNextCost {
+                        skipNextCost = false
+                        continue
+                    }
+                    guard function != nil else { continue }
+                    functionCost = Self.adding(functionCost, value)
+                    summed = Self.adding(summed, value)
                     continue
                 }
-                guard let function else { continue }
-                let key = Key(name: function, object: object)
-                let previous = part.functions[key]?.instructions ?? 0
-                let sum = previous.addingReportingOverflow(cost)
-                part.functions[key] = (part.functions[key]?.file ?? file, sum.overflow ? .max : sum.partialValue)
-                summed = summed.addingReportingOverflow(cost).overflow ? .max : summed &+ cost
-                continue
-            }
-            guard let equals = line.firstIndex(of: "="), !line[..<equals].contains(":") else {
-                // A header line: `key: value`.
-                guard let colon = line.firstIndex(of: ":") else { continue }
-                let key = line[..<colon]
-                let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-                switch key {
-                case "version", "creator", "pid":
-                    sawHeader = true
-                case "cmd":
-                    sawHeader = true
-                    part.program = value.split(separator: " ").first.map(String.init)
-                case "part":
-                    part.number = Int(value) ?? 0
-                case "positions":
-                    positions = max(1, value.split(separator: " ").count)
-                case "events":
-                    sawHeader = true
-                    event = value.split(separator: " ").firstIndex(of: "Ir") ?? 0
-                case "summary", "totals":
-                    let fields = value.split(separator: " ")
-                    if event < fields.count, let number = UInt64(fields[event]) { summary = max(summary ?? 0, number) }
-                case "desc":
-                    if value.hasPrefix("Trigger:") {
-                        part.trigger = value.dropFirst("Trigger:".count).trimmingCharacters(in: .whitespaces)
-                    }
-                default:
-                    break
+                guard let line = String(bytes: UnsafeBufferPointer(rebasing: bytes[start..<end]), encoding: .utf8) else {
+                    throw ReadError(description: "line \(lineNumber) is not text.")
                 }
-                continue
+                try specification(Substring(line))
             }
-            let key = line[..<equals]
-            let value = line[line.index(after: equals)...]
+            flush()
+            guard sawHeader else { throw ReadError(description: "it has no callgrind header; this is not callgrind's output.") }
+            part.total = summary ?? summed
+            return part
+        }
+
+        /// A header line (`key: value`) or a context line (`fn=…`).
+        mutating func specification(_ line: Substring) throws {
+            if let equals = line.firstIndex(of: "=" as Character), line[..<equals].firstIndex(of: ":" as Character) == nil {
+                let key = line[..<equals]
+                let value = line[line.index(after: equals)...]
+                switch key {
+                case "ob":
+                    flush()
+                    object = resolve(.object, value)
+                case "fl":
+                    let name = resolve(.file, value)
+                    file = name == "???" ? nil : name
+                case "fi", "fe": _ = resolve(.file, value)
+                case "fn":
+                    flush()
+                    function = resolve(.function, value)
+                    functionFile = file
+                case "cob": _ = resolve(.object, value)
+                case "cfi", "cfl": _ = resolve(.file, value)
+                case "cfn": _ = resolve(.function, value)
+                case "calls": skipNextCost = true
+                default: break
+                }
+                return
+            }
+            guard let colon = line.firstIndex(of: ":" as Character) else { return }
+            let key = line[..<colon]
+            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
             switch key {
-            case "ob": object = resolve("ob", value)
-            case "fl", "fi", "fe":
-                let name = resolve("fl", value)
-                if key == "fl" || function == nil { file = name == "???" ? nil : name }
-            case "fn":
-                function = resolve("fn", value)
-            case "cob": _ = resolve("ob", value)
-            case "cfi", "cfl": _ = resolve("fl", value)
-            case "cfn": _ = resolve("fn", value)
-            case "calls": skipNextCost = true
-            default: break
+            case "version", "creator", "pid":
+                sawHeader = true
+            case "cmd":
+                sawHeader = true
+                part.program = value.split(separator: " ").first.map(String.init)
+            case "part":
+                part.number = Int(value) ?? 0
+            case "positions":
+                positions = max(1, value.split(separator: " ").count)
+            case "events":
+                sawHeader = true
+                event = value.split(separator: " ").firstIndex(of: "Ir") ?? 0
+            case "summary", "totals":
+                let fields = value.split(separator: " ")
+                if event < fields.count, let number = UInt64(fields[event]) { summary = max(summary ?? 0, number) }
+            case "desc":
+                if value.hasPrefix("Trigger:") {
+                    part.trigger = value.dropFirst("Trigger:".count).trimmingCharacters(in: .whitespaces)
+                }
+            default:
+                break
             }
         }
-        guard sawHeader else { throw ReadError(description: "it has no callgrind header; this is not callgrind's output.") }
-        part.total = summary ?? summed
-        return part
     }
 }
