@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Glibc
 import LiftoffComparison
+import LiftoffSampler
 
 /// What `liftoff record --count` counts.
 enum CountKind: String, ExpressibleByArgument, CaseIterable {
@@ -12,7 +13,7 @@ enum CountKind: String, ExpressibleByArgument, CaseIterable {
 extension RecordCommand {
     /// The environment every counted run gets, the same on both sides: hashing that does not
     /// change from run to run. No agent and no sampler run under the count.
-    static let countEnvironment = ["SWIFT_DETERMINISTIC_HASHING": "1"]
+    static let countEnvironment = ["SWIFT_DETERMINISTIC_HASHING": "1", ProfileRecorder.countedVariable: "1"]
 
     /// `valgrind` on the PATH.
     static func valgrind() throws -> String {

@@ -44,6 +44,11 @@ public final class ProfileRecorder: Sendable {
         self.registeredThread = CurrentThread.id
     }
 
+    /// The environment variable `liftoff record --count` sets to `1` while it counts a launch's
+    /// instructions under valgrind: the recorder then records spans, marks and the ready point
+    /// but starts no sampler, whose timer signals would make the count differ from run to run.
+    public static let countedVariable = "LIFTOFF_COUNTED"
+
     /// Starts sampling and registers the calling thread (as `main` when it is the main thread).
     /// - Throws: ``SamplerError`` when the sampler cannot start.
     public static func start(
@@ -52,8 +57,10 @@ public final class ProfileRecorder: Sendable {
     ) throws -> ProfileRecorder {
         let now = MonotonicClock.nowNs
         Sampler.resetThreadNames()
-        try Sampler.start(configuration)
-        try Sampler.registerCurrentThread()
+        if ProcessInfo.processInfo.environment[countedVariable] != "1" {
+            try Sampler.start(configuration)
+            try Sampler.registerCurrentThread()
+        }
         return ProfileRecorder(configuration: configuration, commandLine: commandLine, mainEntryNs: now)
     }
 

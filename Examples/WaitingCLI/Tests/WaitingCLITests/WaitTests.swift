@@ -5,7 +5,7 @@ import LiftoffProfile
 import Testing
 import WaitingCLICore
 
-@Suite("Waits in a launch")
+@Suite("Waits in a launch", .serialized)
 struct WaitTests {
     @Test("each span waited as long as it lasted, and the main thread's waits are in the functions that waited")
     func spansWaitAsLongAsTheyLast() throws {
@@ -45,5 +45,41 @@ struct WaitTests {
         // The lock's holder slept while it held it: the note says where.
         let lock = try #require(insights.first { $0.id == "main-thread-lock-wait" })
         #expect(lock.evidence.notes.contains { $0.contains("Cache.warmUp") }, "\(lock.evidence.notes)")
+    }
+}
+
+extension WaitTests {
+    @Test(
+        "counted under callgrind, the launch stops at its LaunchRecorder's ready and counts the same within 0.1 %",
+        .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/valgrind"), "valgrind is not installed"))
+    func countedToReady() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let liftoff = root.appendingPathComponent("../../.build/debug/liftoff").standardizedFileURL
+        try #require(FileManager.default.isExecutableFile(atPath: liftoff.path), "run swift build at the repository root first")
+        let program = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+            .appendingPathComponent("WaitingCLI")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("waiting-count-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let process = Process()
+        process.executableURL = liftoff
+        process.arguments = [
+            "record", "--runs", "1", "--warmup", "0", "--quiet", "--count", "instructions", "--count-runs", "2",
+            "--out", folder.path, "--", program.path,
+        ]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        let manifest = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: folder.appendingPathComponent("record.json"))) as? [String: Any])
+        let counted = manifest["counted"] as? [[String: Any]] ?? []
+        #expect(counted.count == 2)
+        let counts = counted.compactMap { $0["instructions"] as? Double }
+        #expect(counts.count == 2, "\(counted)")
+        // Counted to ready (a dump when lo_launch_ready returned), not to the exit that writes the profile.
+        #expect(counted.allSatisfy { ($0["trigger"] as? String)?.contains("lo_launch_ready") == true }, "\(counted)")
+        // With no sampler while counted, its threads' waits are all that vary.
+        if let low = counts.min(), let high = counts.max() { #expect((high - low) / low < 0.001, "\(counts)") }
     }
 }
