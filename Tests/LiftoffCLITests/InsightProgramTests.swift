@@ -155,21 +155,26 @@ enum InsightPrograms {
             return index
         }
         let lock = NSLock()
+        let held = DispatchSemaphore(value: 0)
         nonisolated(unsafe) var settings = 0.0
         @inline(never) func warmCache() {
             lock.lock()
+            held.signal()
             var x = 0.0
             for i in 0..<60_000_000 { x += Double(i) * 0.5 }
             settings = x
             lock.unlock()
         }
         @inline(never) func readSettings() -> Double { lock.lock(); defer { lock.unlock() }; return settings }
+        // The worker holds the lock before main goes on, however late a busy machine starts it.
+        @inline(never) func waitUntilHeld() { held.wait() }
         @main struct Main {
             static func main() async throws {
                 let items = (0..<6000).map { Item(id: $0, name: "Item \\($0) \\(String($0 * 7919, radix: 36))", tags: ["t\\($0 % 17)"]) }
                 let decoded = try JSONDecoder().decode([Item].self, from: try JSONEncoder().encode(items))
                 let index = buildIndex(decoded)
                 Thread { warmCache() }.start()
+                waitUntilHeld()
                 try await Task.sleep(nanoseconds: 5_000_000)
                 print("ready \\(index.count) \\(readSettings() > 0)")
             }
