@@ -141,7 +141,12 @@ struct CheckCommand: ParsableCommand {
         if let maxHangs { checkCount("hang", { $0.hangs.count }, limit: maxHangs) }
         if let maxInstructions {
             let limit = try CheckCommand.instructions(maxInstructions)
-            let counts = runs.counts.map { Double($0.instructions) }
+            let counts: [Double]
+            do {
+                counts = try runs.counts().map { Double($0.instructions) }
+            } catch let error as RunSetError {
+                throw CLIError(error.description)
+            }
             let shown = { (value: Double) in fmt(value / 1e6, digits: 2, fixed: true) + " M" }
             if counts.isEmpty {
                 breaches.append(

@@ -126,7 +126,7 @@ struct CompareCommand: ParsableCommand {
         if let diffSpan, !(baseRuns.profiles + headRuns.profiles).contains(where: { $0.spans.contains { $0.name == diffSpan } }) {
             throw CLIError("No run has a span named '\(diffSpan)', so --diff-span has nothing to compare.")
         }
-        let counted = !baseRuns.counts.isEmpty && !headRuns.counts.isEmpty
+        let counted = baseRuns.isCounted && headRuns.isCounted
         let gated = (gate ?? (counted ? LaunchComparison.instructionsMetric : RunSet.timeToFirstFrame))
             .split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         let comparison: LaunchComparison

@@ -95,7 +95,7 @@ extension RecordCommand {
             }
             do {
                 let own = output.deletingLastPathComponent().appendingPathComponent(output.lastPathComponent + ".\(result.pid)")
-                let counts = try CallgrindCounts.read(files: Self.parts(of: own))
+                let counts = try CallgrindCounts.read(files: CallgrindCounts.parts(of: own))
                 return RecordManifest.CountedRun(
                     index: index, file: stem + ".callgrind.\(result.pid)", instructions: counts.instructions,
                     outcome: result.outcome.description,
@@ -121,15 +121,6 @@ extension RecordCommand {
         control.standardError = FileHandle.nullDevice
         guard (try? control.run()) != nil else { return }
         control.waitUntilExit()
-    }
-
-    /// The callgrind output at `file` and its numbered dumps (`file.1`, `file.2`, …).
-    static func parts(of file: URL) -> [URL] {
-        let folder = file.deletingLastPathComponent()
-        let name = file.lastPathComponent
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
-        return names.filter { $0 == name || $0.hasPrefix(name + ".") && Int($0.dropFirst(name.count + 1)) != nil }
-            .sorted().map { folder.appendingPathComponent($0) }
     }
 
     /// Removes what an earlier count left at `file` (every process's output and dumps).

@@ -51,6 +51,16 @@ public struct CallgrindCounts: Sendable, Equatable {
         var object: String
     }
 
+    /// The callgrind output at `file` and its numbered dumps (`file.1`, `file.2`, …), as
+    /// callgrind writes them beside it.
+    public static func parts(of file: URL) -> [URL] {
+        let folder = file.deletingLastPathComponent()
+        let name = file.lastPathComponent
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        return names.filter { $0 == name || $0.hasPrefix(name + ".") && Int($0.dropFirst(name.count + 1)) != nil }
+            .sorted().map { folder.appendingPathComponent($0) }
+    }
+
     /// Reads the parts in `files` (a callgrind output file and its numbered dumps) and sums
     /// them in part order up to and including the first whose trigger contains `readyTrigger`,
     /// or all of them when none does.
@@ -83,10 +93,8 @@ public struct CallgrindCounts: Sendable, Equatable {
                 functions[key] = (functions[key]?.file ?? value.file, sum.overflow ? .max : sum.partialValue)
             }
         }
-        let list = functions.map { Function(name: $0.key.name, object: $0.key.object, file: $0.value.file, instructions: $0.value.instructions) }
-            .sorted { ($0.instructions, $1.name, $1.object) > ($1.instructions, $0.name, $0.object) }
         return CallgrindCounts(
-            instructions: total, functions: list, trigger: parts.last?.trigger ?? "", program: parts.first { $0.program != nil }?.program)
+            instructions: total, functions: Self.list(functions), trigger: parts.last?.trigger ?? "", program: parts.first { $0.program != nil }?.program)
     }
 
     /// One callgrind output file's counts, read from its bytes (every part it holds counted).
@@ -96,9 +104,13 @@ public struct CallgrindCounts: Sendable, Equatable {
             throw ReadError(description: "it is \(data.count >> 20) MB, more than the \(maximumBytes >> 20) MB a launch's counts can be.")
         }
         let part = try parse(data)
-        let functions = part.functions.map { Function(name: $0.key.name, object: $0.key.object, file: $0.value.file, instructions: $0.value.instructions) }
+        return CallgrindCounts(instructions: part.total, functions: list(part.functions), trigger: part.trigger, program: part.program)
+    }
+
+    /// A table of functions as a list, the most instructions first.
+    static func list(_ table: [Key: (file: String?, instructions: UInt64)]) -> [Function] {
+        table.map { Function(name: $0.key.name, object: $0.key.object, file: $0.value.file, instructions: $0.value.instructions) }
             .sorted { ($0.instructions, $1.name, $1.object) > ($1.instructions, $0.name, $0.object) }
-        return CallgrindCounts(instructions: part.total, functions: functions, trigger: part.trigger, program: part.program)
     }
 
     /// One callgrind output file (one part): `events:`, `positions:`, the `ob=`/`fl=`/`fn=`

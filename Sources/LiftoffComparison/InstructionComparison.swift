@@ -79,28 +79,29 @@ public struct InstructionComparison: Sendable {
             var object: String
         }
         var names: [String: String] = [:]
+        var files: [Key: String] = [:]  // head's first, where head has the function
         func key(_ function: CallgrindCounts.Function, program: String?) -> Key {
             let name = names[function.name] ?? demangle(function.name)
             names[function.name] = name
             let fileName = function.object.split(separator: "/").last.map(String.init) ?? function.object
-            let programName = program.flatMap { $0.split(separator: "/").last.map(String.init) }
-            let isProgram = fileName == programName || programName.map { fileName.hasPrefix($0 + ".liftoff-nodebug") } == true
+            // The program is the command callgrind ran, or the copy without debug sections counted instead.
+            let isProgram = fileName == program.flatMap { $0.split(separator: "/").last.map(String.init) }
                 || fileName.hasSuffix(".liftoff-nodebug")
             return Key(name: name, object: isProgram ? "the program" : FunctionTimes.objectKey(fileName, programObjects: []))
         }
         func table(_ runs: [CallgrindCounts]) -> [[Key: Double]] {
             runs.map { run in
                 var byKey: [Key: Double] = [:]
-                for function in run.functions { byKey[key(function, program: run.program), default: 0] += Double(function.instructions) }
+                for function in run.functions {
+                    let found = key(function, program: run.program)
+                    byKey[found, default: 0] += Double(function.instructions)
+                    if files[found] == nil { files[found] = function.file }
+                }
                 return byKey
             }
         }
-        let baseTable = table(base)
         let headTable = table(head)
-        var files: [Key: String] = [:]
-        for run in head + base {
-            for function in run.functions { files[key(function, program: run.program)] = files[key(function, program: run.program)] ?? function.file }
-        }
+        let baseTable = table(base)
         let keys = Set(baseTable.flatMap(\.keys)).union(headTable.flatMap(\.keys))
         let smallest = max(100, 0.01 * abs(headMedian - baseMedian))
         functions = keys.map { key in

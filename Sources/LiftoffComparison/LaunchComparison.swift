@@ -52,11 +52,12 @@ public struct LaunchComparison: Sendable {
                 "The base runs were measured by \(LaunchComparison.measureName(base.measure)) and the head runs by "
                     + "\(LaunchComparison.measureName(head.measure)), so they cannot be compared.")
         }
-        if !base.counts.isEmpty, !head.counts.isEmpty {
-            instructions = InstructionComparison(base: base.counts, head: head.counts, threshold: countThreshold, demangle: demangle)
+        if base.isCounted, head.isCounted {
+            instructions = InstructionComparison(
+                base: try base.counts(), head: try head.counts(), threshold: countThreshold, demangle: demangle)
         } else if gated.contains(Self.instructionsMetric) {
-            let missing = base.counts.isEmpty ? "base" : "head"
-            let failed = (base.counts.isEmpty ? base : head).failedCounts
+            let missing = base.isCounted ? "head" : "base"
+            let failed = (base.isCounted ? head : base).failedCounts
             throw RunSetError(
                 "The runs cannot be compared on 'instructions': the \(missing) runs were not counted"
                     + (failed.isEmpty ? " (record them with --count instructions)." : "; every counted run failed: \(failed[0])."))

@@ -32,11 +32,24 @@ public struct RunSet: Sendable {
     public var measure: RunMeasure
     /// Each successful run's counters, in the order of `profiles` (nil where none were read).
     public var counters: [RunCounters?] = []
-    /// The counted runs' instructions (`record --count instructions`), each read from its
-    /// callgrind files; empty when none were counted.
-    public var counts: [CallgrindCounts] = []
+    /// Each counted run's callgrind output (`record --count instructions`); empty when none
+    /// were counted. ``counts()`` reads them.
+    public var countedFiles: [URL] = []
     /// Counted runs that failed, each with why.
     public var failedCounts: [String] = []
+
+    /// Whether any run was counted.
+    public var isCounted: Bool { !countedFiles.isEmpty }
+
+    /// The counted runs' instructions, each read from its callgrind files.
+    /// - Throws: `RunSetError` naming a file that is missing or not callgrind's.
+    public func counts() throws -> [CallgrindCounts] {
+        do {
+            return try countedFiles.map { try CallgrindCounts.read(files: CallgrindCounts.parts(of: $0)) }
+        } catch let error as CallgrindCounts.ReadError {
+            throw RunSetError(error.description)
+        }
+    }
 
     /// Creates a run set from profiles already in memory.
     public init(folder: URL, profiles: [Profile], failedRuns: Int = 0, measure: RunMeasure = .profile) {
@@ -101,17 +114,7 @@ public struct RunSet: Sendable {
                     set.failedCounts.append(run.outcome)
                     continue
                 }
-                let output = url.appendingPathComponent(file)
-                let folder = output.deletingLastPathComponent()
-                let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
-                let name = output.lastPathComponent
-                let parts = names.filter { $0 == name || $0.hasPrefix(name + ".") && Int($0.dropFirst(name.count + 1)) != nil }
-                    .map { folder.appendingPathComponent($0) }
-                do {
-                    set.counts.append(try CallgrindCounts.read(files: parts))
-                } catch let error as CallgrindCounts.ReadError {
-                    throw RunSetError(error.description)
-                }
+                set.countedFiles.append(url.appendingPathComponent(file))
             }
             return set
         }
