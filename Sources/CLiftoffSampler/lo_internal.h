@@ -99,6 +99,7 @@ typedef struct lo_counters {
     _Atomic uint64_t signals_sent, captured, dropped, failed, skipped, truncated, stored;
     _Atomic uint64_t waiting, unanswered, threads_seen, cpu_reads, scans;
     _Atomic uint64_t walked, walk_fallbacks, walk_checked, walk_mismatches, walk_guessed, walk_callers_recovered, walk_captures;
+    _Atomic uint64_t retaken;
 } lo_counters;
 
 extern lo_counters lo_count;
@@ -293,6 +294,7 @@ void lo_threads_changed(void);
 // ---- handler.c -------------------------------------------------------------------------
 
 void lo_clock_after_fork(void);    // in a fork child: the calling thread's id is its own again
+void lo_handler_reap_retake_timers(pid_t pid); // deletes the retake timers of threads that ended
 void lo_handler_after_fork(void);  // in a fork child: no handler runs, no request waits
 void lo_threads_after_fork(void);  // in a fork child: forgets the parent's threads and names
 void lo_snapshot_after_fork(void); // in a fork child: no dlclose is under way

@@ -123,6 +123,7 @@ static void lo_reset_counts(void) {
     atomic_store(&lo_count.walk_mismatches, 0);
     atomic_store(&lo_count.walk_guessed, 0);
     atomic_store(&lo_count.walk_callers_recovered, 0);
+    atomic_store(&lo_count.retaken, 0);
     atomic_store(&lo_count.walk_captures, 0);
 }
 
@@ -394,6 +395,7 @@ lo_counts lo_sampler_counts(void) {
         .walk_guessed = atomic_load(&lo_count.walk_guessed),
         .walk_callers_recovered = atomic_load(&lo_count.walk_callers_recovered),
         .walk_captures = atomic_load(&lo_count.walk_captures),
+        .retaken = atomic_load(&lo_count.retaken),
     };
     return counts;
 }

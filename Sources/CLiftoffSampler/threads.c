@@ -464,6 +464,7 @@ void lo_threads_tick(pid_t pid, uint64_t now_ns, uint64_t tick) {
     int listed = 0;
     if (atomic_exchange_explicit(&g_changed, 0, memory_order_relaxed) || now_ns >= g_next_list_ns) {
         lo_list_threads();
+        lo_handler_reap_retake_timers(pid);
         g_next_list_ns = now_ns + LO_LIST_INTERVAL_NS;
         listed = 1;
     }
@@ -544,6 +545,7 @@ void lo_threads_tick(pid_t pid, uint64_t now_ns, uint64_t tick) {
 }
 
 void lo_threads_end(void) {
+    lo_handler_reap_retake_timers(getpid());
     // Idle threads' waits are recorded every LO_IDLE_CHECK_NS: record the ticks since, up to the
     // last tick, at which the group check found them still waiting.
     for (size_t i = 0; i < g_count; i++) {

@@ -150,7 +150,8 @@ public struct LaunchPath: Sendable {
                         reach = max(reach, launch.endNs(of: rows[last]))
                     }
                     let waitEnd = min(reach, end)
-                    if let holder = launch.threadHolding(from: from, to: waitEnd, excluding: visiting) {
+                    let parked = stack >= 0 && stack < launch.waitKindOfStack.count && launch.waitKindOfStack[stack] == .parked
+                    if let holder = launch.threadHolding(from: from, to: waitEnd, excluding: visiting, carryingMain: parked) {
                         hops.append(Hop(waiter: thread, holder: holder.thread, startNs: from, endNs: waitEnd, ran: holder.ran))
                         visiting.insert(holder.thread)
                         walk(
@@ -236,13 +237,17 @@ extension LaunchWindow {
     /// ended (it released the lock, signalled the semaphore, finished the joined work; or, for a
     /// wait the launch's end cut, wrote the ready line), the one that ran more meanwhile among
     /// those that stopped within a tick of each other; else the one that spent most of it in the
-    /// program's own code (a lock's holder waiting in turn).
-    func threadHolding(from start: UInt64, to end: UInt64, excluding: Set<Int>) -> (thread: Int, ran: Bool)? {
+    /// program's own code (a lock's holder waiting in turn). For a parked async `main`
+    /// (`carryingMain`), a thread that carried `main`'s task meanwhile comes first, whether it ran
+    /// or waited: the task went on there, and a wait of its own held the launch.
+    func threadHolding(from start: UInt64, to end: UInt64, excluding: Set<Int>, carryingMain: Bool = false) -> (thread: Int, ran: Bool)? {
         var best: (thread: Int, lastRun: UInt64, ns: UInt64, ran: Bool)?
+        var bestCarries = false
         for (thread, rows) in samplesByThread where !excluding.contains(thread) {
             var ran: UInt64 = 0
             var own: UInt64 = 0
             var lastRun: UInt64 = 0
+            var carries = false
             for index in LaunchPath.overlapping(rows, start, end, self) {
                 let sample = rows[index]
                 let from = max(profile.samples.timeNs[sample], start)
@@ -255,9 +260,17 @@ extension LaunchWindow {
                 }
                 let stack = profile.samples.stack[sample]
                 if stack >= 0, stack < programFrameOfStack.count, programFrameOfStack[stack] >= 0 { own &+= to - from }
+                if carryingMain, stack >= 0, stack < asyncMainOfStack.count, asyncMainOfStack[stack] { carries = true }
             }
             let candidate = ran > 0 ? (thread: thread, lastRun: lastRun, ns: ran, ran: true) : (thread: thread, lastRun: UInt64(0), ns: own, ran: false)
             guard candidate.ns > 0 else { continue }
+            if best != nil, carries != bestCarries {
+                if carries {
+                    best = candidate
+                    bestCarries = true
+                }
+                continue
+            }
             if let current = best {
                 // The waker first (the later stop, unless within a tick of the other); then
                 // running beats waiting; then the most time; then the lower id.
@@ -269,6 +282,7 @@ extension LaunchWindow {
                 if better { best = candidate }
             } else {
                 best = candidate
+                bestCarries = carries
             }
         }
         return best.map { ($0.thread, $0.ran) }

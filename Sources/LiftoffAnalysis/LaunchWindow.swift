@@ -31,6 +31,9 @@ public struct LaunchWindow: Sendable {
     private(set) var libraryWorkByStack: [Int: LibraryWork] = [:]
     /// Per stack, the kind of wait its innermost waiting function makes, if any.
     private(set) var waitKindOfStack: [MainThreadWait?] = []
+    /// Per stack, whether it runs (or awaits from) an async `main`: the thread that carries `main`'s
+    /// task while the main thread is parked.
+    private(set) var asyncMainOfStack: [Bool] = []
     /// The path that led to ready: the launch's thread and the threads it waited for.
     public private(set) var path = LaunchPath()
     /// The waits of the threads on the path, by kind.
@@ -63,6 +66,7 @@ public struct LaunchWindow: Sendable {
         programFlagOfFrame = frameFlags(isProgram)
         programFrameOfStack = innermost(programFlagOfFrame).frame
         waitKindOfStack = MainThreadWait.kinds(of: self)
+        asyncMainOfStack = innermost(frameFlags { $0.name.hasSuffix("async_MainTQ0_") }).frame.map { $0 >= 0 }
         path = LaunchPath(self)
         libraryWorkByStack = LibraryWork.ofStacks(path.cpuByStack.keys, in: self)
         mainThreadWaits = MainThreadWaits(self)

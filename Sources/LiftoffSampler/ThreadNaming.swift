@@ -29,7 +29,10 @@ enum ThreadNaming {
     static func readable(_ name: String, isMain: Bool) -> String {
         if isMain { return "main" }
         guard !name.isEmpty else { return name }
-        let matches = rootQueues.filter { $0.hasSuffix(name) && $0.count > name.count || $0 == name }
+        // A cut label is exactly as long as the kernel keeps: a program's own short thread name
+        // ("t", "qos") that happens to end a label is its own.
+        let cut = name.utf8.count == 15
+        let matches = rootQueues.filter { cut && $0.hasSuffix(name) && $0.count > name.count || $0 == name }
         guard !matches.isEmpty else { return name }
         if matches.count == 1 {
             return "dispatch worker (\(matches[0].dropFirst("com.apple.root.".count)))"

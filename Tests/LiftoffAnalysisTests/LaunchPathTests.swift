@@ -254,4 +254,19 @@ extension LaunchPathTests {
         #expect(!ids.contains("main-thread-io"), "\(ids)")
         #expect(ids.contains("main-thread-blocked-by-task"), "\(ids)")
     }
+
+    @Test("a parked async main goes on in the thread that carries its task, even one that only waited for a lock there: the lock wait is on the path")
+    func parkedMainFollowsItsTask() {
+        var launch = Self.launch(readyAtMs: 101)
+        launch.threads.append(Profile.ThreadInfo(id: 2, name: "cache", isMain: false))
+        launch.threads.append(Profile.ThreadInfo(id: 3, name: "pool", isMain: false))
+        launch.add(thread: 1, .blocked, ["main", "libc.so.6|__sigsuspend"], fromMs: 1, toMs: 101)
+        launch.add(thread: 2, .running, ["start", "warm_cache"], fromMs: 1, toMs: 101)
+        // The task's continuation never ran while sampled: it found the lock held at once.
+        launch.add(thread: 3, .blocked, ["start_thread", "async_MainTQ0_", "read_settings"] + Self.lockWait, fromMs: 6, toMs: 101)
+        let window = LaunchWindow(launch.profile())
+        #expect(window.path.hops.map(\.holder) == [3, 2], "main → its task's thread → the lock's holder")
+        let ids = Insights.of(window).map(\.id)
+        #expect(ids.contains("main-thread-lock-wait"), "\(ids)")
+    }
 }

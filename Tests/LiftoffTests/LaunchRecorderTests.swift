@@ -70,7 +70,20 @@ struct LaunchRecorderTests {
         let ready = try #require(profile.phases.firstFrameNs)
         let last = (0..<profile.samples.count).map { profile.samples.timeNs[$0] }.max() ?? 0
         #expect(last <= ready + 2 * profile.samplingIntervalNs, "no sample after ready: the last at \(last), ready at \(ready)")
-        #expect(profile.frames.contains { $0.name.contains("recordedLaunchStep") }, "the launch's work was sampled")
+        #expect(
+            profile.frames.contains { $0.name.contains("recordedLaunchStep") },
+            "the launch's work was sampled: \(Self.describeSamples(profile))")
+    }
+
+    /// Every sample of a profile, one per line, with its counts: what a failure needs to be read.
+    static func describeSamples(_ profile: Profile) -> String {
+        var lines = ["counts: \(profile.counts)", "spans: \(profile.spans.map { ($0.name, $0.threadID, $0.startNs, $0.endNs) })"]
+        for row in 0..<profile.samples.count {
+            let names = profile.frameIndices(ofStack: profile.samples.stack[row]).suffix(4).map { profile.frames[$0].name }
+            lines.append(
+                "\(profile.samples.thread[row]) at \(profile.samples.timeNs[row]) \(profile.samples.state[row]) ×\(profile.samples.weight[row]) \(names)")
+        }
+        return lines.joined(separator: "\n")
     }
 
     @Test("a profile prepared after sampling stops names every frame and stack as one built at once")

@@ -107,6 +107,7 @@ typedef struct lo_counts {
                                      ///< callers the walk found and libunwind skipped (it follows rbp there
                                      ///< even in a prologue or epilogue)
     uint64_t walk_captures;  ///< stacks captured without a signal (lo_capture_current_stack) by the walk
+    uint64_t retaken;        ///< signals that found their thread back from a system call, sampled again by its own timer
 } lo_counts;
 
 /// Layout of one sample in the store: a header of five words followed by `depth`

@@ -1,0 +1,65 @@
+import Foundation
+import LiftoffProfile
+import LiftoffTestSupport
+import Testing
+
+extension AgentPrograms {
+    /// A loop that calls clock_gettime on its thread's CPU clock (a real system call) every couple
+    /// of microseconds. It first measures, alone, what a call and what a pass of its own code cost,
+    /// and reports the share of the loop's time the calls take: `calls share=<fraction>`.
+    static let syscallLoop = """
+        #include <stdio.h>
+        #include <stdint.h>
+        #include <time.h>
+        static uint64_t cpu_now(void) {
+            struct timespec t; clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t); return t.tv_sec * 1000000000ull + t.tv_nsec;
+        }
+        static volatile uint64_t sink;
+        __attribute__((noinline)) uint64_t own_code(uint64_t h) { for (int i = 0; i < 600; i++) h = h * 31 + i; return h; }
+        __attribute__((noinline)) uint64_t timed_loop(uint64_t ms) {
+            uint64_t start = cpu_now(), h = 7;
+            while (cpu_now() - start < ms * 1000000ull) h = own_code(h);
+            return h;
+        }
+        int main(void) {
+            uint64_t h = 1, calls = 0, start = cpu_now();
+            for (int i = 0; i < 40000; i++) calls += cpu_now() & 1;
+            uint64_t call_ns = cpu_now() - start;
+            start = cpu_now();
+            for (int i = 0; i < 40000; i++) h = own_code(h);
+            uint64_t own_ns = cpu_now() - start;
+            h += timed_loop(300);
+            printf("calls share=%.3f\\n", (double)call_ns / (double)(call_ns + own_ns));
+            sink = h + calls;
+            return 0;
+        }
+        """
+}
+
+extension AgentTests {
+    @Test("a loop that makes a system call every few microseconds is found in the call for the share of time it spends there, not each time the signal comes back from the kernel")
+    func systemCallShare() throws {
+        let program = try AgentPrograms.build(
+            "syscall-loop", source: AgentPrograms.syscallLoop, ext: "c", compiler: "/usr/bin/cc", ["-O1", "-g"])
+        let result = try profile([program])
+        #expect(result.status == 0, "\(result.stderr)")
+        let profile = try #require(result.profile)
+        let reported = try #require(
+            result.log.split(separator: "\n").first { $0.hasPrefix("calls share=") }.flatMap { Double($0.dropFirst("calls share=".count)) },
+            "the program reports its calls' share: \(result.log)")
+        var inLoop = 0.0, inOwnCode = 0.0
+        for sample in 0..<profile.samples.count where profile.samples.state[sample] == .running {
+            let names = profile.frameIndices(ofStack: profile.samples.stack[sample]).map { profile.frames[$0].name }
+            guard names.contains("timed_loop") else { continue }
+            let weight = Double(profile.samples.weight[sample])
+            inLoop += weight
+            if names.last == "own_code" { inOwnCode += weight }
+        }
+        try #require(inLoop >= 150, "the 300 ms loop was sampled: \(inLoop) ticks")
+        let sampled = 1 - inOwnCode / inLoop
+        // About 250 ticks: a binomial share's standard deviation is at most 3.2 points; the
+        // calibration measures each part alone. A signal taken where the thread next leaves the
+        // kernel puts nearly all of them in the call.
+        #expect(abs(sampled - reported) <= 0.15, "samples in the call: \(sampled); its share of the time: \(reported)")
+    }
+}
