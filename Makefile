@@ -10,7 +10,7 @@ SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_OUT ?= Reports/demo
 
-.PHONY: pprof-proto all assets deps test-deps build build-tests demo test test-under-load examples test-server-example fuzz fuzz-smoke bench bench-agent bench-observer bench-spread perf-agreement clean
+.PHONY: pprof-proto all assets deps test-deps build build-tests demo test test-under-load examples test-server-example fuzz fuzz-smoke bench bench-agent bench-observer bench-spread perf-agreement changepoint-vectors clean
 
 all: build
 
@@ -198,6 +198,16 @@ bench-spread: deps
 # One demo launch recorded by perf and by Liftoff at once; their leaf-function distributions compared.
 perf-agreement: build
 	python3 scripts/perf_agreement.py .build/debug/liftoff Reports/benchmarks/perf-agreement.md --slowdown 1000%
+
+# The change-point test vectors (Tests/LiftoffHistoryTests/ChangePointVectors.swift) from Apache
+# Otava itself, in a virtual environment of its own: its change-point code needs only NumPy and
+# SciPy (Debian's python3-numpy and python3-scipy), so its service clients are not installed.
+OTAVA_VENV ?= .build/otava-venv
+changepoint-vectors:
+	python3 -c "import numpy, scipy" 2>/dev/null || $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-numpy python3-scipy
+	test -x $(OTAVA_VENV)/bin/python || python3 -m venv --system-site-packages $(OTAVA_VENV)
+	$(OTAVA_VENV)/bin/pip install --quiet --no-deps apache-otava==0.8.0
+	$(OTAVA_VENV)/bin/python scripts/changepoint_vectors.py
 
 clean:
 	rm -rf .build Benchmarks/.build .build-examples $(addsuffix .build,$(EXAMPLES) $(SERVER_EXAMPLE)) Fuzz/.build Fuzz/.build-fuzz

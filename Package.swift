@@ -25,6 +25,7 @@ let package = Package(
         .library(name: "LiftoffSampler", targets: ["LiftoffSampler"]),
         .library(name: "LiftoffAnalysis", targets: ["LiftoffAnalysis"]),
         .library(name: "LiftoffComparison", targets: ["LiftoffComparison"]),
+        .library(name: "LiftoffHistory", targets: ["LiftoffHistory"]),
         .library(name: "LiftoffReports", targets: ["LiftoffReports"]),
         .library(name: "LiftoffPprof", targets: ["LiftoffPprof"]),
         .library(name: "LiftoffFormats", targets: ["LiftoffFormats"]),
@@ -83,6 +84,8 @@ let package = Package(
         .target(name: "LiftoffAnalysis", dependencies: ["LiftoffProfile"]),
         // Launches compared: statistics, verdicts, recorded run sets and their on-disk format.
         .target(name: "LiftoffComparison", dependencies: ["LiftoffProfile", "LiftoffAnalysis"]),
+        // Launches over commits: entries per commit in a store, and their change points.
+        .target(name: "LiftoffHistory", dependencies: ["LiftoffProfile", "LiftoffAnalysis", "LiftoffComparison"]),
         .target(
             name: "LiftoffReports", dependencies: ["LiftoffProfile", "LiftoffAnalysis", "LiftoffComparison"],
             exclude: ["Assets"]),
@@ -114,7 +117,7 @@ let package = Package(
             name: "LiftoffCLI",
             dependencies: [
                 "CLiftoffProcess", "Liftoff", "LiftoffProfile", "LiftoffSampler", "LiftoffAnalysis", "LiftoffComparison",
-                "LiftoffReports", "LiftoffPprof", "LiftoffFormats",
+                "LiftoffReports", "LiftoffPprof", "LiftoffFormats", "LiftoffHistory",
                 "LiftoffDemo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -135,6 +138,7 @@ let package = Package(
         .testTarget(
             name: "LiftoffComparisonTests", dependencies: ["LiftoffComparison", "LiftoffProfile", "LiftoffTestSupport"],
             exclude: ["Fixtures"]),
+        .testTarget(name: "LiftoffHistoryTests", dependencies: ["LiftoffHistory", "LiftoffComparison", "LiftoffProfile", "LiftoffTestSupport"]),
         .testTarget(
             name: "LiftoffTests",
             dependencies: [
@@ -151,7 +155,7 @@ let package = Package(
             name: "LiftoffCLITests",
             dependencies: [
                 "LiftoffCLI", "LiftoffProfile", "LiftoffAnalysis", "LiftoffComparison", "LiftoffReports", "LiftoffFormats",
-                "LiftoffTestSupport",
+                "LiftoffHistory", "LiftoffTestSupport",
             ]),
         // The repository itself: file sizes, the README's layout and code against the tree.
         .testTarget(name: "RepositoryTests", dependencies: ["LiftoffTestSupport"]),

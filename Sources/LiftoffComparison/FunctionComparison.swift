@@ -242,3 +242,28 @@ struct FunctionTimes {
 
     func total(_ key: Key) -> Double { totals[key] ?? 0 }
 }
+
+extension FunctionComparison {
+    /// One function's median CPU time over runs, charged as the comparison charges it (to the
+    /// innermost frame of the program's own code, else to the leaf).
+    public struct Median: Sendable, Equatable {
+        /// The function's name.
+        public var name: String
+        /// `the program`, or a library's name up to `.so`.
+        public var object: String
+        /// Its median time on a CPU over the runs, in milliseconds.
+        public var ms: Double
+    }
+
+    /// The functions with the most median CPU time over `profiles`, the most first (then by name),
+    /// at most `limit` of them.
+    public static func medians(of profiles: [Profile], limit: Int) -> [Median] {
+        let runs = profiles.map { FunctionTimes($0, span: nil) }
+        var keys = Set<FunctionTimes.Key>()
+        for run in runs { keys.formUnion(run.cpu.keys) }
+        let medians = keys.map { key in
+            Median(name: key.name, object: key.object, ms: Statistics.median(runs.map { $0.cpu[key] ?? 0 }))
+        }
+        return Array(medians.filter { $0.ms > 0 }.sorted { ($1.ms, $0.name, $0.object) < ($0.ms, $1.name, $1.object) }.prefix(max(limit, 0)))
+    }
+}

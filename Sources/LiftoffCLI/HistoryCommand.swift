@@ -1,0 +1,173 @@
+import ArgumentParser
+import Foundation
+import LiftoffComparison
+import LiftoffHistory
+
+/// `liftoff history`: every commit's launch, and the commits that changed it.
+struct HistoryCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "history",
+        abstract: "Keep every commit's launch, and find the commits that changed it.",
+        discussion: """
+            A pull-request gate compares two builds; drift and steps that arrive through many small \
+            commits need the series. `history add` keeps one entry per commit (the medians of a \
+            recorded folder: times, phases, counters, instructions, insights' costs and the top 200 \
+            functions) in a folder of JSON files that can live on a git branch. `history analyze` \
+            finds change points per metric with E-divisive means and a t-test, as Apache Otava does, \
+            and names the functions whose own series changed with them.
+
+            Examples:
+              liftoff history add runs/head --commit "$(git rev-parse HEAD)" --store launch-history
+              liftoff history analyze --store launch-history
+              liftoff history analyze --store launch-history --metric instructions --fail-on-change --recent 1
+            """,
+        subcommands: [HistoryAddCommand.self, HistoryAnalyzeCommand.self])
+}
+
+/// `--store FOLDER`, shared by the subcommands.
+struct HistoryStoreOptions: ParsableArguments {
+    @Option(name: .long, help: "The history: a folder of one JSON file per entry.")
+    var store: String = "launch-history"
+
+    var folderStore: FolderHistoryStore { FolderHistoryStore(folder: URL(fileURLWithPath: store)) }
+}
+
+/// `liftoff history add DIR --commit SHA`.
+struct HistoryAddCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "add",
+        abstract: "Add a recorded folder's launch to the history as one commit's entry.",
+        discussion: """
+            DIR is a folder written by liftoff record (its runs), or a folder of profiles. Adding the \
+            same commit again in the same environment replaces its entry.
+            """)
+
+    @Argument(help: "A folder written by liftoff record, or a folder of profiles.")
+    var folder: String
+
+    @Option(name: .long, help: "The commit the launch was built from (a SHA or a tag).")
+    var commit: String
+
+    @Option(name: .long, help: "The branch the commit is on.")
+    var branch: String?
+
+    @Option(name: .long, help: "When the commit was made: ISO 8601 or seconds since 1970 (now when not given); the series' order.")
+    var time: String?
+
+    @Option(name: .long, help: "Whether the runs had the program's files in the page cache: warm or cold.")
+    var cache: String = "warm"
+
+    @OptionGroup var storage: HistoryStoreOptions
+
+    func validate() throws {
+        if let time, HistoryTime.parse(time) == nil {
+            throw ValidationError("--time '\(time)' is not ISO 8601 (2026-11-28T08:00:00Z) or seconds since 1970.")
+        }
+        guard ["warm", "cold"].contains(cache) else { throw ValidationError("--cache is warm or cold, not '\(cache)'.") }
+    }
+
+    func run() throws {
+        let started = Date()
+        let runs: RunSet
+        do {
+            runs = try RunSet.load(folder)
+        } catch let error as RunSetError {
+            throw CLIError(error.description)
+        }
+        let when = time.flatMap(HistoryTime.parse).map(HistoryTime.format) ?? HistoryTime.format(Date().timeIntervalSince1970)
+        let environment = HistoryEntry.environment(of: runs, cache: cache)
+        do {
+            let entry = try HistoryEntry.of(runs, commit: commit, branch: branch, time: when, environment: environment)
+            try storage.folderStore.add(entry)
+            try StandardOutput.write(
+                "Added \(commit) (\(entry.runs) runs, \(entry.metrics.count) metrics, \(entry.functions.count) functions) to \(storage.store) "
+                    + "in environment \(environment.key) in \(Int(Date().timeIntervalSince(started) * 1000)) ms.\n")
+        } catch let error as HistoryError {
+            throw CLIError(error.description)
+        }
+    }
+}
+
+/// How `history analyze` writes.
+enum HistoryFormat: String, ExpressibleByArgument, CaseIterable {
+    case text, markdown, json
+}
+
+/// `liftoff history analyze`.
+struct HistoryAnalyzeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "analyze",
+        abstract: "Find the commits that changed the launch: change points per metric and environment.",
+        discussion: """
+            Within each environment (CPU, cores, OS, Liftoff version, cache mode), entries are \
+            ordered by time. Each metric's series is split where E-divisive means finds a change \
+            that a t-test between its two sides confirms (Otava's split and merge steps; the \
+            defaults are Otava's, a window of 50 commits and p ≤ 0.001, but for a change of at least \
+            1 %: a t-test alone finds a 0.1 % "change" in about one flat series in ten). Wall times \
+            from shared machines are noisy: series of instructions and counters find steps that \
+            wall time hides. Exits 2 with --fail-on-change when a change point made a metric \
+            worse (among the last --recent commits, when given).
+            """)
+
+    @OptionGroup var storage: HistoryStoreOptions
+
+    @Option(name: .long, help: "Analyze this metric only (repeatable): 'time to ready', instructions, 'insight: main-thread-io', ….")
+    var metric: [String] = []
+
+    @Option(name: .long, help: "Entries of this branch only.")
+    var branch: String?
+
+    @Option(name: .long, help: "The sliding window, in commits (at least 2).")
+    var window: Int = 50
+
+    @Option(name: .customLong("max-pvalue"), help: "The largest p-value a change point may have (above 0, below 1).")
+    var maxPValue: Double = 0.001
+
+    @Option(name: .customLong("min-magnitude"), help: "The smallest relative change a change point must make, in percent (Otava's default is 0).")
+    var minMagnitude: Double = 1
+
+    @Option(name: .long, help: "Output format: text, markdown or json.")
+    var format: HistoryFormat = .text
+
+    @Flag(name: .long, help: "Exit 2 when a change point made a metric worse.")
+    var failOnChange = false
+
+    @Option(name: .long, help: "With --fail-on-change, only change points among the last N commits count.")
+    var recent: Int?
+
+    func validate() throws {
+        guard window >= 2, window <= 100_000 else { throw ValidationError("--window must be 2 to 100000 commits, not \(window).") }
+        guard maxPValue > 0, maxPValue < 1 else { throw ValidationError("--max-pvalue must be above 0 and below 1, not \(maxPValue).") }
+        guard minMagnitude >= 0, minMagnitude.isFinite else {
+            throw ValidationError("--min-magnitude must be a percentage of 0 or more, not \(minMagnitude).")
+        }
+        if let recent, recent < 1 { throw ValidationError("--recent must be 1 or more, not \(recent).") }
+    }
+
+    func run() throws {
+        let loaded: (entries: [HistoryEntry], skipped: [String])
+        do {
+            loaded = try storage.folderStore.load()
+        } catch let error as HistoryError {
+            throw CLIError(error.description)
+        }
+        for reason in loaded.skipped { FileHandle.standardError.write(Data("liftoff: \(reason)\n".utf8)) }
+        let options = ChangePointOptions(windowLength: window, maxPValue: maxPValue, minMagnitude: minMagnitude / 100)
+        let analysis = HistoryAnalysis(
+            entries: loaded.entries, skipped: loaded.skipped, options: options, metrics: metric.isEmpty ? nil : Set(metric),
+            branch: branch)
+        if !metric.isEmpty, analysis.series.isEmpty, !loaded.entries.isEmpty {
+            throw CLIError("No entry has the metric \(metric.map { "'\($0)'" }.joined(separator: " or ")).")
+        }
+        switch format {
+        case .text: try StandardOutput.write(analysis.text())
+        case .markdown: try StandardOutput.write(analysis.markdown())
+        case .json: try StandardOutput.write(try analysis.json())
+        }
+        guard failOnChange else { return }
+        let worse = analysis.series.contains { series in
+            series.changes.contains { $0.isRegression && (recent == nil || $0.index >= series.points.count - recent!) }
+        }
+        if worse { throw ExitCode(2) }
+    }
+}

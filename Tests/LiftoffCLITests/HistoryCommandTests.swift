@@ -1,0 +1,99 @@
+import Foundation
+import LiftoffHistory
+import LiftoffTestSupport
+import Testing
+
+@Suite("liftoff history")
+struct HistoryCommandTests {
+    @Test("history add keeps a recorded folder's medians and top functions as one entry; adding it again changes nothing")
+    func addRecordedFolder() throws {
+        let program = try AnyPrograms.build("insight-cpu", InsightPrograms.busyOneThread, ["-O1", "-g"])
+        let runs = temporaryFolder()
+        let recorded = try BuiltTool.find().run(["record", "--runs", "2", "--warmup", "0", "--quiet", "--out", runs.path, "--", program])
+        try #require(recorded.status == 0, "\(recorded.stdout)\(recorded.stderr)")
+        let store = temporaryFolder().appendingPathComponent("history")
+        let add = ["history", "add", runs.path, "--commit", "abc123", "--branch", "main", "--time", "2026-11-01T10:00:00Z", "--store", store.path]
+        let first = try BuiltTool.find().run(add)
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.stdout.hasPrefix("Added abc123 (2 runs, "), "\(first.stdout)")
+        let names = try FileManager.default.contentsOfDirectory(atPath: store.path)
+        let name = try #require(names.first)
+        let bytes = try Data(contentsOf: store.appendingPathComponent(name))
+        #expect(try BuiltTool.find().run(add).status == 0)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: store.path) == names, "one file per commit and environment")
+        #expect(try Data(contentsOf: store.appendingPathComponent(name)) == bytes, "the same entry, byte for byte")
+
+        let schema = repositoryRoot.appendingPathComponent("Schemas/history-entry-1.schema.json").path
+        let valid = try JSONSchemaCheck.validate(file: store.appendingPathComponent(name).path, schema: schema)
+        #expect(valid.status == 0, "\(valid.output)")
+        let entry = try HistoryEntry.decode(bytes, source: name)
+        #expect(entry.commit == "abc123" && entry.branch == "main" && entry.runs == 2)
+        #expect((entry.metrics["time to ready"] ?? 0) > 0 && entry.metrics["pre-main"] != nil, "\(entry.metrics.keys.sorted())")
+        #expect(entry.functions.first?.name == "parse_all", "\(entry.functions.prefix(3))")
+        #expect(entry.environment.cores > 0 && !entry.environment.cpu.isEmpty)
+    }
+
+    @Test("history analyze names the commit and function of a step, gates with --fail-on-change, and reads JSON and Markdown")
+    func analyze() throws {
+        let store = temporaryFolder()
+        for entry in Self.entries(count: 90, stepAt: 61) { try FolderHistoryStore(folder: store).add(entry) }
+        let tool = try BuiltTool.find()
+        let text = try tool.run(["history", "analyze", "--store", store.path])
+        #expect(text.status == 0, "\(text.stderr)")
+        #expect(text.stdout.contains("time to ready: 1 change point") && text.stdout.contains("at c0061"), "\(text.stdout)")
+        #expect(text.stdout.contains("parse_config [the program]"), "\(text.stdout)")
+
+        let json = try tool.run(["history", "analyze", "--store", store.path, "--format", "json"])
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        #expect(document["schema"] as? String == "liftoff.history-analysis/1")
+        let environments = try #require(document["environments"] as? [[String: Any]])
+        let metrics = try #require(environments.first?["metrics"] as? [[String: Any]])
+        let ready = try #require(metrics.first { $0["name"] as? String == "time to ready" })
+        let changes = try #require(ready["changes"] as? [[String: Any]])
+        #expect(changes.first?["commit"] as? String == "c0061" && changes.first?["regression"] as? Bool == true)
+
+        let markdown = try tool.run(["history", "analyze", "--store", store.path, "--format", "markdown"])
+        #expect(markdown.stdout.contains("| time to ready | ") && markdown.stdout.contains("`c0061`"), "\(markdown.stdout)")
+
+        #expect(try tool.run(["history", "analyze", "--store", store.path, "--fail-on-change"]).status == 2)
+        #expect(try tool.run(["history", "analyze", "--store", store.path, "--fail-on-change", "--recent", "5"]).status == 0)
+
+        let flat = temporaryFolder()
+        for entry in Self.entries(count: 90, stepAt: .max) { try FolderHistoryStore(folder: flat).add(entry) }
+        let quiet = try tool.run(["history", "analyze", "--store", flat.path, "--fail-on-change"])
+        #expect(quiet.status == 0 && quiet.stdout.contains("No change point in 2 metrics."), "\(quiet.stdout)")
+    }
+
+    @Test("bad options and missing or hostile stores get one sentence and a non-zero exit")
+    func badInput() throws {
+        let tool = try BuiltTool.find()
+        let missing = try tool.run(["history", "analyze", "--store", "/nonexistent/history"])
+        #expect(missing.status == 1 && missing.stderr.contains("does not exist"), "\(missing.stderr)")
+        let window = try tool.run(["history", "analyze", "--window", "1"])
+        #expect(window.status != 0 && window.stderr.contains("--window must be 2 to 100000"), "\(window.stderr)")
+        let time = try tool.run(["history", "add", "x", "--commit", "a", "--time", "soon"])
+        #expect(time.status != 0 && time.stderr.contains("is not ISO 8601"), "\(time.stderr)")
+        let store = temporaryFolder()
+        for entry in Self.entries(count: 5, stepAt: .max) { try FolderHistoryStore(folder: store).add(entry) }
+        try Data("{\"schema\": 1}".utf8).write(to: store.appendingPathComponent("broken.json"))
+        let skipped = try tool.run(["history", "analyze", "--store", store.path])
+        #expect(skipped.status == 0 && skipped.stderr.contains("broken.json"), "\(skipped.stderr)")
+    }
+
+    /// `count` commits with a launch of about 100 ms (0.3 % noise), and `parse_config` 6 ms slower from `stepAt` on.
+    static func entries(count: Int, stepAt: Int) -> [HistoryEntry] {
+        var state: UInt64 = 12345
+        func noise() -> Double {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return (Double(state >> 11) / Double(1 << 53) - 0.5) * 0.01
+        }
+        let environment = HistoryEntry.Environment(cpu: "Test CPU", cores: 2, os: "Linux", liftoff: "0.1.0", cache: "warm")
+        return (0..<count).map { index in
+            let extra = index >= stepAt ? 6.0 : 0
+            return HistoryEntry(
+                commit: String(format: "c%04d", index), branch: "main", time: HistoryTime.format(1_790_000_000 + Double(index) * 60),
+                environment: environment, runs: 5, metrics: ["time to ready": 100 * (1 + noise()) + extra, "pre-main": 20 * (1 + noise())],
+                functions: [HistoryEntry.Function(name: "parse_config", object: "the program", ms: 25 * (1 + noise()) + extra)])
+        }
+    }
+}

@@ -1,0 +1,107 @@
+import Foundation
+import LiftoffTestSupport
+import Testing
+
+@testable import LiftoffHistory
+
+/// Entries as `history add` makes them, with a launch time series and a function that moves with it.
+enum SyntheticHistory {
+    static let environment = HistoryEntry.Environment(cpu: "Test CPU", cores: 2, os: "Linux 6.1", liftoff: "0.1.0", cache: "warm")
+
+    /// `count` commits a minute apart; from `stepAt` on, `parse_config` takes `stepMs` more and the
+    /// launch with it.
+    static func entries(count: Int, stepAt: Int = .max, stepMs: Double = 0, noise: Double = 0.003, seed: UInt64 = 1) -> [HistoryEntry] {
+        let launch = SyntheticSeries.make(count: count, noise: noise, seed: seed)
+        let parse = SyntheticSeries.make(count: count, noise: noise, seed: seed &+ 99)
+        return (0..<count).map { index in
+            let extra = index >= stepAt ? stepMs : 0
+            return HistoryEntry(
+                commit: String(format: "c%04d", index), branch: "main", time: HistoryTime.format(1_790_000_000 + Double(index) * 60),
+                environment: environment, runs: 5,
+                metrics: ["time to ready": launch[index] + extra, "pre-main": 20 * launch[index] / 100],
+                functions: [
+                    HistoryEntry.Function(name: "parse_config", object: "the program", ms: parse[index] / 4 + extra),
+                    HistoryEntry.Function(name: "memcpy", object: "libc.so", ms: 5 * launch[index] / 100),
+                ])
+        }
+    }
+}
+
+/// A new, empty folder under the temporary directory.
+func temporaryFolder() -> URL {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("liftoff-history-\(UUID().uuidString)")
+    try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    return url
+}
+
+@Suite("Launch history")
+struct HistoryStoreTests {
+    @Test("a history of 120 commits names the commit and the function that made the launch slower; a flat one names none")
+    func namesCommitAndFunction() throws {
+        let analysis = HistoryAnalysis(entries: SyntheticHistory.entries(count: 120, stepAt: 77, stepMs: 6))
+        let changes = analysis.changes.filter { $0.metric == "time to ready" }
+        let change = try #require(changes.first, "\(analysis.text())")
+        #expect(changes.count == 1)
+        #expect(change.commit == "c0077" && change.isRegression)
+        #expect(change.functions.first?.name == "parse_config", "\(change.functions)")
+        #expect(analysis.changes.allSatisfy { $0.metric != "pre-main" }, "pre-main did not move")
+        #expect(analysis.text().contains("c0077"))
+
+        let flat = HistoryAnalysis(entries: SyntheticHistory.entries(count: 120))
+        #expect(flat.changes.isEmpty, "\(flat.text())")
+        #expect(flat.text().contains("No change point in 2 metrics."))
+    }
+
+    @Test("entries are ordered by time, not by the order they were added, and analyzed per environment")
+    func orderAndEnvironments() throws {
+        var entries = SyntheticHistory.entries(count: 80, stepAt: 40, stepMs: 8).shuffled()
+        var other = SyntheticHistory.entries(count: 30)
+        for index in other.indices { other[index].environment.cache = "cold" }
+        entries += other
+        let analysis = HistoryAnalysis(entries: entries)
+        #expect(analysis.environments.map(\.entries) == [80, 30])
+        #expect(analysis.changes.map(\.commit) == ["c0040"])
+    }
+
+    @Test("the folder store: adding a commit twice leaves one identical file; what it wrote reads back")
+    func folderStore() throws {
+        let folder = temporaryFolder()
+        let store = FolderHistoryStore(folder: folder)
+        let entry = SyntheticHistory.entries(count: 1)[0]
+        try store.add(entry)
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+        let name = try #require(names.first)
+        let first = try Data(contentsOf: folder.appendingPathComponent(name))
+        try store.add(entry)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == [name])
+        #expect(try Data(contentsOf: folder.appendingPathComponent(name)) == first)
+        let loaded = try store.load()
+        #expect(loaded.entries == [entry] && loaded.skipped.isEmpty)
+        #expect(throws: HistoryError.self) {
+            var hostile = entry
+            hostile.commit = "../../etc/passwd"
+            try store.add(hostile)
+        }
+    }
+
+    @Test(
+        "a corrupt, truncated or hostile entry is skipped with one sentence naming it; the rest are read",
+        arguments: [
+            ("truncated", "{\"schema\": \"liftoff.history-entry/1\", \"commit\": \"abc\""),
+            ("not JSON", "\u{0}\u{1}garbage"),
+            ("an array", "[1, 2, 3]"),
+            ("another schema", "{\"schema\": \"liftoff.history-entry/9\", \"commit\": \"a\", \"time\": \"2026-01-01T00:00:00Z\", \"environment\": {\"cpu\": \"x\", \"cores\": 1, \"os\": \"\", \"liftoff\": \"\", \"cache\": \"warm\"}, \"runs\": 1, \"metrics\": {}, \"functions\": []}"),
+            ("a bad time", "{\"schema\": \"liftoff.history-entry/1\", \"commit\": \"a\", \"time\": \"yesterday\", \"environment\": {\"cpu\": \"x\", \"cores\": 1, \"os\": \"\", \"liftoff\": \"\", \"cache\": \"warm\"}, \"runs\": 1, \"metrics\": {}, \"functions\": []}"),
+            ("a huge number", "{\"schema\": \"liftoff.history-entry/1\", \"commit\": \"a\", \"time\": \"2026-01-01T00:00:00Z\", \"environment\": {\"cpu\": \"x\", \"cores\": 99999999999999999999, \"os\": \"\", \"liftoff\": \"\", \"cache\": \"warm\"}, \"runs\": 1, \"metrics\": {}, \"functions\": []}"),
+        ])
+    func hostileEntries(_ kind: String, _ text: String) throws {
+        let folder = temporaryFolder()
+        let store = FolderHistoryStore(folder: folder)
+        try store.add(SyntheticHistory.entries(count: 1)[0])
+        try Data(text.utf8).write(to: folder.appendingPathComponent("bad.json"))
+        let loaded = try store.load()
+        #expect(loaded.entries.count == 1, "\(kind)")
+        let reasons = loaded.skipped
+        #expect(reasons.count == 1 && reasons.allSatisfy { $0.contains("bad.json") }, "\(kind): \(reasons)")
+    }
+}
