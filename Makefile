@@ -84,7 +84,7 @@ test-under-load: test-deps build-tests
 
 # libFuzzer targets (Fuzz/): the profile loader with every renderer, the scenario parser, the
 # --baseline command-line splitter and the callgrind reader. Built with -sanitize=fuzzer and linked with lld.
-FUZZ_TARGETS := FuzzProfile FuzzScenario FuzzShellWords FuzzCallgrind
+FUZZ_TARGETS := FuzzProfile FuzzScenario FuzzShellWords FuzzCallgrind FuzzHistory
 FUZZ_SECONDS ?= 600
 FUZZ_BUILD := $(SWIFT) build --package-path Fuzz --scratch-path Fuzz/.build-fuzz \
 	-Xswiftc -sanitize=fuzzer -Xswiftc -DFUZZING -Xswiftc -use-ld=lld

@@ -87,7 +87,7 @@ let package = Package(
         // Launches over commits: entries per commit in a store, and their change points.
         .target(name: "LiftoffHistory", dependencies: ["LiftoffProfile", "LiftoffAnalysis", "LiftoffComparison"]),
         .target(
-            name: "LiftoffReports", dependencies: ["LiftoffProfile", "LiftoffAnalysis", "LiftoffComparison"],
+            name: "LiftoffReports", dependencies: ["LiftoffProfile", "LiftoffAnalysis", "LiftoffComparison", "LiftoffHistory"],
             exclude: ["Assets"]),
         // pprof export: swift-protobuf's runtime, with Generated/pprof.pb.swift made from Proto/pprof.proto
         // (`make pprof-proto`), and zlib for its gzip.

@@ -22,6 +22,7 @@ let package = Package(
         .executableTarget(name: "FuzzShellWords", dependencies: ["FuzzDriver", .product(name: "LiftoffCLI", package: "Liftoff")]),
         .executableTarget(
             name: "FuzzCallgrind", dependencies: ["FuzzDriver", .product(name: "LiftoffComparison", package: "Liftoff")]),
+        .executableTarget(name: "FuzzHistory", dependencies: ["FuzzDriver", .product(name: "LiftoffHistory", package: "Liftoff")]),
     ],
     swiftLanguageModes: [.v6]
 )

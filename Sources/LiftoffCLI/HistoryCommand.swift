@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import LiftoffComparison
 import LiftoffHistory
+import LiftoffReports
 
 /// `liftoff history`: every commit's launch, and the commits that changed it.
 struct HistoryCommand: ParsableCommand {
@@ -20,8 +21,9 @@ struct HistoryCommand: ParsableCommand {
               liftoff history add runs/head --commit "$(git rev-parse HEAD)" --store launch-history
               liftoff history analyze --store launch-history
               liftoff history analyze --store launch-history --metric instructions --fail-on-change --recent 1
+              liftoff history report --store launch-history -o history.html
             """,
-        subcommands: [HistoryAddCommand.self, HistoryAnalyzeCommand.self])
+        subcommands: [HistoryAddCommand.self, HistoryAnalyzeCommand.self, HistoryReportCommand.self])
 }
 
 /// `--store FOLDER`, shared by the subcommands.
@@ -109,6 +111,38 @@ struct HistoryAnalyzeCommand: ParsableCommand {
             worse (among the last --recent commits, when given).
             """)
 
+    @OptionGroup var analysis: HistoryAnalysisOptions
+
+    @Option(name: .long, help: "Output format: text, markdown or json.")
+    var format: HistoryFormat = .text
+
+    @Flag(name: .long, help: "Exit 2 when a change point made a metric worse.")
+    var failOnChange = false
+
+    @Option(name: .long, help: "With --fail-on-change, only change points among the last N commits count.")
+    var recent: Int?
+
+    func validate() throws {
+        if let recent, recent < 1 { throw ValidationError("--recent must be 1 or more, not \(recent).") }
+    }
+
+    func run() throws {
+        let (result, _) = try analysis.analyze()
+        switch format {
+        case .text: try StandardOutput.write(result.text())
+        case .markdown: try StandardOutput.write(result.markdown())
+        case .json: try StandardOutput.write(try result.json())
+        }
+        guard failOnChange else { return }
+        let worse = result.series.contains { series in
+            series.changes.contains { $0.isRegression && (recent == nil || $0.index >= series.points.count - recent!) }
+        }
+        if worse { throw ExitCode(2) }
+    }
+}
+
+/// What `history analyze` and `history report` share: which entries, and how change points are found.
+struct HistoryAnalysisOptions: ParsableArguments {
     @OptionGroup var storage: HistoryStoreOptions
 
     @Option(name: .long, help: "Analyze this metric only (repeatable): 'time to ready', instructions, 'insight: main-thread-io', ….")
@@ -126,25 +160,16 @@ struct HistoryAnalyzeCommand: ParsableCommand {
     @Option(name: .customLong("min-magnitude"), help: "The smallest relative change a change point must make, in percent (Otava's default is 0).")
     var minMagnitude: Double = 1
 
-    @Option(name: .long, help: "Output format: text, markdown or json.")
-    var format: HistoryFormat = .text
-
-    @Flag(name: .long, help: "Exit 2 when a change point made a metric worse.")
-    var failOnChange = false
-
-    @Option(name: .long, help: "With --fail-on-change, only change points among the last N commits count.")
-    var recent: Int?
-
     func validate() throws {
         guard window >= 2, window <= 100_000 else { throw ValidationError("--window must be 2 to 100000 commits, not \(window).") }
         guard maxPValue > 0, maxPValue < 1 else { throw ValidationError("--max-pvalue must be above 0 and below 1, not \(maxPValue).") }
         guard minMagnitude >= 0, minMagnitude.isFinite else {
             throw ValidationError("--min-magnitude must be a percentage of 0 or more, not \(minMagnitude).")
         }
-        if let recent, recent < 1 { throw ValidationError("--recent must be 1 or more, not \(recent).") }
     }
 
-    func run() throws {
+    /// The store's entries (skipped ones said on standard error) and their analysis.
+    func analyze() throws -> (analysis: HistoryAnalysis, entries: [HistoryEntry]) {
         let loaded: (entries: [HistoryEntry], skipped: [String])
         do {
             loaded = try storage.folderStore.load()
@@ -159,15 +184,34 @@ struct HistoryAnalyzeCommand: ParsableCommand {
         if !metric.isEmpty, analysis.series.isEmpty, !loaded.entries.isEmpty {
             throw CLIError("No entry has the metric \(metric.map { "'\($0)'" }.joined(separator: " or ")).")
         }
-        switch format {
-        case .text: try StandardOutput.write(analysis.text())
-        case .markdown: try StandardOutput.write(analysis.markdown())
-        case .json: try StandardOutput.write(try analysis.json())
+        return (analysis, loaded.entries.filter { branch == nil || $0.branch == branch })
+    }
+}
+
+/// `liftoff history report -o FILE.html`.
+struct HistoryReportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "report",
+        abstract: "Write the history as one HTML page: a chart per metric with its change points.",
+        discussion: """
+            The page works offline. Hovering a point shows its commit, time and value; clicking \
+            two points compares their commits (every metric, and the functions that moved most).
+            """)
+
+    @OptionGroup var analysis: HistoryAnalysisOptions
+
+    @Option(name: [.short, .long], help: "The HTML file to write (standard output when not given).")
+    var output: String?
+
+    func run() throws {
+        let (result, entries) = try analysis.analyze()
+        let page = try HistoryHTMLRenderer.render(result, entries: entries)
+        guard let output else { return try StandardOutput.write(page) }
+        do {
+            try Data(page.utf8).write(to: URL(fileURLWithPath: output), options: .atomic)
+        } catch {
+            throw CLIError("Could not write \(output): \(error.localizedDescription)")
         }
-        guard failOnChange else { return }
-        let worse = analysis.series.contains { series in
-            series.changes.contains { $0.isRegression && (recent == nil || $0.index >= series.points.count - recent!) }
-        }
-        if worse { throw ExitCode(2) }
+        try StandardOutput.write("Wrote \(output) (\(result.series.count) charts, \(result.changes.count) change points).\n")
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 
 extension HistoryAnalysis {
     /// A value as the metric reads: milliseconds for times, a count for counters and instructions.
-    static func format(_ value: Double, metric: String) -> String {
+    public static func format(_ value: Double, metric: String) -> String {
         if metric == "instructions" || metric.hasPrefix("counter: ") {
             let magnitude = abs(value)
             if magnitude >= 1e9 { return String(format: "%.3f G", value / 1e9) }
@@ -13,17 +13,27 @@ extension HistoryAnalysis {
         return String(format: value >= 100 ? "%.1f ms" : "%.2f ms", value)
     }
 
-    static func percent(_ fraction: Double) -> String { String(format: "%+.1f %%", fraction * 100) }
+    /// A relative change as a signed percentage: `+6.4 %`.
+    public static func percent(_ fraction: Double) -> String { String(format: "%+.1f %%", fraction * 100) }
 
-    static func pValue(_ p: Double) -> String { p < 0.0001 ? String(format: "%.1e", p) : String(format: "%.4f", p) }
+    /// A p-value: four decimals, or scientific notation below 0.0001.
+    public static func pValue(_ p: Double) -> String { p < 0.0001 ? String(format: "%.1e", p) : String(format: "%.4f", p) }
 
-    static func shortCommit(_ commit: String) -> String { String(commit.prefix(12)) }
+    /// A commit's first 12 characters.
+    public static func shortCommit(_ commit: String) -> String { String(commit.prefix(12)) }
 
     /// `▁▂▄█` for the values, scaled between their least and most.
     public static func sparkline(_ values: [Double]) -> String {
         let bars = Array("▁▂▃▄▅▆▇█")
-        guard let low = values.min(), let high = values.max(), high > low else { return String(repeating: "▄", count: values.count) }
-        return String(values.map { bars[min(bars.count - 1, Int((($0 - low) / (high - low)) * Double(bars.count - 1) + 0.5))] })
+        let finite = values.filter(\.isFinite)
+        guard let low = finite.min(), let high = finite.max(), high > low else { return String(repeating: "▄", count: values.count) }
+        return String(
+            values.map { value in
+                // Scaled in two steps, so that a range wider than the largest double stays finite.
+                let position = (value / 2 - low / 2) / (high / 2 - low / 2) * Double(bars.count - 1) + 0.5
+                guard position.isFinite else { return "·" }
+                return bars[min(bars.count - 1, max(0, Int(position)))]
+            })
     }
 
     /// One line per change, the functions that changed with it indented below.
@@ -121,9 +131,10 @@ extension HistoryAnalysis {
             var commit: String
             var time: String
             var index: Int
-            var before: Double
-            var after: Double
-            var change: Double
+            // Null where not finite (means of values near the largest double).
+            var before: Double?
+            var after: Double?
+            var change: Double?
             var pValue: Double
             var regression: Bool
             var functions: [Function]
@@ -131,10 +142,11 @@ extension HistoryAnalysis {
         struct Function: Encodable {
             var name: String
             var object: String
-            var beforeMs: Double
-            var afterMs: Double
+            var beforeMs: Double?
+            var afterMs: Double?
             var commit: String
         }
+        func finite(_ value: Double) -> Double? { value.isFinite ? value : nil }
         let document = Document(
             options: ["windowLength": Double(options.windowLength), "maxPValue": options.maxPValue, "minMagnitude": options.minMagnitude],
             environments: environments.map { environment, count in
@@ -145,11 +157,13 @@ extension HistoryAnalysis {
                             name: entry.metric, points: entry.points.count,
                             changes: entry.changes.map { change in
                                 ChangeJSON(
-                                    commit: change.commit, time: change.time, index: change.index, before: change.point.meanBefore,
-                                    after: change.point.meanAfter, change: change.point.forwardChange,
+                                    commit: change.commit, time: change.time, index: change.index, before: finite(change.point.meanBefore),
+                                    after: finite(change.point.meanAfter), change: finite(change.point.forwardChange),
                                     pValue: change.point.pValue.isFinite ? change.point.pValue : 1, regression: change.isRegression,
                                     functions: change.functions.map {
-                                        Function(name: $0.name, object: $0.object, beforeMs: $0.beforeMs, afterMs: $0.afterMs, commit: $0.commit)
+                                        Function(
+                                            name: $0.name, object: $0.object, beforeMs: finite($0.beforeMs), afterMs: finite($0.afterMs),
+                                            commit: $0.commit)
                                     })
                             })
                     })

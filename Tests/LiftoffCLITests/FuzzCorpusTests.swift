@@ -1,4 +1,5 @@
 import Foundation
+import LiftoffHistory
 import Liftoff
 import LiftoffCLI
 import LiftoffComparison
@@ -50,6 +51,29 @@ struct FuzzCorpusTests {
             do {
                 _ = try CallgrindCounts.read(data: data)
             } catch let error as CallgrindCounts.ReadError {
+                #expect(!error.description.contains("\n"), "\(file): \(error.description)")
+            }
+        }
+    }
+
+    @Test("each history entry reads or is refused with one sentence on one line, and a history of it analyzes")
+    func history() throws {
+        for (file, data) in try corpus("history") {
+            do {
+                let entry = try HistoryEntry.decode(data, source: file)
+                let finite = entry.metrics.values.allSatisfy { $0.isFinite }
+                #expect(finite, "\(file)")
+                let entries = (0..<12).map { index -> HistoryEntry in
+                    var copy = entry
+                    copy.commit = "c\(index)"
+                    copy.time = HistoryTime.format(Double(index) * 60)
+                    for key in copy.metrics.keys where index >= 6 { copy.metrics[key]! *= 1.5 }
+                    return copy
+                }
+                let analysis = HistoryAnalysis(entries: entries, options: ChangePointOptions(windowLength: 4, maxPValue: 0.05))
+                #expect(!analysis.text().isEmpty && !analysis.markdown().isEmpty)
+                _ = try analysis.json()
+            } catch let error as HistoryError {
                 #expect(!error.description.contains("\n"), "\(file): \(error.description)")
             }
         }

@@ -64,6 +64,27 @@ struct HistoryCommandTests {
         #expect(quiet.status == 0 && quiet.stdout.contains("No change point in 2 metrics."), "\(quiet.stdout)")
     }
 
+    @Test("history report draws a chart per metric with its change point; in a browser, two points clicked compare their commits")
+    func report() throws {
+        let store = temporaryFolder()
+        var entries = Self.entries(count: 90, stepAt: 61)
+        // Names from spans and functions are the program's: what they hold is shown, never run.
+        entries[3].metrics["span: <b>load</b>"] = 4
+        entries[3].functions.append(HistoryEntry.Function(name: "</script><script>alert(1)</script>", object: "the program", ms: 1))
+        for entry in entries { try FolderHistoryStore(folder: store).add(entry) }
+        let page = temporaryFolder().appendingPathComponent("history.html")
+        let written = try BuiltTool.find().run(["history", "report", "--store", store.path, "-o", page.path])
+        #expect(written.status == 0 && written.stdout.contains("1 change points"), "\(written.stdout)\(written.stderr)")
+        let html = try String(contentsOf: page, encoding: .utf8)
+        #expect(!html.contains("<b>load") && html.contains("span: &lt;b&gt;load&lt;/b&gt;"))
+        #expect(!html.contains("</script><script>alert"), "a name cannot end the page's script")
+        let probe = try runToEnd(BrowserTests.seleniumPython, ["-c", "import selenium"])
+        try #require(probe.status == 0, "python3-selenium is missing; `make test-deps` installs it")
+        let script = repositoryRoot.appendingPathComponent("Tests/Browser/history_interactions.py").path
+        let run = try runToEnd(BrowserTests.seleniumPython, [script, page.path, "c0010", "c0080", "parse_config"])
+        #expect(run.status == 0, "\(run.output)")
+    }
+
     @Test("bad options and missing or hostile stores get one sentence and a non-zero exit")
     func badInput() throws {
         let tool = try BuiltTool.find()
