@@ -79,7 +79,8 @@ struct HistoryAddCommand: ParsableCommand {
         let when = time.flatMap(HistoryTime.parse).map(HistoryTime.format) ?? HistoryTime.format(Date().timeIntervalSince1970)
         let environment = HistoryEntry.environment(of: runs, cache: cache)
         do {
-            let entry = try HistoryEntry.of(runs, commit: commit, branch: branch, time: when, environment: environment)
+            var entry = try HistoryEntry.of(runs, commit: commit, branch: branch, time: when, environment: environment)
+            entry.recorded = HistoryTime.formatPrecisely(Date().timeIntervalSince1970)
             try storage.folderStore.add(entry)
             try StandardOutput.write(
                 "Added \(commit) (\(entry.runs) runs, \(entry.metrics.count) metrics, \(entry.functions.count) functions) to \(storage.store) "

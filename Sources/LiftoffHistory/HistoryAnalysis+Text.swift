@@ -3,7 +3,7 @@ import Foundation
 extension HistoryAnalysis {
     /// A value as the metric reads: milliseconds for times, a count for counters and instructions.
     public static func format(_ value: Double, metric: String) -> String {
-        if metric == "instructions" || metric.hasPrefix("counter: ") {
+        if metric == "instructions" || (metric.hasPrefix("counter: ") && !metric.hasSuffix(" ms")) {
             let magnitude = abs(value)
             if magnitude >= 1e9 { return String(format: "%.3f G", value / 1e9) }
             if magnitude >= 1e6 { return String(format: "%.2f M", value / 1e6) }

@@ -87,10 +87,7 @@ public struct HistoryAnalysis: Sendable {
         }
         var series: [Series] = []
         for (environment, _) in environments {
-            let ordered = byEnvironment[environment]!.sorted {
-                let (left, right) = (HistoryTime.parse($0.time) ?? 0, HistoryTime.parse($1.time) ?? 0)
-                return left != right ? left < right : $0.commit < $1.commit
-            }
+            let ordered = byEnvironment[environment]!.sorted(by: HistoryEntry.inSeriesOrder)
             let functionChanges = Self.functionChanges(ordered, options: options)
             var names = Set<String>()
             for entry in ordered { names.formUnion(entry.metrics.keys) }

@@ -72,6 +72,9 @@ public struct HistoryEntry: Codable, Sendable, Equatable {
     public var branch: String?
     /// When the commit was made (or recorded), ISO 8601: the series' order.
     public var time: String
+    /// When the entry was added, ISO 8601 with fractions of a second: orders commits of the same
+    /// time (a rebase, a merge) as they were recorded.
+    public var recorded: String?
     /// Where it ran.
     public var environment: Environment
     /// How many runs the medians are of.

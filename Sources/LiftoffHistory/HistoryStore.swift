@@ -30,7 +30,14 @@ public struct FolderHistoryStore: HistoryStore {
     }
 
     public func add(_ entry: HistoryEntry) throws {
+        var entry = entry
         let name = try Self.fileName(entry)
+        // Added again: it keeps its place in the order of same-time commits, so the file is the same.
+        if let data = try? Data(contentsOf: folder.appendingPathComponent(name)),
+            let existing = try? HistoryEntry.decode(data, source: name), existing.recorded != nil
+        {
+            entry.recorded = existing.recorded
+        }
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         } catch {
@@ -76,6 +83,15 @@ public struct FolderHistoryStore: HistoryStore {
 }
 
 extension HistoryEntry {
+    /// The order of a series: by the commit's time, then by when the entries were added, then by commit.
+    public static func inSeriesOrder(_ left: HistoryEntry, _ right: HistoryEntry) -> Bool {
+        let (a, b) = (HistoryTime.parse(left.time) ?? 0, HistoryTime.parse(right.time) ?? 0)
+        if a != b { return a < b }
+        let (c, d) = (left.recorded.flatMap(HistoryTime.parse) ?? 0, right.recorded.flatMap(HistoryTime.parse) ?? 0)
+        if c != d { return c < d }
+        return left.commit < right.commit
+    }
+
     /// An entry from its JSON, checked: its schema, a commit, a time, and finite metrics.
     public static func decode(_ data: Data, source: String) throws -> HistoryEntry {
         let entry: HistoryEntry
@@ -117,6 +133,13 @@ public enum HistoryTime {
         let fractional = ISO8601DateFormatter()
         fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         return fractional.date(from: text)?.timeIntervalSince1970
+    }
+
+    /// An ISO 8601 time in UTC, to the millisecond.
+    public static func formatPrecisely(_ seconds: Double) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: Date(timeIntervalSince1970: seconds))
     }
 
     /// An ISO 8601 time in UTC, to the second.

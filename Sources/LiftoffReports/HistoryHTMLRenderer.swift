@@ -37,10 +37,7 @@ public enum HistoryHTMLRenderer {
             var metrics: [String: Double]
             var functions: [HistoryEntry.Function]
         }
-        let ordered = entries.sorted {
-            let (left, right) = (HistoryTime.parse($0.time) ?? 0, HistoryTime.parse($1.time) ?? 0)
-            return left != right ? left < right : $0.commit < $1.commit
-        }
+        let ordered = entries.sorted(by: HistoryEntry.inSeriesOrder)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         let json = String(decoding: try encoder.encode(Data(entries: ordered.map {

@@ -63,6 +63,18 @@ struct HistoryStoreTests {
         #expect(analysis.changes.map(\.commit) == ["c0040"])
     }
 
+    @Test("commits of the same time (a rebase, a merge) keep the order they were added in, whatever their names")
+    func sameTimeOrder() {
+        var entries = SyntheticHistory.entries(count: 60, stepAt: 30, stepMs: 8)
+        for index in entries.indices {
+            entries[index].time = "2026-11-01T10:00:00Z"
+            entries[index].recorded = HistoryTime.formatPrecisely(1_790_000_000 + Double(index) * 0.25)
+            entries[index].commit = String(format: "%04x", (index * 7919) % 65_536)
+        }
+        let analysis = HistoryAnalysis(entries: entries.shuffled())
+        #expect(analysis.changes.map(\.commit) == [entries[30].commit])
+    }
+
     @Test("the folder store: adding a commit twice leaves one identical file; what it wrote reads back")
     func folderStore() throws {
         let folder = temporaryFolder()
