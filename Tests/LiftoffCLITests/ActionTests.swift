@@ -35,18 +35,13 @@ struct ActionTests {
         return (folder, base)
     }
 
-    @Test("a head that adds a function's work fails the step with the function named in the summary and an annotation")
-    func regressionFails() throws {
-        let (workspace, base) = try fakeWorkspace()
-        let temp = temporaryFolder()
+    /// Runs the action's steps on `workspace` with `inputs`; its exit status and output.
+    func dryRun(_ workspace: URL, temp: URL, _ inputs: [String]) throws -> (status: Int32, output: String) {
         let script = repositoryRoot.appendingPathComponent("scripts/action/dry_run.py")
         let tool = try BuiltTool.find()
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [
-            "python3", script.path, "--workspace", workspace.path, "--temp", temp.path, "--input", "run=./app",
-            "--input", "build=cc -O1 -g -o app app.c", "--input", "base-ref=\(base)", "--input", "runs=8",
-        ]
+        process.arguments = ["python3", script.path, "--workspace", workspace.path, "--temp", temp.path] + inputs.flatMap { ["--input", $0] }
         // The liftoff built for the tests, so the action skips building its own.
         process.environment = ProcessInfo.processInfo.environment.merging(["LIFTOFF": tool.url.path]) { _, given in given }
         let pipe = Pipe()
@@ -55,8 +50,44 @@ struct ActionTests {
         try process.run()
         let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
+        return (process.terminationStatus, output)
+    }
 
-        #expect(process.terminationStatus == 2, "the step fails as compare did (2: regressed)\n\(output)")
+    @Test("history: record pushes each commit's launch to a branch of origin; check puts head's launch in the job summary")
+    func history() throws {
+        let (workspace, base) = try fakeWorkspace()
+        let origin = temporaryFolder()
+        func git(_ folder: URL, _ arguments: String...) throws -> String {
+            let result = try runToEnd("/usr/bin/git", ["-C", folder.path, "-c", "user.name=Test", "-c", "user.email=t@example.com"] + arguments)
+            try #require(result.status == 0, "git \(arguments.joined(separator: " ")): \(result.output)")
+            return result.output
+        }
+        _ = try git(origin, "init", "-q", "--bare")
+        _ = try git(workspace, "remote", "add", "origin", origin.path)
+        let inputs = ["run=./app", "build=cc -O1 -g -o app app.c", "base-ref=\(base)", "runs=2", "threshold=1000%"]
+        for _ in 0..<2 {
+            let run = try dryRun(workspace, temp: temporaryFolder(), inputs + ["history=record"])
+            #expect(run.output.contains("Added ") && run.output.contains("to the history on liftoff-history."), "\(run.output)")
+            _ = try git(workspace, "commit", "-q", "--allow-empty", "-m", "another commit")
+        }
+        let files = try git(origin, "ls-tree", "-r", "--name-only", "liftoff-history")
+        #expect(files.split(separator: "\n").filter { $0.hasPrefix("entries/") && $0.hasSuffix(".json") }.count == 2, "\(files)")
+
+        let temp = temporaryFolder()
+        let check = try dryRun(workspace, temp: temp, inputs + ["history=check"])
+        let summary = try String(contentsOf: temp.appendingPathComponent("step-summary.md"), encoding: .utf8)
+        #expect(summary.contains("## Launch history") && summary.contains("3 commits on "), "\(summary)\n\(check.output)")
+        #expect(try git(origin, "ls-tree", "-r", "--name-only", "liftoff-history") == files, "check pushes nothing")
+    }
+
+    @Test("a head that adds a function's work fails the step with the function named in the summary and an annotation")
+    func regressionFails() throws {
+        let (workspace, base) = try fakeWorkspace()
+        let temp = temporaryFolder()
+        let (status, output) = try dryRun(
+            workspace, temp: temp, ["run=./app", "build=cc -O1 -g -o app app.c", "base-ref=\(base)", "runs=8"])
+
+        #expect(status == 2, "the step fails as compare did (2: regressed)\n\(output)")
         let summary = try String(contentsOf: temp.appendingPathComponent("step-summary.md"), encoding: .utf8)
         #expect(summary.contains("Liftoff launch comparison: regressed"), "\(summary)")
         #expect(summary.contains("| extra\\_work — app.c:"), "the summary names the function and where it is: \(summary)")
