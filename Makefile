@@ -36,8 +36,9 @@ test-deps: deps
 	command -v go >/dev/null 2>&1 || missing="$$missing golang-go"; \
 	command -v valgrind >/dev/null 2>&1 || missing="$$missing valgrind"; \
 	command -v objcopy >/dev/null 2>&1 || missing="$$missing binutils"; \
+	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
 	if [ -n "$$missing" ]; then \
-		echo "Installing$$missing (the tests drive the HTML report in a browser, validate JSON files, read pprof with Go's pprof and count launches with valgrind)..."; \
+		echo "Installing$$missing (the tests drive the HTML report in a browser, validate JSON files, read pprof with Go's pprof, count launches with valgrind and keep a launch history in PostgreSQL)..."; \
 		$(SUDO) apt-get update -qq && \
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi

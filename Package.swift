@@ -26,6 +26,7 @@ let package = Package(
         .library(name: "LiftoffAnalysis", targets: ["LiftoffAnalysis"]),
         .library(name: "LiftoffComparison", targets: ["LiftoffComparison"]),
         .library(name: "LiftoffHistory", targets: ["LiftoffHistory"]),
+        .library(name: "LiftoffHistoryPostgres", targets: ["LiftoffHistoryPostgres"]),
         .library(name: "LiftoffReports", targets: ["LiftoffReports"]),
         .library(name: "LiftoffPprof", targets: ["LiftoffPprof"]),
         .library(name: "LiftoffFormats", targets: ["LiftoffFormats"]),
@@ -86,6 +87,8 @@ let package = Package(
         .target(name: "LiftoffComparison", dependencies: ["LiftoffProfile", "LiftoffAnalysis"]),
         // Launches over commits: entries per commit in a store, and their change points.
         .target(name: "LiftoffHistory", dependencies: ["LiftoffProfile", "LiftoffAnalysis", "LiftoffComparison"]),
+        // The history in PostgreSQL, through libpq loaded when a store is opened (not linked).
+        .target(name: "LiftoffHistoryPostgres", dependencies: ["LiftoffHistory"], linkerSettings: [.linkedLibrary("dl")]),
         .target(
             name: "LiftoffReports", dependencies: ["LiftoffProfile", "LiftoffAnalysis", "LiftoffComparison", "LiftoffHistory"],
             exclude: ["Assets"]),
@@ -117,7 +120,7 @@ let package = Package(
             name: "LiftoffCLI",
             dependencies: [
                 "CLiftoffProcess", "Liftoff", "LiftoffProfile", "LiftoffSampler", "LiftoffAnalysis", "LiftoffComparison",
-                "LiftoffReports", "LiftoffPprof", "LiftoffFormats", "LiftoffHistory",
+                "LiftoffReports", "LiftoffPprof", "LiftoffFormats", "LiftoffHistory", "LiftoffHistoryPostgres",
                 "LiftoffDemo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -138,7 +141,9 @@ let package = Package(
         .testTarget(
             name: "LiftoffComparisonTests", dependencies: ["LiftoffComparison", "LiftoffProfile", "LiftoffTestSupport"],
             exclude: ["Fixtures"]),
-        .testTarget(name: "LiftoffHistoryTests", dependencies: ["LiftoffHistory", "LiftoffComparison", "LiftoffProfile", "LiftoffTestSupport"]),
+        .testTarget(
+            name: "LiftoffHistoryTests",
+            dependencies: ["LiftoffHistory", "LiftoffHistoryPostgres", "LiftoffComparison", "LiftoffProfile", "LiftoffTestSupport"]),
         .testTarget(
             name: "LiftoffTests",
             dependencies: [

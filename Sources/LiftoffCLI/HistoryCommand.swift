@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import LiftoffComparison
 import LiftoffHistory
+import LiftoffHistoryPostgres
 import LiftoffReports
 
 /// `liftoff history`: every commit's launch, and the commits that changed it.
@@ -22,16 +23,70 @@ struct HistoryCommand: ParsableCommand {
               liftoff history analyze --store launch-history
               liftoff history analyze --store launch-history --metric instructions --fail-on-change --recent 1
               liftoff history report --store launch-history -o history.html
+              liftoff history import launch-history --store postgres://ci@db.example.com/launches
             """,
-        subcommands: [HistoryAddCommand.self, HistoryAnalyzeCommand.self, HistoryReportCommand.self])
+        subcommands: [HistoryAddCommand.self, HistoryAnalyzeCommand.self, HistoryReportCommand.self, HistoryImportCommand.self, HistoryExportCommand.self])
 }
 
-/// `--store FOLDER`, shared by the subcommands.
+/// `--store FOLDER|postgres://…`, shared by the subcommands.
 struct HistoryStoreOptions: ParsableArguments {
-    @Option(name: .long, help: "The history: a folder of one JSON file per entry.")
+    @Option(name: .long, help: "The history: a folder of one JSON file per entry, or a PostgreSQL database (postgres://…).")
     var store: String = "launch-history"
 
-    var folderStore: FolderHistoryStore { FolderHistoryStore(folder: URL(fileURLWithPath: store)) }
+    var opened: any HistoryStore { HistoryStoreOptions.open(store) }
+
+    /// The store `text` names: a PostgreSQL database for a `postgres://` URL, else a folder.
+    static func open(_ text: String) -> any HistoryStore {
+        PostgresHistoryStore.isConnection(text) ? PostgresHistoryStore(connection: text) : FolderHistoryStore(folder: URL(fileURLWithPath: text))
+    }
+
+    /// What the user sees of a store: a folder's path, a database URL without its password.
+    static func describe(_ text: String) -> String {
+        guard PostgresHistoryStore.isConnection(text), var parts = URLComponents(string: text) else { return text }
+        if parts.password != nil { parts.password = "***" }
+        return parts.string ?? "the database"
+    }
+}
+
+/// `liftoff history import SOURCE` and `export DESTINATION`: entries from one store to another.
+enum HistoryCopy {
+    static func copy(from source: String, to destination: String) throws {
+        do {
+            let (entries, skipped) = try HistoryStoreOptions.open(source).load()
+            for reason in skipped { FileHandle.standardError.write(Data("liftoff: \(reason)\n".utf8)) }
+            let target = HistoryStoreOptions.open(destination)
+            for entry in entries { try target.add(entry) }
+            try StandardOutput.write(
+                "Copied \(entries.count) entries from \(HistoryStoreOptions.describe(source)) to \(HistoryStoreOptions.describe(destination))"
+                    + (skipped.isEmpty ? ".\n" : "; skipped \(skipped.count).\n"))
+        } catch let error as HistoryError {
+            throw CLIError(error.description)
+        }
+    }
+}
+
+struct HistoryImportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import", abstract: "Copy every entry of another store (a folder or postgres://…) into --store.")
+
+    @Argument(help: "The store to copy from.")
+    var source: String
+
+    @OptionGroup var storage: HistoryStoreOptions
+
+    func run() throws { try HistoryCopy.copy(from: source, to: storage.store) }
+}
+
+struct HistoryExportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "export", abstract: "Copy every entry of --store into another store (a folder or postgres://…).")
+
+    @Argument(help: "The store to copy to.")
+    var destination: String
+
+    @OptionGroup var storage: HistoryStoreOptions
+
+    func run() throws { try HistoryCopy.copy(from: storage.store, to: destination) }
 }
 
 /// `liftoff history add DIR --commit SHA`.
@@ -81,9 +136,9 @@ struct HistoryAddCommand: ParsableCommand {
         do {
             var entry = try HistoryEntry.of(runs, commit: commit, branch: branch, time: when, environment: environment)
             entry.recorded = HistoryTime.formatPrecisely(Date().timeIntervalSince1970)
-            try storage.folderStore.add(entry)
+            try storage.opened.add(entry)
             try StandardOutput.write(
-                "Added \(commit) (\(entry.runs) runs, \(entry.metrics.count) metrics, \(entry.functions.count) functions) to \(storage.store) "
+                "Added \(commit) (\(entry.runs) runs, \(entry.metrics.count) metrics, \(entry.functions.count) functions) to \(HistoryStoreOptions.describe(storage.store)) "
                     + "in environment \(environment.key) in \(Int(Date().timeIntervalSince(started) * 1000)) ms.\n")
         } catch let error as HistoryError {
             throw CLIError(error.description)
@@ -173,7 +228,7 @@ struct HistoryAnalysisOptions: ParsableArguments {
     func analyze() throws -> (analysis: HistoryAnalysis, entries: [HistoryEntry]) {
         let loaded: (entries: [HistoryEntry], skipped: [String])
         do {
-            loaded = try storage.folderStore.load()
+            loaded = try storage.opened.load()
         } catch let error as HistoryError {
             throw CLIError(error.description)
         }

@@ -85,6 +85,26 @@ struct HistoryCommandTests {
         #expect(run.status == 0, "\(run.output)")
     }
 
+    @Test("history import and export move entries between a folder and a real PostgreSQL server, with the same analysis")
+    func importExport() throws {
+        let server = try PostgresServer()
+        defer { server.stop() }
+        let folder = temporaryFolder()
+        for entry in Self.entries(count: 70, stepAt: 40) { try FolderHistoryStore(folder: folder).add(entry) }
+        let tool = try BuiltTool.find()
+        let imported = try tool.run(["history", "import", folder.path, "--store", server.url])
+        #expect(imported.status == 0 && imported.stdout.hasPrefix("Copied 70 entries from "), "\(imported.stdout)\(imported.stderr)")
+        let back = temporaryFolder().appendingPathComponent("back")
+        let exported = try tool.run(["history", "export", back.path, "--store", server.url])
+        #expect(exported.status == 0, "\(exported.stderr)")
+        let fromServer = try tool.run(["history", "analyze", "--store", server.url]).stdout
+        #expect(fromServer.contains("at c0040"), "\(fromServer)")
+        #expect(fromServer == (try tool.run(["history", "analyze", "--store", folder.path]).stdout))
+        #expect(fromServer == (try tool.run(["history", "analyze", "--store", back.path]).stdout))
+        let refused = try tool.run(["history", "analyze", "--store", "postgresql:///none?host=/nonexistent&user=x"])
+        #expect(refused.status == 1 && refused.stderr.contains("Could not connect to the PostgreSQL store"), "\(refused.stderr)")
+    }
+
     @Test("bad options and missing or hostile stores get one sentence and a non-zero exit")
     func badInput() throws {
         let tool = try BuiltTool.find()
