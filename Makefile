@@ -10,7 +10,7 @@ SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_OUT ?= Reports/demo
 
-.PHONY: pprof-proto all assets deps test-deps build build-tests demo test test-under-load examples test-server-example fuzz fuzz-smoke bench bench-agent bench-observer bench-spread perf-agreement changepoint-vectors clean
+.PHONY: pprof-proto all assets deps test-deps build build-tests demo test test-under-load examples test-server-example fuzz fuzz-smoke bench bench-agent bench-observer bench-spread bench-history perf-agreement changepoint-vectors clean
 
 all: build
 
@@ -195,6 +195,14 @@ bench-spread: deps
 			--path ../Reports/benchmarks/spread/raw-$$run --no-progress) || exit 1; \
 	done
 	python3 Benchmarks/report.py --spread Reports/benchmarks $(foreach run,$(SPREAD_RUNS),Reports/benchmarks/spread/raw-$(run))
+
+# The launch history: analyzing 1,000 commits of 50 metrics, and adding one commit, each paired
+# with a baseline (reading the entries; loading the runs) in the same run.
+bench-history:
+	rm -rf Reports/benchmarks/raw-history && mkdir -p Reports/benchmarks/raw-history
+	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark --target HistoryBenchmarks \
+		--format histogramSamples --path ../Reports/benchmarks/raw-history --no-progress
+	python3 Benchmarks/report.py --only history Reports/benchmarks/raw-history Reports/benchmarks
 
 # One demo launch recorded by perf and by Liftoff at once; their leaf-function distributions compared.
 perf-agreement: build

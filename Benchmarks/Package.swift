@@ -64,6 +64,18 @@ let package = Package(
             path: "CompareBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        .executableTarget(
+            name: "HistoryBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                "BenchmarkPairs",
+                .product(name: "LiftoffHistory", package: "Liftoff"),
+                .product(name: "LiftoffComparison", package: "Liftoff"),
+                .product(name: "LiftoffProfile", package: "Liftoff"),
+            ],
+            path: "HistoryBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -4,7 +4,7 @@
 Every claim is a ratio to a baseline measured in the same run, with the spread that tells
 whether a difference is above the noise.
 
-usage: report.py RAW_DIR OUT_DIR | --spread OUT_DIR RAW_DIR... | --only agent|scheduler RAW_DIR OUT_DIR
+usage: report.py RAW_DIR OUT_DIR | --spread OUT_DIR RAW_DIR... | --only agent|scheduler|history RAW_DIR OUT_DIR
 """
 import glob
 import os
@@ -837,12 +837,49 @@ def observer_report(results, observer_dirs):
     return "\n".join(lines)
 
 
+def history_report(results):
+    analyze = "paired history: analyze 1,000 commits x 50 metrics vs reading them"
+    add = "paired history: add one commit of 5 runs vs loading its runs"
+    lines = ["# The launch history", ""]
+    lines.append(f"Measured {datetime.date.today().isoformat()} on {platform.node()} ({os.cpu_count()} CPUs), "
+                 "release build, by `make bench-history`.")
+    lines.append("")
+    if (analyze, "ratioPPM") not in results:
+        lines.append("No history results: run `make bench-history`.")
+        return "\n".join(lines) + "\n"
+    get = getter(results)
+    lines.append("Each treatment is paired with its baseline in alternating order. The store holds 1,000 entries of "
+                 "50 metrics and 200 functions (a folder of JSON files, 10 of the metrics with a 4 % step); "
+                 "analyzing finds the change points of every metric and of the 50 busiest functions. "
+                 "Adding makes the entry of 5 launch-sized profiles (2,000 samples each): every metric group, "
+                 "the insights, the top functions; its baseline only loads the profiles.")
+    lines.append("")
+    lines.append("| work | pairs | baseline median | treatment median | its 95 % interval | ratio median | target |")
+    lines.append("|---|---:|---:|---:|---|---:|---|")
+    verdicts = []
+    for name, label, base_label, target in ((analyze, "analyze 1,000 × 50", "read the entries", 1e9),
+                                             (add, "add one commit", "load the runs", 50e6)):
+        base = get(name, "baselineNs")
+        treated = get(name, "treatedNs")
+        ratios = [r / 1e6 for r in get(name, "ratioPPM")]
+        t50 = statistics.median(treated)
+        low, high = median_interval(treated)
+        lines.append(f"| {label} | {len(ratios)} | {statistics.median(base) / 1e6:.1f} ms ({base_label}) | "
+                     f"{t50 / 1e6:.1f} ms | {low / 1e6:.1f} – {high / 1e6:.1f} ms | {statistics.median(ratios):.2f} | "
+                     f"≤ {target / 1e6:.0f} ms |")
+        verdicts.append(f"{label} {verdict(t50, high, target)} its {target / 1e6:.0f} ms target")
+    lines.append("")
+    lines.append("Verdict: " + "; ".join(verdicts) + ".")
+    lines.append("")
+    return "\n".join(lines)
+
+
 def main():
     if len(sys.argv) >= 4 and sys.argv[1] == "--spread":
         os.makedirs(sys.argv[2], exist_ok=True)
         write(sys.argv[2], "spread.md", spread_report(sys.argv[3:]))
         return
-    single = {"agent": agent_report, "scheduler": scheduler_report}
+    single = {"agent": agent_report, "scheduler": scheduler_report, "history": history_report}
     if len(sys.argv) == 5 and sys.argv[1] == "--only" and sys.argv[2] in single:
         # One report from a run of its own benchmarks (`make bench-agent`, a target run alone).
         results = load(sys.argv[3])
@@ -851,7 +888,7 @@ def main():
         return
     if len(sys.argv) != 3:
         raise SystemExit("usage: report.py RAW_DIR OUT_DIR | report.py --spread OUT_DIR RAW_DIR... | "
-                         "report.py --only agent|scheduler RAW_DIR OUT_DIR")
+                         "report.py --only agent|scheduler|history RAW_DIR OUT_DIR")
     results = load(sys.argv[1])
     if not results:
         raise SystemExit(f"report.py: no benchmark results in {sys.argv[1]}.")

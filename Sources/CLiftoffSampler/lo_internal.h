@@ -337,13 +337,18 @@ void lo_sampler_reset_after_fork(void);
 
 // ---- registry.c ------------------------------------------------------------------------
 
-lo_status lo_registry_register(pid_t tid);   // also undoes an opt-out
+// When a thread registered, and its CPU clock then (at_ns 0: unknown).
+typedef struct lo_registration {
+    uint64_t at_ns, cpu_ns;
+} lo_registration;
+
+lo_status lo_registry_register(pid_t tid, lo_registration stamp); // also undoes an opt-out
 int lo_registry_unregister(pid_t tid);       // whether it was registered
 lo_status lo_registry_exclude(pid_t tid);
 int lo_registry_include(pid_t tid);          // whether it had opted out
 int lo_registry_registered_count(void);
 // Both lists, threads that ended dropped first; each buffer holds LO_MAX_THREADS.
-void lo_registry_copy(pid_t *registered, int *registered_count, pid_t *excluded, int *excluded_count);
+void lo_registry_copy(pid_t *registered, lo_registration *stamps, int *registered_count, pid_t *excluded, int *excluded_count);
 void lo_registry_after_fork(void);          // in a fork child: empty, its lock free
 
 #endif

@@ -347,7 +347,8 @@ lo_status lo_sampler_register_current_thread(void) {
         lo_warm_current_thread();
         t_warmed = 1;
     }
-    lo_status status = lo_registry_register(tid);
+    lo_registration stamp = {lo_monotonic_ns(), lo_thread_cpu_ns()};
+    lo_status status = lo_registry_register(tid, stamp);
     lo_threads_changed();
     return status;
 }

@@ -188,7 +188,7 @@ static int g_skip_count;
 static uint64_t g_group_process_cpu, g_group_own_cpu, g_group_tick, g_group_moved, g_group_skew, g_group_min_every;
 static uint8_t g_skip_ran[LO_MAX_THREADS];
 
-static void lo_see(pid_t tid) {
+static void lo_see(pid_t tid, lo_registration stamp) {
     if (tid <= 0 || tid == g_sampler_tid) return;
     for (int i = 0; i < g_skip_count; i++) {
         if (g_skip[i] == tid) return;
@@ -219,6 +219,17 @@ static void lo_see(pid_t tid) {
     }
     lo_thread *thread = &lo_thread_table[found];
     thread->generation = g_generation;
+    // Registered since the last listing, and listed late (the sampler waited for a core): the
+    // ticks since it registered are checked as any missed ticks are, by the CPU it used since.
+    uint64_t since = g_current_tick_ns > stamp.at_ns ? g_current_tick_ns - stamp.at_ns : 0;
+    if (stamp.at_ns != 0 && since < LO_LIST_INTERVAL_NS && lo_tick_period_ns > 0) {
+        uint64_t back = since / lo_tick_period_ns;
+        thread->last_tick = lo_tick_current > back ? lo_tick_current - back : 0;
+        thread->base_cpu = stamp.cpu_ns;
+        thread->read_cpu = stamp.cpu_ns;
+        thread->base_ns = stamp.at_ns;
+        thread->checked = 1;
+    }
     lo_thread_read_name(thread);
     LO_COUNT(threads_seen, 1);
 }
@@ -245,7 +256,7 @@ static void lo_list_processes_threads(void) {
             const char *c = entry->d_name;
             if (*c < '0' || *c > '9') continue;
             for (; *c >= '0' && *c <= '9'; c++) tid = tid * 10 + (*c - '0');
-            lo_see(tid);
+            lo_see(tid, (lo_registration){0, 0});
         }
     }
 }
@@ -254,12 +265,13 @@ static void lo_list_threads(void) {
     g_generation++;
     LO_COUNT(scans, 1);
     pid_t chosen[LO_MAX_THREADS];
+    static lo_registration stamps[LO_MAX_THREADS];
     int chosen_count = 0;
-    lo_registry_copy(chosen, &chosen_count, g_skip, &g_skip_count);
+    lo_registry_copy(chosen, stamps, &chosen_count, g_skip, &g_skip_count);
     if (g_all) chosen_count = 0;
 
     if (g_all) lo_list_processes_threads();
-    else for (int i = 0; i < chosen_count; i++) lo_see(chosen[i]);
+    else for (int i = 0; i < chosen_count; i++) lo_see(chosen[i], stamps[i]);
     // Forget threads that ended or left, keeping their names.
     size_t kept = 0;
     for (size_t i = 0; i < g_count; i++) {
