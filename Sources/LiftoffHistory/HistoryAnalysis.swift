@@ -117,7 +117,10 @@ public struct HistoryAnalysis: Sendable {
         }
         var peak: [Key: Double] = [:]
         for entry in ordered {
-            for function in entry.functions { peak[Key(name: function.name, object: function.object)] = max(peak[Key(name: function.name, object: function.object)] ?? 0, function.ms) }
+            for function in entry.functions {
+                let key = Key(name: function.name, object: function.object)
+                peak[key] = max(peak[key] ?? 0, function.ms)
+            }
         }
         let busiest = peak.sorted { ($1.value, $0.key.name) < ($0.value, $1.key.name) }.prefix(analyzedFunctions).map(\.key)
         var result: [(index: Int, change: FunctionChange)] = []
