@@ -11,7 +11,8 @@ import LiftoffProfile
 
 /// A store of 1,000 entries of 50 metrics and 200 functions, with steps in some metrics.
 let store: FolderHistoryStore = {
-    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("liftoff-history-bench-\(getpid())")
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("liftoff-history-bench")
+    try? FileManager.default.removeItem(at: folder)
     let store = FolderHistoryStore(folder: folder)
     var state: UInt64 = 2026
     func noise() -> Double {
@@ -36,7 +37,8 @@ let store: FolderHistoryStore = {
 
 /// A recorded-like folder of 5 launch-sized profiles, and a store to add it to.
 let runsFolder: String = {
-    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("liftoff-history-runs-\(getpid())")
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("liftoff-history-runs")
+    try? FileManager.default.removeItem(at: folder)
     try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     for run in 0..<5 {
         let profile = Profile.synthetic(samples: 2_000, distinctStacks: 1_000, tasks: 8, threads: 2, seed: UInt64(run))
@@ -48,6 +50,8 @@ let runsFolder: String = {
 let ratioMetric = BenchmarkMetric.custom("ratioPPM", polarity: .prefersSmaller, useScalingFactor: false)
 let baselineMetric = BenchmarkMetric.custom("baselineNs", polarity: .prefersSmaller, useScalingFactor: false)
 let treatedMetric = BenchmarkMetric.custom("treatedNs", polarity: .prefersSmaller, useScalingFactor: false)
+/// The treatment's time beyond its baseline's, pair by pair: the work the baseline does not do.
+let addedMetric = BenchmarkMetric.custom("addedNs", polarity: .prefersSmaller, useScalingFactor: false)
 
 func nanoseconds(_ body: () throws -> Void) rethrows -> UInt64 {
     let start = DispatchTime.now().uptimeNanoseconds
@@ -57,8 +61,8 @@ func nanoseconds(_ body: () throws -> Void) rethrows -> UInt64 {
 
 let benchmarks: @Sendable () -> Void = {
     let configuration = Benchmark.Configuration(
-        metrics: [ratioMetric, baselineMetric, treatedMetric],
-        units: [ratioMetric: .count, baselineMetric: .count, treatedMetric: .count], warmupIterations: 1,
+        metrics: [ratioMetric, baselineMetric, treatedMetric, addedMetric],
+        units: [ratioMetric: .count, baselineMetric: .count, treatedMetric: .count, addedMetric: .count], warmupIterations: 1,
         maxDuration: .seconds(30), maxIterations: 20)
     // Baseline: reading the 1,000 entries; treatment: reading them and analyzing every series.
     Benchmark("paired history: analyze 1,000 commits x 50 metrics vs reading them", configuration: configuration) { benchmark in
@@ -74,11 +78,14 @@ let benchmarks: @Sendable () -> Void = {
             benchmark.measurement(ratioMetric, Int(treated * 1_000_000 / max(base, 1)))
             benchmark.measurement(baselineMetric, Int(base))
             benchmark.measurement(treatedMetric, Int(treated))
+            benchmark.measurement(addedMetric, max(0, Int(treated) - Int(base)))
         }
     }
     // Baseline: loading the 5 runs' profiles; treatment: making their entry and writing it.
     Benchmark("paired history: add one commit of 5 runs vs loading its runs", configuration: configuration) { benchmark in
-        let target = FolderHistoryStore(folder: FileManager.default.temporaryDirectory.appendingPathComponent("liftoff-history-add-\(getpid())"))
+        let targetFolder = FileManager.default.temporaryDirectory.appendingPathComponent("liftoff-history-add")
+        try? FileManager.default.removeItem(at: targetFolder)
+        let target = FolderHistoryStore(folder: targetFolder)
         let environment = HistoryEntry.Environment(cpu: "Bench CPU", cores: 2, os: "Linux", liftoff: LiftoffVersion.current, cache: "warm")
         for (round, _) in benchmark.scaledIterations.enumerated() {
             let (base, treated) = inAlternatingOrder(
@@ -94,6 +101,7 @@ let benchmarks: @Sendable () -> Void = {
             benchmark.measurement(ratioMetric, Int(treated * 1_000_000 / max(base, 1)))
             benchmark.measurement(baselineMetric, Int(base))
             benchmark.measurement(treatedMetric, Int(treated))
+            benchmark.measurement(addedMetric, max(0, Int(treated) - Int(base)))
         }
     }
 }

@@ -33,9 +33,10 @@ enum MainThreadWait: CaseIterable {
         case .parked:
             return Self.parks.matches(name) || name == "pause"
         case .io:
-            var plain = name.split(separator: "@").first.map(String.init) ?? name
-            for prefix in ["__GI___", "__GI_"] where plain.hasPrefix(prefix) { plain.removeFirst(prefix.count) }
-            return Self.ioCalls.contains(plain) || (name.hasPrefix("__libc_") && Self.libcIO.matches(name))
+            var plain = Substring(name)
+            if let at = name.utf8.firstIndex(of: UInt8(ascii: "@")) { plain = name[..<at] }
+            for prefix in ["__GI___", "__GI_"] where plain.hasPrefix(prefix) { plain = plain.dropFirst(prefix.count) }
+            return Self.ioCalls.contains(String(plain)) || (name.hasPrefix("__libc_") && Self.libcIO.matches(name))
                 || Self.resolver.matches(name)
         }
     }

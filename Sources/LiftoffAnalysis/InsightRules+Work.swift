@@ -169,12 +169,13 @@ enum LibraryWork: CaseIterable, Sendable {
                 result.append(byte)
             }
         }
-        var text = String(decoding: result, as: UTF8.self)
         // The result type names what the function returns, not what it does.
-        for marker in [" -> ", " : "] {
-            if let range = text.firstRange(of: marker) { text = String(text[..<range.lowerBound]) }
+        for marker in [Array(" -> ".utf8), Array(" : ".utf8)] where result.count >= marker.count {
+            if let start = (0...(result.count - marker.count)).first(where: { result[$0..<$0 + marker.count].elementsEqual(marker) }) {
+                result.removeSubrange(start...)
+            }
         }
-        return text
+        return String(decoding: result, as: UTF8.self)
     }
 }
 

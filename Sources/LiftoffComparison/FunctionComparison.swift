@@ -204,37 +204,70 @@ struct FunctionTimes {
         // Threads that never ran (idle pools, event loops, a parked async main) did no work to compare.
         var ran = Set<Int>()
         for sample in chosen where profile.samples.state[sample] == .running { ran.insert(profile.samples.thread[sample]) }
-        // Per stack, computed once: where its CPU goes, the functions on it, where it waited.
-        var chargedTo: [Int: Key] = [:]
-        var onStack: [Int: Set<Key>] = [:]
-        var waitedIn: [Int: Key] = [:]
+        // Functions are numbered once per frame; per stack, computed once: where its CPU goes, the
+        // functions on it, where it waited. Times add up by number, and become keyed at the end.
+        var keys: [Key] = []
+        var numbers: [Key: Int] = [:]
         var places: [Key: Place] = [:]
-        func key(_ frame: Profile.Frame, _ kind: FunctionComparison.Kind) -> Key {
+        var numberOfFrame = [[Int32]](repeating: [Int32](repeating: -1, count: profile.frames.count), count: 2)
+        func number(_ frameIndex: Int, _ kind: FunctionComparison.Kind) -> Int {
+            let column = kind == .cpu ? 0 : 1
+            guard frameIndex >= 0, frameIndex < profile.frames.count else { return -1 }
+            if numberOfFrame[column][frameIndex] >= 0 { return Int(numberOfFrame[column][frameIndex]) }
+            let frame = profile.frames[frameIndex]
             let key = Key(name: frame.displayName, object: Self.objectKey(frame.object, programObjects: programObjects), kind: kind)
-            if places[key] == nil { places[key] = Place(object: frame.object, file: frame.file, line: frame.line) }
-            return key
+            let found: Int
+            if let known = numbers[key] {
+                found = known
+            } else {
+                found = keys.count
+                keys.append(key)
+                numbers[key] = found
+                places[key] = Place(object: frame.object, file: frame.file, line: frame.line)
+            }
+            numberOfFrame[column][frameIndex] = Int32(found)
+            return found
         }
         func programOrLeaf(_ stack: Int) -> Int {
             let own = stack < programFrames.count ? Int(programFrames[stack]) : -1
             return own >= 0 ? own : profile.stacks.frame[stack]
+        }
+        var chargedTo = [Int](repeating: -2, count: profile.stacks.count)
+        var onStack = [[Int]?](repeating: nil, count: profile.stacks.count)
+        var waitedIn = [Int](repeating: -2, count: profile.stacks.count)
+        var cpuByNumber: [Double?] = []
+        var totalByNumber: [Double?] = []
+        var waitingByNumber: [Double?] = []
+        func add(_ ms: Double, _ number: Int, _ sums: inout [Double?]) {
+            guard number >= 0 else { return }
+            if sums.count <= number { sums += [Double?](repeating: nil, count: max(number + 1, keys.count) - sums.count) }
+            sums[number] = (sums[number] ?? 0) + ms
         }
         for sample in chosen {
             let stack = profile.samples.stack[sample]
             guard stack >= 0, stack < profile.stacks.count else { continue }
             let ms = Double(profile.samples.ticks(sample)) * intervalMs
             if profile.samples.state[sample] == .running {
-                let charged = chargedTo[stack] ?? key(profile.frames[programOrLeaf(stack)], .cpu)
-                chargedTo[stack] = charged
-                cpu[charged, default: 0] += ms
-                let all = onStack[stack] ?? Set(profile.frameIndices(ofStack: stack).map { key(profile.frames[$0], .cpu) })
-                onStack[stack] = all
-                for function in all { totals[function, default: 0] += ms }
+                if chargedTo[stack] == -2 { chargedTo[stack] = number(programOrLeaf(stack), .cpu) }
+                add(ms, chargedTo[stack], &cpuByNumber)
+                if onStack[stack] == nil {
+                    var seen = Set<Int>()
+                    onStack[stack] = profile.frameIndices(ofStack: stack).map { number($0, .cpu) }.filter { $0 >= 0 && seen.insert($0).inserted }
+                }
+                for function in onStack[stack]! { add(ms, function, &totalByNumber) }
             } else if profile.samples.state[sample] == .blocked, ran.contains(profile.samples.thread[sample]) {
-                let place = waitedIn[stack] ?? key(profile.frames[programOrLeaf(stack)], .waiting)
-                waitedIn[stack] = place
-                waiting[place, default: 0] += ms
+                if waitedIn[stack] == -2 { waitedIn[stack] = number(programOrLeaf(stack), .waiting) }
+                add(ms, waitedIn[stack], &waitingByNumber)
             }
         }
+        func keyed(_ sums: [Double?]) -> [Key: Double] {
+            var result: [Key: Double] = [:]
+            for (number, ms) in sums.enumerated() { if let ms { result[keys[number]] = ms } }
+            return result
+        }
+        cpu = keyed(cpuByNumber)
+        totals = keyed(totalByNumber)
+        waiting = keyed(waitingByNumber)
         self.places = places
     }
 
@@ -258,7 +291,7 @@ extension FunctionComparison {
     /// The functions with the most median CPU time over `profiles`, the most first (then by name),
     /// at most `limit` of them.
     public static func medians(of profiles: [Profile], limit: Int) -> [Median] {
-        let runs = profiles.map { FunctionTimes($0, span: nil) }
+        let runs = profiles.concurrentMap { FunctionTimes($0, span: nil) }
         var keys = Set<FunctionTimes.Key>()
         for run in runs { keys.formUnion(run.cpu.keys) }
         let medians = keys.map { key in

@@ -95,14 +95,20 @@ public struct RunSet: Sendable {
             var profiles: [Profile] = []
             var counters: [RunCounters?] = []
             var failed = 0
+            let files = manifest.runs.compactMap { run in run.succeeded ? run.profile.map(url.appendingPathComponent) : nil }
+            var loaded = loadConcurrently(files).makeIterator()
             for run in manifest.runs {
                 guard run.succeeded else {
                     failed += 1
                     continue
                 }
                 counters.append(run.counters)
-                if let file = run.profile {
-                    profiles.append(try loadProfile(url.appendingPathComponent(file)))
+                if run.profile != nil, let result = loaded.next() {
+                    do {
+                        profiles.append(try result.get())
+                    } catch let error as ProfileError {
+                        throw RunSetError(error.message)
+                    }
                 } else {
                     profiles.append(try timedProfile(run, command: manifest.command, source: url.path))
                 }
@@ -122,9 +128,10 @@ public struct RunSet: Sendable {
         // Chrome trace) are not profiles and are passed over.
         let files = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
         var profiles: [Profile] = []
-        for file in files.filter({ $0.hasSuffix(".json") }).sorted() {
+        let urls = files.filter({ $0.hasSuffix(".json") }).sorted().map(url.appendingPathComponent)
+        for result in loadConcurrently(urls) {
             do {
-                profiles.append(try Profile.load(from: url.appendingPathComponent(file)))
+                profiles.append(try result.get())
             } catch let error as ProfileError where error.code == .wrongSchema {
                 continue
             } catch let error as ProfileError {
@@ -151,6 +158,11 @@ public struct RunSet: Sendable {
                 buildConfiguration: "unknown", samplingRateHz: 0),
             timeOriginNs: 0,
             phases: Profile.Phases(processStartNs: 0, preMainNs: 0, mainEntryNs: 0, endNs: exitNs, firstFrameNs: readyNs))
+    }
+
+    /// The profiles of `urls`, in their order, read on every core: a recording is a dozen files or more.
+    private static func loadConcurrently(_ urls: [URL]) -> [Result<Profile, any Error>] {
+        urls.concurrentMap { url in Result { try Profile.load(from: url) } }
     }
 
     private static func loadProfile(_ url: URL) throws -> Profile {

@@ -87,7 +87,7 @@ public struct HistoryAnalysis: Sendable {
         }
         var series: [Series] = []
         for (environment, _) in environments {
-            let ordered = byEnvironment[environment]!.sorted(by: HistoryEntry.inSeriesOrder)
+            let ordered = HistoryEntry.inSeriesOrder(byEnvironment[environment]!)
             let functionChanges = Self.functionChanges(ordered, options: options)
             var names = Set<String>()
             for entry in ordered { names.formUnion(entry.metrics.keys) }

@@ -110,8 +110,8 @@ public struct HistoryEntry: Codable, Sendable, Equatable {
             metrics[name] = Statistics.median(values)
         }
         var insightCosts: [String: [Double]] = [:]
-        for (position, profile) in runs.profiles.enumerated() {
-            for insight in Insights.of(profile) {
+        for (position, insights) in runs.profiles.concurrentMap({ Insights.of($0) }).enumerated() {
+            for insight in insights {
                 insightCosts["insight: \(insight.id)", default: Array(repeating: 0, count: position)].append(Double(insight.costNs) / 1e6)
             }
             for key in insightCosts.keys where insightCosts[key]!.count <= position { insightCosts[key]!.append(0) }

@@ -1,4 +1,5 @@
 import Foundation
+import LiftoffProfile
 
 /// Where a history's entries are kept.
 public protocol HistoryStore: Sendable {
@@ -60,36 +61,64 @@ public struct FolderHistoryStore: HistoryStore {
             throw HistoryError("\(folder.path) does not exist: add an entry first (liftoff history add).")
         }
         guard isFolder.boolValue else { throw HistoryError("\(folder.path) is not a folder of history entries.") }
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter { $0.hasSuffix(".json") }.sorted()
+        // Entries are read and decoded on every core: a history of a thousand commits is a thousand files.
+        let results = names.concurrentMap { name in
+            Result { () throws(HistoryError) in try readEntry(folder.appendingPathComponent(name)) }
+        }
         var entries: [HistoryEntry] = []
         var skipped: [String] = []
-        for name in names.sorted() where name.hasSuffix(".json") {
-            let url = folder.appendingPathComponent(name)
-            do {
-                let attributes = try FileManager.default.attributesOfItem(atPath: url.path)
-                if let size = attributes[.size] as? Int, size > Self.maximumEntryBytes {
-                    skipped.append("\(url.path) is larger than \(Self.maximumEntryBytes >> 20) MB: skipped.")
-                    continue
-                }
-                entries.append(try HistoryEntry.decode(Data(contentsOf: url), source: url.path))
-            } catch let error as HistoryError {
-                skipped.append(error.description)
-            } catch {
-                skipped.append("\(url.path) could not be read (\(error.localizedDescription)): skipped.")
+        for result in results {
+            switch result {
+            case .success(let entry): entries.append(entry)
+            case .failure(let error): skipped.append(error.description)
             }
         }
         return (entries, skipped)
+    }
+
+    /// One entry file, checked; every failure is a ``HistoryError`` saying that it was skipped.
+    private func readEntry(_ url: URL) throws(HistoryError) -> HistoryEntry {
+        do {
+            let attributes = try FileManager.default.attributesOfItem(atPath: url.path)
+            if let size = attributes[.size] as? Int, size > Self.maximumEntryBytes {
+                throw HistoryError("\(url.path) is larger than \(Self.maximumEntryBytes >> 20) MB: skipped.")
+            }
+            return try HistoryEntry.decode(Data(contentsOf: url), source: url.path)
+        } catch let error as HistoryError {
+            throw error
+        } catch {
+            throw HistoryError("\(url.path) could not be read (\(error.localizedDescription)): skipped.")
+        }
     }
 }
 
 extension HistoryEntry {
     /// The order of a series: by the commit's time, then by when the entries were added, then by commit.
     public static func inSeriesOrder(_ left: HistoryEntry, _ right: HistoryEntry) -> Bool {
-        let (a, b) = (HistoryTime.parse(left.time) ?? 0, HistoryTime.parse(right.time) ?? 0)
-        if a != b { return a < b }
-        let (c, d) = (left.recorded.flatMap(HistoryTime.parse) ?? 0, right.recorded.flatMap(HistoryTime.parse) ?? 0)
-        if c != d { return c < d }
-        return left.commit < right.commit
+        SeriesKey(left) < SeriesKey(right)
+    }
+
+    /// `entries` in the order of a series (``inSeriesOrder(_:_:)``), each entry's times read once.
+    public static func inSeriesOrder(_ entries: [HistoryEntry]) -> [HistoryEntry] {
+        entries.map { (SeriesKey($0), $0) }.sorted { $0.0 < $1.0 }.map(\.1)
+    }
+
+    /// What orders an entry in its series.
+    private struct SeriesKey: Comparable {
+        var time: Double
+        var recorded: Double
+        var commit: String
+
+        init(_ entry: HistoryEntry) {
+            time = HistoryTime.parse(entry.time) ?? 0
+            recorded = entry.recorded.flatMap(HistoryTime.parse) ?? 0
+            commit = entry.commit
+        }
+
+        static func < (left: SeriesKey, right: SeriesKey) -> Bool {
+            (left.time, left.recorded, left.commit) < (right.time, right.recorded, right.commit)
+        }
     }
 
     /// An entry from its JSON, checked: its schema, a commit, a time, and finite metrics.
@@ -125,14 +154,70 @@ extension HistoryEntry {
 
 /// Times of entries: ISO 8601 in UTC, with or without fractional seconds.
 public enum HistoryTime {
-    /// The seconds since 1970 of an ISO 8601 time, or of a number of seconds since 1970; nil otherwise.
+    /// The seconds since 1970 of an ISO 8601 time (`2026-11-28T09:30:00Z`, with or without fractions of a
+    /// second, `Z` or an offset such as `+01:00`), or of a number of seconds since 1970; nil otherwise.
     public static func parse(_ text: String) -> Double? {
         if let seconds = Double(text), seconds.isFinite, seconds >= 0, seconds < 1e11 { return seconds }
-        let plain = ISO8601DateFormatter()
-        if let date = plain.date(from: text) { return date.timeIntervalSince1970 }
-        let fractional = ISO8601DateFormatter()
-        fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return fractional.date(from: text)?.timeIntervalSince1970
+        return parseInternetTime(Array(text.utf8))
+    }
+
+    /// RFC 3339's date-time, read by hand: a date formatter costs more to make than a history has entries.
+    private static func parseInternetTime(_ bytes: [UInt8]) -> Double? {
+        var position = 0
+        func digits(_ count: Int) -> Int? {
+            guard position + count <= bytes.count else { return nil }
+            var value = 0
+            for byte in bytes[position..<position + count] {
+                guard byte >= 0x30, byte <= 0x39 else { return nil }
+                value = value * 10 + Int(byte - 0x30)
+            }
+            position += count
+            return value
+        }
+        func expect(_ characters: String) -> Bool {
+            guard position < bytes.count, characters.utf8.contains(bytes[position]) else { return false }
+            position += 1
+            return true
+        }
+        guard let year = digits(4), expect("-"), let month = digits(2), expect("-"), let day = digits(2), expect("Tt"),
+            let hour = digits(2), expect(":"), let minute = digits(2), expect(":"), let second = digits(2)
+        else { return nil }
+        var fraction = 0.0
+        if position < bytes.count, bytes[position] == UInt8(ascii: ".") {
+            position += 1
+            var scale = 0.1
+            let start = position
+            while position < bytes.count, bytes[position] >= 0x30, bytes[position] <= 0x39 {
+                fraction += Double(bytes[position] - 0x30) * scale
+                scale /= 10
+                position += 1
+            }
+            guard position > start else { return nil }
+        }
+        var offset = 0
+        if expect("Zz") {
+        } else if position < bytes.count, bytes[position] == UInt8(ascii: "+") || bytes[position] == UInt8(ascii: "-") {
+            let sign = bytes[position] == UInt8(ascii: "-") ? -1 : 1
+            position += 1
+            guard let hours = digits(2), hours <= 23 else { return nil }
+            _ = expect(":")
+            guard let minutes = digits(2), minutes <= 59 else { return nil }
+            offset = sign * (hours * 3600 + minutes * 60)
+        } else {
+            return nil
+        }
+        let daysInMonth = [31, year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+        guard position == bytes.count, (1...12).contains(month), (1...daysInMonth[month - 1]).contains(day), hour <= 23, minute <= 59,
+            second <= 60
+        else { return nil }
+        // Days from 1970-01-01 to the date, in the proleptic Gregorian calendar.
+        let y = month <= 2 ? year - 1 : year
+        let era = y / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        let days = era * 146_097 + dayOfEra - 719_468
+        return Double(days * 86_400 + hour * 3600 + minute * 60 + second - offset) + fraction
     }
 
     /// An ISO 8601 time in UTC, to the millisecond.

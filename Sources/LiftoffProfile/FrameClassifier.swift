@@ -30,6 +30,8 @@ public struct FrameClassifier: Sendable, Equatable {
     /// do not count) is in one of its modules, itself or in a closure or extension.
     public func owns(_ name: String) -> Bool {
         if cPrefixes.contains(where: { name.hasPrefix($0) }) { return true }
+        // Most names hold none of the modules at all: told by their bytes before any parsing.
+        guard modules.contains(where: { Self.utf8(of: name, contains: $0) }) else { return false }
         var head = Substring(name)
         if head.hasPrefix("(extension in "), let close = head.firstIndex(of: ")") {
             head = head[head.index(after: close)...]
@@ -49,6 +51,12 @@ public struct FrameClassifier: Sendable, Equatable {
             start = end < head.endIndex ? head.index(after: end) : end
         }
         return false
+    }
+
+    /// Whether `text` holds `word`, byte for byte.
+    static func utf8(of text: String, contains word: String) -> Bool {
+        var (text, word) = (text, word)
+        return text.withUTF8 { bytes in word.withUTF8 { word in ByteSearch.find(word, in: bytes) } }
     }
 
     /// `closure #1 (inout M.State) -> [M.Frame] in M.T.f(x: Int)` as `M.T.f(x: Int)`: a closure's
@@ -75,5 +83,23 @@ public struct FrameClassifier: Sendable, Equatable {
             rest = rest[next...]
         }
         return rest
+    }
+}
+
+/// Finding words in the bytes of names.
+package enum ByteSearch {
+    /// Whether `bytes` holds `word`.
+    package static func find(_ word: UnsafeBufferPointer<UInt8>, in bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let first = word.first, word.count <= bytes.count else { return word.isEmpty }
+        var start = 0
+        while start <= bytes.count - word.count {
+            if bytes[start] == first {
+                var offset = 1
+                while offset < word.count, bytes[start + offset] == word[offset] { offset += 1 }
+                if offset == word.count { return true }
+            }
+            start += 1
+        }
+        return false
     }
 }

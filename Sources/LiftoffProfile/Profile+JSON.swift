@@ -35,17 +35,35 @@ extension Profile {
         if data.isEmpty {
             throw ProfileError(.truncated, "\(source) is empty.", value: source)
         }
-        if JSONShape.endsEarly(data) {
-            throw ProfileError(.truncated, "\(source) is truncated: the JSON document ends early.", value: source)
-        }
+        // One parse when the file is right; what is wrong with it is found only when it is not.
         let decoder = JSONDecoder()
-        let probe: SchemaProbe
+        var profile: Profile
         do {
-            probe = try decoder.decode(SchemaProbe.self, from: data)
+            profile = try decoder.decode(Profile.self, from: data)
         } catch {
-            throw ProfileError(.malformed, "\(source) is not a JSON object.", value: source)
+            if JSONShape.endsEarly(data) {
+                throw ProfileError(.truncated, "\(source) is truncated: the JSON document ends early.", value: source)
+            }
+            guard let probe = try? decoder.decode(SchemaProbe.self, from: data) else {
+                throw ProfileError(.malformed, "\(source) is not a JSON object.", value: source)
+            }
+            try checkSchema(probe.schema, source: source)
+            if let error = error as? DecodingError {
+                throw ProfileError(.malformed, "\(source) is malformed: \(describe(error)).", value: source)
+            }
+            throw ProfileError(.malformed, "\(source) is malformed.", value: source)
         }
-        guard let schema = probe.schema else {
+        try checkSchema(profile.schema, source: source)
+        try profile.validate(source: source)
+        try profile.validateRanges(source: source)
+        profile.shortenLongNames()
+        profile.schema = currentSchema
+        return profile
+    }
+
+    /// Refuses a file without a schema, or with one this Liftoff does not read.
+    private static func checkSchema(_ schema: String?, source: String) throws {
+        guard let schema else {
             throw ProfileError(
                 .wrongSchema, "\(source) is not a Liftoff profile: it has no \"schema\" field.", value: source)
         }
@@ -57,19 +75,6 @@ extension Profile {
                 .wrongSchema, "\(source) has schema \"\(schema)\", but this Liftoff reads \(readable).",
                 value: schema)
         }
-        var profile: Profile
-        do {
-            profile = try decoder.decode(Profile.self, from: data)
-        } catch let error as DecodingError {
-            throw ProfileError(.malformed, "\(source) is malformed: \(describe(error)).", value: source)
-        } catch {
-            throw ProfileError(.malformed, "\(source) is malformed.", value: source)
-        }
-        try profile.validate(source: source)
-        try profile.validateRanges(source: source)
-        profile.shortenLongNames()
-        profile.schema = currentSchema
-        return profile
     }
 
     /// Checks that the tables agree with each other.
@@ -149,6 +154,10 @@ extension Profile {
 enum JSONShape {
     /// Whether the bytes stop inside a string or with brackets still open: a cut-off file.
     static func endsEarly(_ data: Data) -> Bool {
+        data.withUnsafeBytes { endsEarly($0) }
+    }
+
+    private static func endsEarly(_ data: UnsafeRawBufferPointer) -> Bool {
         var depth = 0
         var inString = false
         var escaped = false

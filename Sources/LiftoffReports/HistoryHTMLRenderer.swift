@@ -37,7 +37,7 @@ public enum HistoryHTMLRenderer {
             var metrics: [String: Double]
             var functions: [HistoryEntry.Function]
         }
-        let ordered = entries.sorted(by: HistoryEntry.inSeriesOrder)
+        let ordered = HistoryEntry.inSeriesOrder(entries)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         let json = String(decoding: try encoder.encode(Data(entries: ordered.map {

@@ -52,6 +52,26 @@ struct HistoryStoreTests {
         #expect(flat.text().contains("No change point in 2 metrics."))
     }
 
+    @Test("times are ISO 8601 with or without fractions, in UTC or with an offset; impossible dates are refused")
+    func timesAreRead() {
+        #expect(HistoryTime.parse("2026-11-28T09:30:00Z") == 1_795_858_200)
+        #expect(HistoryTime.parse("2026-11-28T10:30:00+01:00") == 1_795_858_200)
+        #expect(HistoryTime.parse("2026-11-28T04:00:00-0530") == 1_795_858_200)
+        #expect(HistoryTime.parse("2026-11-28T09:30:00.25Z") == 1_795_858_200.25)
+        #expect(HistoryTime.parse("2024-02-29T23:59:59Z") == 1_709_251_199)
+        #expect(HistoryTime.parse("1969-12-31T00:00:00Z") == -86_400)
+        #expect(HistoryTime.parse("1795858200") == 1_795_858_200)
+        for wrong in [
+            "2026-02-29T00:00:00Z", "2026-13-01T00:00:00Z", "2026-11-28T24:00:00Z", "2026-11-28T09:30:00", "2026-11-28",
+            "2026-11-28T09:30:00.Z", "2026-11-28T09:30:00Zjunk", "yesterday", "",
+        ] {
+            #expect(HistoryTime.parse(wrong) == nil, "\(wrong)")
+        }
+        let now = 1_795_858_200.125
+        #expect(HistoryTime.parse(HistoryTime.formatPrecisely(now)) == now)
+        #expect(HistoryTime.parse(HistoryTime.format(now)) == 1_795_858_200)
+    }
+
     @Test("entries are ordered by time, not by the order they were added, and analyzed per environment")
     func orderAndEnvironments() throws {
         var entries = SyntheticHistory.entries(count: 80, stepAt: 40, stepMs: 8).shuffled()
