@@ -7,6 +7,8 @@
 # speedscope output against their schemas), and golang-go (Go's pprof reads the pprof export).
 
 SWIFT ?= swift
+# The test-only Python packages (opentelemetry-proto).
+TEST_VENV ?= .build/test-venv
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_OUT ?= Reports/demo
 
@@ -26,6 +28,12 @@ deps:
 		$(SUDO) apt-get update -qq && \
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
+	@# OpenTelemetry's own classes read the OTLP files the tests write (PyPI, test-only).
+	@$(TEST_VENV)/bin/python -c "import opentelemetry.proto.profiles.v1development" 2>/dev/null || { \
+		python3 -c "import ensurepip" 2>/dev/null || { $(SUDO) apt-get update -qq && \
+			$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv; }; \
+		rm -rf $(TEST_VENV) && python3 -m venv $(TEST_VENV) && \
+		$(TEST_VENV)/bin/pip install --quiet opentelemetry-proto==1.45.2; }
 
 test-deps: deps
 	@missing=""; \
@@ -124,7 +132,8 @@ pprof-proto:
 	@[ -d .build/swift-protobuf ] || git clone -q https://github.com/apple/swift-protobuf .build/swift-protobuf
 	cd .build/swift-protobuf && git checkout -q 1.39.0 && $(SWIFT) build --product protoc-gen-swift
 	protoc --plugin=protoc-gen-swift=.build/swift-protobuf/.build/debug/protoc-gen-swift --swift_out=Sources/LiftoffPprof/Generated \
-		--swift_opt=Visibility=Public -I Sources/LiftoffPprof/Proto Sources/LiftoffPprof/Proto/pprof.proto
+		--swift_opt=Visibility=Public -I Sources/LiftoffPprof/Proto Sources/LiftoffPprof/Proto/pprof.proto \
+		Sources/LiftoffPprof/Proto/otlp_profiles.proto
 
 # Every package in Examples/ depends on this checkout by path: build it and run its tests. They
 # share one scratch folder, so this package's modules, built as their dependency, compile once for

@@ -7,7 +7,7 @@ import LiftoffProfile
 struct ReportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "report",
-        abstract: "Render a saved profile.json as HTML, SVG, folded stacks, speedscope, Chrome trace or Markdown.",
+        abstract: "Render a saved profile.json as HTML, SVG, folded stacks, speedscope, Chrome trace, Markdown, pprof or OTLP.",
         discussion: """
             Formats:
             \(ReportFormats.all.map { "  \($0.name.padding(toLength: 11, withPad: " ", startingAt: 0)) \($0.summary)" }.joined(separator: "\n"))
@@ -16,6 +16,7 @@ struct ReportCommand: ParsableCommand {
               liftoff report profile.json -o report.html
               liftoff report profile.json --format speedscope -o p.speedscope.json
               liftoff report profile.json --format chrome -o trace.json
+              liftoff report profile.json --format otlp --service checkout -o profile.otlp.pb
               liftoff report p.json --format folded --per-thread | flamegraph.pl > f.svg
             """
     )
@@ -40,6 +41,9 @@ struct ReportCommand: ParsableCommand {
             """)
     var samples: Profile.SampleSelection = .cpu
 
+    @Option(name: .long, help: "For otlp: the service.name of the profile's resource (default: the program's file name).")
+    var service: String?
+
     func run() throws {
         let loaded: Profile
         do {
@@ -50,7 +54,7 @@ struct ReportCommand: ParsableCommand {
         if output == nil, format.format.isBinary, isatty(1) != 0 {
             throw CLIError("--format \(format.format.name) is binary: give a file with -o, or redirect standard output.")
         }
-        let bytes = try ReportFormats.output(format.format, loaded, options: ReportOptions(perThread: perThread, samples: samples))
+        let bytes = try ReportFormats.output(format.format, loaded, options: ReportOptions(perThread: perThread, samples: samples, service: service))
         if let output {
             do {
                 try AtomicFile.write(bytes, to: URL(fileURLWithPath: output))

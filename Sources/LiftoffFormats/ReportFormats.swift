@@ -13,6 +13,7 @@ public enum ReportFormats {
         ChromeTraceFormat(),
         MarkdownFormat(),
         PprofFormat(),
+        OTLPFormat(),
     ]
 
     /// The format `--format` calls `name`, if there is one.

@@ -73,7 +73,8 @@ public enum PprofExporter {
 
         // Samples, merged when stack, labels and state agree.
         let owners = profile.sampleOwners()
-        let threadNames = Dictionary(profile.threads.map { ($0.id, "\($0.name) (\($0.id))") }, uniquingKeysWith: { a, _ in a })
+        // A thread's name alone: continuous profilers make a series of every label set, and ids change every run.
+        let threadNames = Dictionary(profile.threads.map { ($0.id, $0.name) }, uniquingKeysWith: { a, _ in a })
         struct Key: Hashable {
             var stack: Int
             var thread: Int
@@ -118,7 +119,7 @@ public enum PprofExporter {
                 label.str = strings.index(text)
                 return label
             }
-            sample.label.append(label(threadKey, threadNames[key.thread] ?? "thread \(key.thread)"))
+            sample.label.append(label(threadKey, threadNames[key.thread] ?? "thread"))
             if let span = key.span { sample.label.append(label(spanKey, profile.spans[span].name)) }
             if let task = key.task { sample.label.append(label(taskKey, profile.tasks[task].name)) }
             message.sample.append(sample)

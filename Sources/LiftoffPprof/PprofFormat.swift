@@ -11,3 +11,15 @@ public struct PprofFormat: ReportFormat {
     public var isBinary: Bool { true }
     public func render(_ profile: Profile, options: ReportOptions) throws -> Data { try PprofExporter.data(profile) }
 }
+
+/// An OpenTelemetry profiles request (OTLP/HTTP protobuf), as a report format.
+public struct OTLPFormat: ReportFormat {
+    public init() {}
+    public var name: String { "otlp" }
+    public var fileName: String { "profile.otlp.pb" }
+    public var summary: String { "an OpenTelemetry profiles request (OTLP/HTTP protobuf: Collector, Pyroscope, Parca)" }
+    public var isBinary: Bool { true }
+    public func render(_ profile: Profile, options: ReportOptions) throws -> Data {
+        try OTLPExporter.data(profile, service: options.service)
+    }
+}

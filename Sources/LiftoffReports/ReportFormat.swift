@@ -29,11 +29,14 @@ public struct ReportOptions: Sendable, Equatable {
     public var perThread: Bool
     /// For flame graphs and folded stacks: running samples only (`cpu`), or waiting ones too (`wall`).
     public var samples: Profile.SampleSelection
+    /// For OTLP: the `service.name` of the resource; nil names it after the program.
+    public var service: String?
 
     /// Creates options; the defaults are what a report folder holds.
-    public init(perThread: Bool = false, samples: Profile.SampleSelection = .cpu) {
+    public init(perThread: Bool = false, samples: Profile.SampleSelection = .cpu, service: String? = nil) {
         self.perThread = perThread
         self.samples = samples
+        self.service = service
     }
 }
 
