@@ -57,6 +57,8 @@ let package = Package(
         .target(name: "LiftoffProfile"),
         // Starting the programs the command line runs (fork, exec, pidfd, subreaper): C only.
         .target(name: "CLiftoffProcess", cSettings: [.define("_GNU_SOURCE")]),
+        // HTTP POSTs through libcurl, loaded with dlopen when `liftoff push` first sends (not linked).
+        .target(name: "CLiftoffHTTP", cSettings: [.define("_GNU_SOURCE")], linkerSettings: [.linkedLibrary("dl")]),
         // The injected agent: C only.
         .target(
             name: "CLiftoffAgent", dependencies: ["CLiftoffSampler"], cSettings: [.define("_GNU_SOURCE")],
@@ -119,7 +121,7 @@ let package = Package(
         .target(
             name: "LiftoffCLI",
             dependencies: [
-                "CLiftoffProcess", "Liftoff", "LiftoffProfile", "LiftoffSampler", "LiftoffAnalysis", "LiftoffComparison",
+                "CLiftoffProcess", "CLiftoffHTTP", "Liftoff", "LiftoffProfile", "LiftoffSampler", "LiftoffAnalysis", "LiftoffComparison",
                 "LiftoffReports", "LiftoffPprof", "LiftoffFormats", "LiftoffHistory", "LiftoffHistoryPostgres",
                 "LiftoffDemo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -18,7 +18,7 @@ public struct LiftoffCommand: ParsableCommand {
         version: LiftoffVersion.current,
         subcommands: [
             DemoCommand.self, ProfileCommand.self, RecordCommand.self, CompareCommand.self, CheckCommand.self,
-            ReportCommand.self, ExplainCommand.self, HistoryCommand.self, SimulateCommand.self, ProbeCommand.self,
+            ReportCommand.self, ExplainCommand.self, HistoryCommand.self, PushCommand.self, SimulateCommand.self, ProbeCommand.self,
         ]
     )
 

@@ -81,6 +81,15 @@ struct RecordCommand: ParsableCommand {
     @Option(name: .long, parsing: .unconditional, help: "Counted launches of each command, interleaved (with --count).")
     var countRuns: Int = 3
 
+    @Option(name: .long, help: "Send each recorded run (of head, with --baseline) to this OTLP/HTTP receiver, as liftoff push --otlp does.")
+    var pushOtlp: String?
+
+    @Option(name: .long, help: "Send each recorded run (of head, with --baseline) to this Pyroscope server, as liftoff push --pyroscope does.")
+    var pushPyroscope: String?
+
+    @Option(name: .long, help: "A header NAME=VALUE on every request --push-otlp or --push-pyroscope makes (repeatable).")
+    var pushHeader: [String] = []
+
     @Argument(parsing: .postTerminator, help: "The command to launch, after --.")
     var command: [String] = []
 
@@ -107,6 +116,8 @@ struct RecordCommand: ParsableCommand {
             sides.append(try Side(name: "", command: command, folder: root))
         }
         let pattern = try watch.pattern()
+        let destinations = try PushOptions.destinations(otlp: pushOtlp, pyroscope: pushPyroscope, headers: pushHeader)
+        var pushFailures: [String] = []
         // Ctrl-C or SIGTERM is handed on to the running program, which has the usual grace to end
         // and write; the runs finished until then are kept in record.json. A second one stops at once.
         ProcessRunner.forwardInterrupts()
@@ -137,6 +148,18 @@ struct RecordCommand: ParsableCommand {
                 if case .failure = recorded, ProcessRunner.interruption != 0 { break rounds }
                 let entry = try recorded.get()
                 try side.append(entry)
+                if !destinations.isEmpty, side === sides.last, let file = entry.profile {
+                    // A send that fails is said and counted; the recording goes on.
+                    for destination in destinations {
+                        do {
+                            try Pusher.push(try Profile.load(from: side.folder.appendingPathComponent(file)), to: destination)
+                        } catch {
+                            let sentence = "run \(index) was not sent: \((error as? CLIError)?.description ?? "\(error)")"
+                            FileHandle.standardError.write(Data("\(sentence)\n".utf8))
+                            pushFailures.append(sentence)
+                        }
+                    }
+                }
                 let shown = entry.succeeded ? side.lastTTFF.map { String(format: "%.1f ms", $0) } ?? "ok" : "failed: \(entry.outcome)"
                 let by = entry.recordedBy.map { $0 == "agent" ? ", sampled by the agent" : ", recorded by the program" } ?? ""
                 progress.advance("run \(index)/\(runs)\(side.label): \(shown)\(by)")
@@ -153,6 +176,9 @@ struct RecordCommand: ParsableCommand {
             FileHandle.standardError.write(
                 Data("Interrupted by \(name): the \(finished) finished run\(finished == 1 ? "" : "s") are kept in \(root.path).\n".utf8))
             throw ExitCode(128 &+ interruption)
+        }
+        if let first = pushFailures.first {
+            throw CLIError("\(pushFailures.count) of the runs could not be sent (they are kept in \(root.path)); the first: \(first)")
         }
         for side in sides where !side.manifest.runs.contains(where: \.succeeded) {
             let last = side.manifest.runs.last.map { " (the last: \($0.outcome))" } ?? ""

@@ -211,7 +211,7 @@ public enum OTLPExporter {
     }
 
     /// Nanoseconds since the epoch of an ISO 8601 time, 0 when it cannot be read.
-    static func startTimeNanos(_ text: String) -> UInt64 {
+    public static func startTimeNanos(_ text: String) -> UInt64 {
         UInt64(clamping: max(PprofExporter.startTimeNanos(text), 0))
     }
 

@@ -149,7 +149,7 @@ public enum PprofExporter {
     }
 
     /// Nanoseconds since the epoch of an ISO 8601 time, 0 when it cannot be read.
-    static func startTimeNanos(_ text: String) -> Int64 {
+    public static func startTimeNanos(_ text: String) -> Int64 {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         guard let date = formatter.date(from: text) else { return 0 }
@@ -157,7 +157,7 @@ public enum PprofExporter {
     }
 
     /// A gzip stream of `data` (zlib's deflate with a gzip header).
-    static func gzip(_ data: Data) throws -> Data {
+    public static func gzip(_ data: Data) throws -> Data {
         var stream = z_stream()
         // windowBits 15 + 16: a gzip header and trailer.
         guard deflateInit2_(&stream, Z_BEST_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION,
