@@ -10,7 +10,9 @@ import LiftoffProfile
 /// `wall` (every sample, waiting ones included), both in nanoseconds, the sampling interval as their
 /// period. Each sample keeps its time (`timestamps_unix_nano`) and carries `thread.name` (the name
 /// alone: thread ids would make a new series of every run) and, where it ran in them,
-/// `liftoff.span` and `liftoff.task`. The launch's phases and spans are attributes of each profile.
+/// `liftoff.span` and `liftoff.task`; a sample of a traced span (one with W3C `trace_id` and
+/// `span_id` attributes, as `LiftoffTracer` spans have) links to it. The launch's phases and spans
+/// are attributes of each profile.
 public enum OTLPExporter {
     /// The request for `profile`; `service` names it (default: the program's file name).
     public static func request(_ profile: Profile, service: String? = nil) -> Otlp_ExportProfilesServiceRequest {
@@ -77,14 +79,20 @@ public enum OTLPExporter {
             let leaf = profile.samples.stack[row]
             guard leaf >= 0, leaf < profile.stacks.count else { continue }
             var attributes = [table.attribute("thread.name", .string(threadNames[profile.samples.thread[row]] ?? "thread"))]
-            if let span = owners.span[row] { attributes.append(table.attribute("liftoff.span", .string(profile.spans[span].name))) }
+            var link: Int32 = 0
+            if let span = owners.span[row] {
+                attributes.append(table.attribute("liftoff.span", .string(profile.spans[span].name)))
+                if let ids = profile.spans[span].attributes, let traceID = ids["trace_id"], let spanID = ids["span_id"] {
+                    link = table.link(traceID: traceID, spanID: spanID)
+                }
+            }
             if let task = owners.task[row] { attributes.append(table.attribute("liftoff.task", .string(profile.tasks[task].name))) }
             let stack = stackIndex(leaf)
             let value = Int64(profile.samples.ticks(row)).multipliedReportingOverflow(by: intervalNs)
             let nanoseconds = value.overflow ? Int64.max : value.partialValue
             let time = origin &+ profile.samples.timeNs[row]
-            wall.add(stack, attributes, nanoseconds, time)
-            if profile.samples.state[row] == .running { cpu.add(stack, attributes, nanoseconds, time) }
+            wall.add(stack, attributes, link, nanoseconds, time)
+            if profile.samples.state[row] == .running { cpu.add(stack, attributes, link, nanoseconds, time) }
         }
 
         // The launch, as each profile's attributes.
@@ -127,7 +135,8 @@ public enum OTLPExporter {
                 var sample = Otlp_Sample()
                 sample.stackIndex = key.stack
                 sample.attributeIndices = key.attributes
-                let recorded = samples.values[[key.stack] + key.attributes]
+                sample.linkIndex = key.link
+                let recorded = samples.values[[key.stack, key.link] + key.attributes]
                 sample.values = recorded?.values ?? []
                 sample.timestampsUnixNano = recorded?.times ?? []
                 return sample
@@ -217,13 +226,13 @@ public enum OTLPExporter {
 
     /// The samples of one profile, in the order their keys were first seen.
     struct Samples {
-        var order: [(stack: Int32, attributes: [Int32])] = []
+        var order: [(stack: Int32, attributes: [Int32], link: Int32)] = []
         var values: [[Int32]: (values: [Int64], times: [UInt64])] = [:]
 
-        mutating func add(_ stack: Int32, _ attributes: [Int32], _ value: Int64, _ time: UInt64) {
-            let key = [stack] + attributes
+        mutating func add(_ stack: Int32, _ attributes: [Int32], _ link: Int32, _ value: Int64, _ time: UInt64) {
+            let key = [stack, link] + attributes
             if values[key] == nil {
-                order.append((stack, attributes))
+                order.append((stack, attributes, link))
                 values[key] = ([], [])
             }
             values[key]!.values.append(value)
@@ -246,6 +255,7 @@ public enum OTLPExporter {
         }()
         private var strings: [String: Int32] = ["": 0]
         private var plainAttributes: [String: Int32] = [:]
+        private var links: [String: Int32] = [:]
 
         mutating func string(_ text: String) -> Int32 {
             if let known = strings[text] { return known }
@@ -253,6 +263,30 @@ public enum OTLPExporter {
             dictionary.stringTable.append(text)
             strings[text] = index
             return index
+        }
+
+        /// The index of the link to a W3C trace's span (hex ids), each once; 0 for ids that are not hex of the right length.
+        mutating func link(traceID: String, spanID: String) -> Int32 {
+            if let known = links[traceID + spanID] { return known }
+            guard let trace = Self.bytes(hex: traceID, count: 16), let span = Self.bytes(hex: spanID, count: 8) else { return 0 }
+            var link = Otlp_Link()
+            link.traceID = trace
+            link.spanID = span
+            let index = Int32(dictionary.linkTable.count)
+            dictionary.linkTable.append(link)
+            links[traceID + spanID] = index
+            return index
+        }
+
+        static func bytes(hex: String, count: Int) -> Data? {
+            let digits = Array(hex.utf8)
+            guard digits.count == count * 2 else { return nil }
+            var bytes = Data()
+            for index in stride(from: 0, to: digits.count, by: 2) {
+                guard let byte = UInt8(String(decoding: digits[index..<index + 2], as: UTF8.self), radix: 16) else { return nil }
+                bytes.append(byte)
+            }
+            return bytes.contains { $0 != 0 } ? bytes : nil
         }
 
         mutating func valueType(_ type: String, _ unit: String) -> Otlp_ValueType {

@@ -102,6 +102,8 @@ public enum PprofExporter {
         let threadKey = strings.index("thread")
         let spanKey = strings.index("span")
         let taskKey = strings.index("task")
+        let spanIDKey = strings.index("span_id")
+        let traceIDKey = strings.index("trace_id")
         for key in order {
             guard let value = values[key] else { continue }
             var sample = Perftools_Profiles_Sample()
@@ -120,7 +122,14 @@ public enum PprofExporter {
                 return label
             }
             sample.label.append(label(threadKey, threadNames[key.thread] ?? "thread"))
-            if let span = key.span { sample.label.append(label(spanKey, profile.spans[span].name)) }
+            if let span = key.span {
+                sample.label.append(label(spanKey, profile.spans[span].name))
+                // A traced span's W3C ids, as continuous profilers link a trace's spans to their samples.
+                if let ids = profile.spans[span].attributes, let spanID = ids["span_id"], let traceID = ids["trace_id"] {
+                    sample.label.append(label(spanIDKey, spanID))
+                    sample.label.append(label(traceIDKey, traceID))
+                }
+            }
             if let task = key.task { sample.label.append(label(taskKey, profile.tasks[task].name)) }
             message.sample.append(sample)
         }

@@ -58,25 +58,37 @@ public struct LiftoffTracer: Tracer {
         }
         var context = context()
         let parent = context.liftoffSpan ?? recorder.currentSpan
+        // W3C ids: the trace of the context (a parent span's, or one extracted from a request), else a new one.
+        let trace = W3CTraceContext(traceID: context.w3cTrace?.traceID ?? W3CTraceContext.newTraceID(), spanID: W3CTraceContext.newSpanID())
         let open = recorder.beginSpan(
             operationName, category: .span, parent: parent, startNs: LiftoffTracer.recorderNs(instant(), recorder),
-            attributes: ["span.kind": "\(kind)", "code.function": function, "code.file": "\(fileID):\(line)"])
+            attributes: [
+                "span.kind": "\(kind)", "code.function": function, "code.file": "\(fileID):\(line)", "trace_id": trace.traceID,
+                "span_id": trace.spanID,
+            ])
         context.liftoffSpan = open
+        context.w3cTrace = trace
         return LiftoffSpan(recorder: recorder, open: open, operationName: operationName, context: context)
     }
 
-    /// The profile's spans stay in this process; `next`, when given, extracts its own.
+    /// Reads a W3C `traceparent` from `carrier`, so that spans started in `context` join that
+    /// trace; `next`, when given, extracts its own instead.
     public func extract<Carrier, Extract>(
         _ carrier: Carrier, into context: inout ServiceContext, using extractor: Extract
     ) where Extract: Extractor, Extract.Carrier == Carrier {
-        next?.extract(carrier, into: &context, using: extractor)
+        if let next { return next.extract(carrier, into: &context, using: extractor) }
+        if let value = extractor.extract(key: "traceparent", from: carrier), let trace = W3CTraceContext(traceparent: value) {
+            context.w3cTrace = trace
+        }
     }
 
-    /// The profile's spans stay in this process; `next`, when given, injects its own.
+    /// Writes the W3C `traceparent` of the context's span into `carrier`; `next`, when given,
+    /// injects its own instead.
     public func inject<Carrier, Inject>(
         _ context: ServiceContext, into carrier: inout Carrier, using injector: Inject
     ) where Inject: Injector, Inject.Carrier == Carrier {
-        next?.inject(context, into: &carrier, using: injector)
+        if let next { return next.inject(context, into: &carrier, using: injector) }
+        if let trace = context.w3cTrace { injector.inject(trace.traceparent, forKey: "traceparent", into: &carrier) }
     }
 
     /// Spans are in the recorder as soon as they end; `next` is flushed. Deprecated as the
@@ -231,7 +243,58 @@ public final class LiftoffSpan: Tracing.Span {
     }
 }
 
+/// A W3C trace context: the trace a span belongs to and the span's own id, in lowercase hex. The
+/// profile keeps them as the span's `trace_id` and `span_id` attributes, and pprof and OTLP put
+/// them on the span's samples, where continuous profilers link traces to profiles.
+public struct W3CTraceContext: Sendable, Equatable {
+    /// 32 hexadecimal digits, not all zero.
+    public var traceID: String
+    /// 16 hexadecimal digits, not all zero.
+    public var spanID: String
+
+    /// A context of `traceID` and `spanID`.
+    public init(traceID: String, spanID: String) {
+        self.traceID = traceID
+        self.spanID = spanID
+    }
+
+    /// The context of a `traceparent` header (`00-TRACE-SPAN-FLAGS`), or nil when it is not one.
+    public init?(traceparent: String) {
+        let parts = traceparent.trimmingCharacters(in: .whitespaces).split(separator: "-", omittingEmptySubsequences: false)
+        func isHex(_ part: Substring, _ count: Int) -> Bool {
+            part.utf8.count == count && part.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+        }
+        guard parts.count >= 4, isHex(parts[0], 2), parts[0] != "ff", isHex(parts[1], 32), isHex(parts[2], 16), isHex(parts[3], 2),
+            parts[1].contains(where: { $0 != "0" }), parts[2].contains(where: { $0 != "0" })
+        else { return nil }
+        self.init(traceID: String(parts[1]), spanID: String(parts[2]))
+    }
+
+    /// The `traceparent` header of this context, sampled.
+    public var traceparent: String { "00-\(traceID)-\(spanID)-01" }
+
+    static func hex(_ value: UInt64) -> String {
+        let digits = String(value, radix: 16)
+        return String(repeating: "0", count: 16 - digits.count) + digits
+    }
+
+    /// A new random trace id.
+    static func newTraceID() -> String {
+        let high = UInt64.random(in: 1...UInt64.max)
+        return hex(high) + hex(UInt64.random(in: 0...UInt64.max))
+    }
+
+    /// A new random span id.
+    static func newSpanID() -> String { hex(UInt64.random(in: 1...UInt64.max)) }
+}
+
 extension ServiceContext {
+    /// The W3C trace context of the context's span, or of the request it was extracted from.
+    public var w3cTrace: W3CTraceContext? {
+        get { self[W3CTraceKey.self] }
+        set { self[W3CTraceKey.self] = newValue }
+    }
+
     /// The Liftoff span the context's code runs in, for spans started in it to nest under.
     var liftoffSpan: LaunchRecorder.OpenSpan? {
         get { self[LiftoffSpanKey.self] }
@@ -241,4 +304,8 @@ extension ServiceContext {
 
 private enum LiftoffSpanKey: ServiceContextKey {
     typealias Value = LaunchRecorder.OpenSpan
+}
+
+private enum W3CTraceKey: ServiceContextKey {
+    typealias Value = W3CTraceContext
 }

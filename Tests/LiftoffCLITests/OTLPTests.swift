@@ -24,6 +24,7 @@ struct OTLPSummary: Decodable {
         var threads: [String]
         var spans: [String]
         var leaves: [String: Int64]
+        var links: [String]
     }
 
     enum Value: Decodable, Equatable {
@@ -121,5 +122,22 @@ struct OTLPTests {
         #expect(ReportFormats.named("otlp")?.fileName == "profile.otlp.pb")
         let help = try BuiltTool.find().run(["report", "--help"])
         #expect(help.stdout.contains("otlp"))
+    }
+
+    @Test("a traced span's W3C ids link its samples in OTLP and label them in pprof")
+    func tracedSpansLink() throws {
+        var profile = try Profile.load(from: try spanFolder(routerMs: [8]).appendingPathComponent("run-000.json"))
+        let router = try #require(profile.spans.firstIndex { $0.name == "build router" })
+        profile.spans[router].attributes = ["trace_id": "4bf92f3577b34da6a3ce929d0e0e4736", "span_id": "00f067aa0ba902b7"]
+        let otlp = temporaryFolder().appendingPathComponent("profile.otlp.pb")
+        try OTLPExporter.data(profile).write(to: otlp)
+        let wall = try #require(try OTLPSummary.read(otlp).profiles.last)
+        #expect(wall.links == ["4bf92f3577b34da6a3ce929d0e0e4736/00f067aa0ba902b7"])
+
+        let pprof = temporaryFolder().appendingPathComponent("profile.pb.gz")
+        try PprofExporter.data(profile).write(to: pprof)
+        let routerOnly = try goPprof(["-top", "-tagfocus=span_id=00f067aa0ba902b7", pprof.path])
+        #expect(routerOnly.contains("makeRoutes") && !routerOnly.contains("connect"), "\(routerOnly)")
+        #expect(try goPprof(["-tags", pprof.path]).contains("4bf92f3577b34da6a3ce929d0e0e4736"))
     }
 }

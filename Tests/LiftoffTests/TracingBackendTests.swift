@@ -29,6 +29,36 @@ struct StartFailure: Error, CustomStringConvertible {
 /// The recorder starts the process-wide sampler: these tests hold the process lock.
 @Suite("Tracing backend", .processState(timeLimit: .seconds(120)))
 struct TracingBackendTests {
+    @Test("spans carry W3C ids: a child keeps its parent's trace, a traceparent extracted from a request is joined, and injected")
+    func spansCarryTraceIDs() throws {
+        let recorder = try LaunchRecorder.start(configuration: SamplerConfiguration(rateHz: 1000))
+        let tracer = LiftoffTracer(recorder: recorder)
+        let incoming = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+        var context = ServiceContext.topLevel
+        tracer.extract(["traceparent": incoming], into: &context, using: DictionaryExtractor())
+        var injected: [String: String] = [:]
+        tracer.withSpan("start server") { _ in
+            tracer.withSpan("build router") { child in
+                tracer.inject(child.context, into: &injected, using: DictionaryInjector())
+            }
+        }
+        tracer.withSpan("handle request", context: context) { _ in }
+        recorder.ready()
+        let profile = recorder.finish(violations: [])
+
+        let ids = { (name: String) in profile.spans.first { $0.name == name }?.attributes ?? [:] }
+        let (start, router, request) = (ids("start server"), ids("build router"), ids("handle request"))
+        let hex = { (text: String?, count: Int) in text.map { $0.count == count && $0.allSatisfy(\.isHexDigit) } ?? false }
+        #expect(hex(start["trace_id"], 32) && hex(start["span_id"], 16), "\(start)")
+        #expect(router["trace_id"] == start["trace_id"], "a child span is in its parent's trace")
+        #expect(router["span_id"] != start["span_id"])
+        #expect(injected["traceparent"] == "00-\(router["trace_id"] ?? "")-\(router["span_id"] ?? "")-01")
+        #expect(request["trace_id"] == "4bf92f3577b34da6a3ce929d0e0e4736", "an extracted trace is joined")
+        #expect(hex(request["span_id"], 16) && request["span_id"] != "00f067aa0ba902b7")
+        #expect(W3CTraceContext(traceparent: "00-00000000000000000000000000000000-00f067aa0ba902b7-01") == nil)
+        #expect(W3CTraceContext(traceparent: "garbage") == nil)
+    }
+
     @Test("withSpan spans land in the profile nested across tasks, with attributes, kind, status and their samples")
     func spansLandNested() async throws {
         let recorder = try LaunchRecorder.start(configuration: SamplerConfiguration(rateHz: 1000))
@@ -197,4 +227,14 @@ final class ListedSpan: Tracing.Span {
     func recordError<Instant: TracerInstant>(_ error: any Error, attributes: SpanAttributes, at instant: @autoclosure () -> Instant) {}
     func addLink(_ link: SpanLink) {}
     func end<Instant: TracerInstant>(at instant: @autoclosure () -> Instant) { started.ended.withLock { $0 += 1 } }
+}
+
+/// A carrier of header fields, read as tracing's extractors read them.
+struct DictionaryExtractor: Extractor {
+    func extract(key: String, from carrier: [String: String]) -> String? { carrier[key] }
+}
+
+/// A carrier of header fields, written as tracing's injectors write them.
+struct DictionaryInjector: Injector {
+    func inject(_ value: String, forKey key: String, into carrier: inout [String: String]) { carrier[key] = value }
 }

@@ -31,8 +31,11 @@ summary = {
 }
 for profile in resource.scope_profiles[0].profiles:
     start, end = profile.time_unix_nano, profile.time_unix_nano + profile.duration_nano
-    threads, spans, leaves = set(), set(), {}
+    threads, spans, leaves, links = set(), set(), {}, set()
     for sample in profile.samples:
+        if sample.link_index:
+            link = tables.link_table[sample.link_index]
+            links.add(link.trace_id.hex() + "/" + link.span_id.hex())
         for key, value in map(attribute, sample.attribute_indices):
             if key == "thread.name":
                 threads.add(value)
@@ -56,5 +59,6 @@ for profile in resource.scope_profiles[0].profiles:
         "threads": sorted(threads),
         "spans": sorted(spans),
         "leaves": leaves,
+        "links": sorted(links),
     })
 print(json.dumps(summary))
