@@ -29,6 +29,7 @@ let package = Package(
         .library(name: "LiftoffHistoryPostgres", targets: ["LiftoffHistoryPostgres"]),
         .library(name: "LiftoffReports", targets: ["LiftoffReports"]),
         .library(name: "LiftoffPprof", targets: ["LiftoffPprof"]),
+        .library(name: "LiftoffEndpoint", targets: ["LiftoffEndpoint"]),
         .library(name: "LiftoffFormats", targets: ["LiftoffFormats"]),
         .library(name: "LiftoffCLI", targets: ["LiftoffCLI"]),
         // libLiftoffAgent.so: the sampler injected with LD_PRELOAD into programs without Liftoff.
@@ -101,6 +102,8 @@ let package = Package(
             name: "LiftoffPprof",
             dependencies: ["LiftoffProfile", "LiftoffReports", "CZlib", .product(name: "SwiftProtobuf", package: "swift-protobuf")],
             exclude: ["Proto"]),
+        // A live /debug/pprof endpoint a server opts into: its own product, so the core stays lean.
+        .target(name: "LiftoffEndpoint", dependencies: ["LiftoffSampler", "LiftoffPprof"]),
         // The one list of report formats (LiftoffReports' renderers and pprof), for the CLI, fuzzing and benchmarks.
         .target(name: "LiftoffFormats", dependencies: ["LiftoffReports", "LiftoffPprof"]),
         .target(name: "Liftoff", dependencies: ["LiftoffProfile", "LiftoffSampler"]),
@@ -162,7 +165,7 @@ let package = Package(
             name: "LiftoffCLITests",
             dependencies: [
                 "LiftoffCLI", "LiftoffProfile", "LiftoffAnalysis", "LiftoffComparison", "LiftoffReports", "LiftoffFormats",
-                "LiftoffHistory", "LiftoffTestSupport",
+                "LiftoffHistory", "LiftoffEndpoint", "LiftoffTestSupport",
             ]),
         // The repository itself: file sizes, the README's layout and code against the tree.
         .testTarget(name: "RepositoryTests", dependencies: ["LiftoffTestSupport"]),

@@ -12,8 +12,9 @@ import SwiftProtobuf
 /// name, full signature as the system name, file and declaration line where known), in a mapping
 /// per object. Samples carry `thread`, `span` and `task` labels; the launch phases are comments.
 public enum PprofExporter {
-    /// The pprof message for `profile`.
-    public static func message(_ profile: Profile) -> Perftools_Profiles_Profile {
+    /// The pprof message for `profile`; `defaultSampleType` is what pprof shows first
+    /// (`cpu_samples`, or `wall_samples`).
+    public static func message(_ profile: Profile, defaultSampleType: String = "cpu_samples") -> Perftools_Profiles_Profile {
         var strings = StringTable()
         var message = Perftools_Profiles_Profile()
         func valueType(_ type: String, _ unit: String) -> Perftools_Profiles_ValueType {
@@ -25,7 +26,7 @@ public enum PprofExporter {
         message.sampleType = [
             valueType("cpu_samples", "count"), valueType("wall_samples", "count"), valueType("cpu", "nanoseconds"),
         ]
-        message.defaultSampleType = strings.index("cpu_samples")
+        message.defaultSampleType = strings.index(defaultSampleType == "wall_samples" ? "wall_samples" : "cpu_samples")
         let rate = max(profile.metadata.samplingRateHz, 1)
         message.periodType = valueType("wall", "nanoseconds")
         message.period = Int64(1_000_000_000 / rate)
@@ -153,8 +154,8 @@ public enum PprofExporter {
 
     /// `profile` as gzip-compressed pprof bytes.
     /// - Throws: when the message cannot be serialized or compressed.
-    public static func data(_ profile: Profile) throws -> Data {
-        try gzip(message(profile).serializedData())
+    public static func data(_ profile: Profile, defaultSampleType: String = "cpu_samples") throws -> Data {
+        try gzip(message(profile, defaultSampleType: defaultSampleType).serializedData())
     }
 
     /// Nanoseconds since the epoch of an ISO 8601 time, 0 when it cannot be read.
