@@ -79,7 +79,10 @@ public final class LiftoffEndpoint: Sendable {
     }
 
     private func acceptLoop() {
+        // The endpoint's own threads wait on sockets; they are not the program's to profile.
+        try? Sampler.excludeCurrentThread()
         defer {
+            try? Sampler.includeCurrentThread()
             close(listener)
             if let socketPath { unlink(socketPath) }
         }
@@ -144,12 +147,15 @@ public final class LiftoffEndpoint: Sendable {
         } catch {
             return Response.error(500, "Could not enable profiling: \(error).")
         }
+        // This thread only waits for the profile to be taken.
+        try? Sampler.excludeCurrentThread()
+        defer { try? Sampler.includeCurrentThread() }
         var asked = timespec(tv_sec: seconds, tv_nsec: 0)
         var rest = timespec()
         while nanosleep(&asked, &rest) != 0, errno == EINTR { asked = rest }
         let profile = recorder.finish()
         do {
-            let data = try PprofExporter.data(profile, defaultSampleType: wall ? "wall_samples" : "cpu_samples")
+            let data = try PprofExporter.data(profile, defaultSampleType: wall ? "wall_samples" : "cpu_samples", launch: false)
             return Response(
                 status: 200, contentType: "application/octet-stream",
                 headers: ["Content-Disposition: attachment; filename=\"profile\""], body: data)

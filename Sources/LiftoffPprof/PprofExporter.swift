@@ -13,8 +13,11 @@ import SwiftProtobuf
 /// per object. Samples carry `thread`, `span` and `task` labels; the launch phases are comments.
 public enum PprofExporter {
     /// The pprof message for `profile`; `defaultSampleType` is what pprof shows first
-    /// (`cpu_samples`, or `wall_samples`).
-    public static func message(_ profile: Profile, defaultSampleType: String = "cpu_samples") -> Perftools_Profiles_Profile {
+    /// (`cpu_samples`, or `wall_samples`). A profile that is not of a launch (`launch: false`, a
+    /// running program's next seconds) lasts from its main entry, and its comments name no phases.
+    public static func message(_ profile: Profile, defaultSampleType: String = "cpu_samples", launch: Bool = true)
+        -> Perftools_Profiles_Profile
+    {
         var strings = StringTable()
         var message = Perftools_Profiles_Profile()
         func valueType(_ type: String, _ unit: String) -> Perftools_Profiles_ValueType {
@@ -30,7 +33,8 @@ public enum PprofExporter {
         let rate = max(profile.metadata.samplingRateHz, 1)
         message.periodType = valueType("wall", "nanoseconds")
         message.period = Int64(1_000_000_000 / rate)
-        message.durationNanos = Int64(clamping: profile.phases.endNs)
+        message.durationNanos = Int64(
+            clamping: launch ? profile.phases.endNs : NanosecondDuration.between(profile.phases.mainEntryNs, profile.phases.endNs).nanoseconds)
         message.timeNanos = startTimeNanos(profile.metadata.startTime)
 
         // Mappings: one per object, the program's first (pprof takes the first as the main binary).
@@ -138,6 +142,11 @@ public enum PprofExporter {
         // The launch phases, as comments.
         let phases = profile.phases
         func ms(_ ns: UInt64) -> String { String(format: "%.1f ms", Double(ns) / 1e6) }
+        guard launch else {
+            message.comment = [strings.index("liftoff profile of \(profile.metadata.commandLine.joined(separator: " ")), every thread")]
+            message.stringTable = strings.strings
+            return message
+        }
         var comments = ["liftoff launch profile of \(profile.metadata.commandLine.joined(separator: " "))"]
         comments.append("pre-main: \(ms(NanosecondDuration.between(phases.processStartNs, phases.mainEntryNs).nanoseconds))")
         if let firstFrame = phases.firstFrameNs {
@@ -154,8 +163,8 @@ public enum PprofExporter {
 
     /// `profile` as gzip-compressed pprof bytes.
     /// - Throws: when the message cannot be serialized or compressed.
-    public static func data(_ profile: Profile, defaultSampleType: String = "cpu_samples") throws -> Data {
-        try gzip(message(profile, defaultSampleType: defaultSampleType).serializedData())
+    public static func data(_ profile: Profile, defaultSampleType: String = "cpu_samples", launch: Bool = true) throws -> Data {
+        try gzip(message(profile, defaultSampleType: defaultSampleType, launch: launch).serializedData())
     }
 
     /// Nanoseconds since the epoch of an ISO 8601 time, 0 when it cannot be read.

@@ -117,6 +117,8 @@ struct EndpointTests {
         #expect(result.status == 0, "\(result.output.prefix(600))")
         #expect(result.output.contains("cpu_samples/count[dflt]"), "\(result.output.prefix(600))")
         #expect(result.output.contains("endpointSpin"), "the running thread's function is named")
+        #expect(!result.output.contains("liftoff endpoin"), "the endpoint's own threads are not sampled")
+        #expect(!result.output.contains("pre-main"), "a live profile names no launch phases")
         #expect(!Sampler.isRunning, "sampling stops when the profile is sent")
     }
 
