@@ -43,7 +43,6 @@ public final class LiftoffEndpoint: Sendable {
     private let listener: Int32
     private let socketPath: String?
     private let stopped = Atomic(false)
-    private let busy = Atomic(false)
 
     /// Starts the endpoint `LIFTOFF_ENDPOINT` names, or does nothing (nil) when it is not set.
     /// - Throws: ``EndpointError`` with one sentence when the address is refused or cannot be listened on.
@@ -131,21 +130,40 @@ public final class LiftoffEndpoint: Sendable {
     private func profile(_ request: HTTPRequest, wall: Bool) -> Response {
         var seconds = 30
         if let text = request.query["seconds"], let asked = Int(text), asked > 0 { seconds = asked }
-        guard seconds <= Self.longestSeconds else {
-            return Response.error(400, "Profile duration exceeds the longest allowed, \(Self.longestSeconds) seconds.")
+        do {
+            let data = try Self.takeProfile(seconds: seconds, wall: wall)
+            return Response(
+                status: 200, contentType: "application/octet-stream",
+                headers: ["Content-Disposition: attachment; filename=\"profile\""], body: data)
+        } catch {
+            return Response.error(error.status, error.description)
+        }
+    }
+
+    /// Whether a profile is being taken, by any endpoint or route.
+    private static let busy = Atomic(false)
+
+    /// The running program's next `seconds` seconds, every thread sampled at ``rateHz``, as
+    /// gzip-compressed pprof (`cpu_samples` first, or `wall_samples` when `wall`). Blocks the
+    /// calling thread meanwhile; ``profile(seconds:wall:)`` waits without holding one.
+    /// - Throws: ``EndpointError`` with the HTTP status to answer: 400 for a duration out of
+    ///   range, 409 while another profile is taken or the launch is recorded, 500 when the sampler fails.
+    public static func takeProfile(seconds: Int, wall: Bool = false) throws(EndpointError) -> Data {
+        guard seconds > 0, seconds <= longestSeconds else {
+            throw EndpointError("Profile duration must be between 1 and \(longestSeconds) seconds, not \(seconds).", status: 400)
         }
         guard !busy.exchange(true, ordering: .acquiringAndReleasing) else {
-            return Response.error(409, "Could not enable profiling: a profile is already being taken.")
+            throw EndpointError("Could not enable profiling: a profile is already being taken.", status: 409)
         }
         defer { busy.store(false, ordering: .releasing) }
         guard !Sampler.isRunning else {
-            return Response.error(409, "Could not enable profiling: the sampler is recording the launch.")
+            throw EndpointError("Could not enable profiling: the sampler is recording the launch.", status: 409)
         }
         let recorder: ProfileRecorder
         do {
-            recorder = try ProfileRecorder.start(configuration: SamplerConfiguration(rateHz: Self.rateHz))
+            recorder = try ProfileRecorder.start(configuration: SamplerConfiguration(rateHz: rateHz))
         } catch {
-            return Response.error(500, "Could not enable profiling: \(error).")
+            throw EndpointError("Could not enable profiling: \(error).", status: 500)
         }
         // This thread only waits for the profile to be taken.
         try? Sampler.excludeCurrentThread()
@@ -155,21 +173,40 @@ public final class LiftoffEndpoint: Sendable {
         while nanosleep(&asked, &rest) != 0, errno == EINTR { asked = rest }
         let profile = recorder.finish()
         do {
-            let data = try PprofExporter.data(profile, defaultSampleType: wall ? "wall_samples" : "cpu_samples", launch: false)
-            return Response(
-                status: 200, contentType: "application/octet-stream",
-                headers: ["Content-Disposition: attachment; filename=\"profile\""], body: data)
+            return try PprofExporter.data(profile, defaultSampleType: wall ? "wall_samples" : "cpu_samples", launch: false)
         } catch {
-            return Response.error(500, "Could not write the profile: \(error).")
+            throw EndpointError("Could not write the profile: \(error).", status: 500)
+        }
+    }
+
+    /// ``takeProfile(seconds:wall:)`` on a thread of its own, so that an async handler (a
+    /// Hummingbird route, say) waits for it without holding one of the concurrency pool's threads.
+    /// - Throws: ``EndpointError`` as ``takeProfile(seconds:wall:)`` does.
+    public static func profile(seconds: Int, wall: Bool = false) async throws -> Data {
+        try await withCheckedThrowingContinuation { continuation in
+            let thread = Thread {
+                do {
+                    continuation.resume(returning: try takeProfile(seconds: seconds, wall: wall))
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }
+            thread.name = "liftoff profile"
+            thread.start()
         }
     }
 }
 
-/// Why an endpoint did not start, in one sentence.
+/// Why an endpoint did not start, or a profile was not taken, in one sentence.
 public struct EndpointError: Error, CustomStringConvertible, Sendable {
     /// The sentence.
     public var description: String
-    init(_ description: String) { self.description = description }
+    /// The HTTP status that answers it: 400, 409 or 500 for a profile; 500 for an endpoint that did not start.
+    public var status: Int
+    init(_ description: String, status: Int = 500) {
+        self.description = description
+        self.status = status
+    }
 }
 
 /// A request's method, path and query: all the endpoint reads.
