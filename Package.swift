@@ -141,7 +141,7 @@ let package = Package(
             dependencies: [
                 "LiftoffSampler", "CLiftoffSampler", "CLiftoffTestSupport", "LiftoffProfile", "Liftoff", "LiftoffTestSupport",
             ]),
-        .testTarget(name: "LiftoffProfileTests", dependencies: ["LiftoffProfile"]),
+        .testTarget(name: "LiftoffProfileTests", dependencies: ["LiftoffProfile", "LiftoffTestSupport"]),
         .testTarget(name: "LiftoffAnalysisTests", dependencies: ["LiftoffAnalysis", "LiftoffProfile", "LiftoffTestSupport"]),
         .testTarget(
             name: "LiftoffComparisonTests", dependencies: ["LiftoffComparison", "LiftoffProfile", "LiftoffTestSupport"],

@@ -52,7 +52,7 @@ struct BuiltTool {
 }
 
 func temporaryFolder() -> URL {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("liftoff-cli-\(UUID().uuidString)")
+    let url = testScratch.appendingPathComponent("liftoff-cli-\(UUID().uuidString)")
     try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     return url
 }

@@ -1,4 +1,5 @@
 import Foundation
+import LiftoffTestSupport
 import Testing
 
 @testable import LiftoffComparison
@@ -33,7 +34,7 @@ struct CallgrindCountsTests {
 
     @Test("a file that is not callgrind's, or is missing, is one sentence")
     func hostile() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("callgrind-\(UUID().uuidString)")
+        let folder = testScratch.appendingPathComponent("callgrind-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let cases: [(String, Data)] = [

@@ -29,7 +29,7 @@ enum SyntheticHistory {
 
 /// A new, empty folder under the temporary directory.
 func temporaryFolder() -> URL {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("liftoff-history-\(UUID().uuidString)")
+    let url = testScratch.appendingPathComponent("liftoff-history-\(UUID().uuidString)")
     try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     return url
 }

@@ -1,4 +1,5 @@
 import Foundation
+import LiftoffTestSupport
 import Testing
 
 @testable import LiftoffProfile
@@ -29,7 +30,7 @@ func sampleProfile() -> Profile {
 @Suite("Profile JSON", .timeLimit(.minutes(5)))
 struct ProfileTests {
     let folder: URL = {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("liftoff-profile-tests-\(UUID().uuidString)")
+        let url = testScratch.appendingPathComponent("liftoff-profile-tests-\(UUID().uuidString)")
         try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         return url
     }()
@@ -243,7 +244,7 @@ struct AtomicFileTests {
         #expect(throws: ProfileError.self) { try AtomicFile.write("x", to: URL(fileURLWithPath: "/dev/null")) }
         var status = stat()
         #expect(stat("/dev/null", &status) == 0 && status.st_mode & S_IFMT == S_IFCHR, "/dev/null is still a device")
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("liftoff-atomic-\(UUID().uuidString)")
+        let folder = testScratch.appendingPathComponent("liftoff-atomic-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         #expect(throws: ProfileError.self) { try AtomicFile.write("x", to: folder) }
         let file = folder.appendingPathComponent("a.txt")

@@ -57,7 +57,7 @@ struct HTMLAssetTests {
     @Test("the generator refuses an asset with a closing tag, naming the file and line")
     func generatorRefusesClosingTags() throws {
         // A copy of the script and a scratch Assets folder, so the repository is not touched.
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("liftoff-assets-\(UUID().uuidString)")
+        let scratch = testScratch.appendingPathComponent("liftoff-assets-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: scratch) }
         let assets = scratch.appendingPathComponent("Sources/LiftoffReports/Assets")
         try FileManager.default.createDirectory(at: assets, withIntermediateDirectories: true)

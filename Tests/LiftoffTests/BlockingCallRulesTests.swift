@@ -27,7 +27,7 @@ enum VendorStorage {
 enum BlockingFixtures {
     /// A new empty folder (mkdir is no call the rules check).
     static func folder() -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("liftoff-blocking-\(UUID().uuidString)")
+        let url = testScratch.appendingPathComponent("liftoff-blocking-\(UUID().uuidString)")
         try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         return url
     }

@@ -15,7 +15,7 @@ func recordedLaunchStep() {
 struct LaunchRecorderTests {
     @Test("a launch recorder nests sync and async spans, marks ready, and writes to LIFTOFF_PROFILE_OUT")
     func launchRecorderSpans() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("liftoff-recorder-\(UUID().uuidString)")
+        let folder = testScratch.appendingPathComponent("liftoff-recorder-\(UUID().uuidString)")
         let output = folder.appendingPathComponent("launch.json")
 
         let recorder = try LaunchRecorder.start(configuration: SamplerConfiguration(rateHz: 1000))
@@ -140,7 +140,7 @@ struct LaunchRecorderTests {
         #expect(url == nil)
         #expect(profile.phases.firstFrameNs != nil)
 
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("liftoff-default-\(UUID().uuidString)")
+        let folder = testScratch.appendingPathComponent("liftoff-default-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let inFolder = LaunchRecorder.defaultProfileURL(executable: "MyServer", currentDirectory: folder.path)

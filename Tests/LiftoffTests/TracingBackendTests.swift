@@ -115,7 +115,7 @@ struct TracingBackendTests {
         #expect(named.count * 2 >= owned.count, "tracedRouterWork leads the span's samples: \(named.count) of \(owned.count)")
 
         // The attributes are part of profile.json as its schema describes them.
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("traced-\(UUID().uuidString).json")
+        let file = testScratch.appendingPathComponent("traced-\(UUID().uuidString).json")
         try profile.write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
         #expect(try Profile.load(from: file).spans == profile.spans)
