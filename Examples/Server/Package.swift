@@ -35,6 +35,7 @@ let package = Package(
                 .product(name: "Liftoff", package: "Liftoff"),
                 .product(name: "LiftoffTracing", package: "Liftoff"),
                 .product(name: "LiftoffServiceLifecycle", package: "Liftoff"),
+                .product(name: "LiftoffEndpoint", package: "Liftoff"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]),
         // The same server without Liftoff: what the wired one is measured against after ready.

@@ -18,6 +18,7 @@ let extra = environment["SERVER_EXTRA_ROUTER_MS"].flatMap { Int($0) }.map { min(
 let port = environment["SERVER_PORT"].flatMap { Int($0) }.map { min(max($0, 0), 65_535) } ?? 0
 let catalogue = Startup.loadCatalogue()
 let router = Startup.buildRouter(catalogue: catalogue, extraMilliseconds: extra)
+PprofRoutes.add(to: router)   // GET /debug/pprof/profile and /wall: the running server's profile
 let app = Application(
     router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)),
     onServerRunning: { _ in launch.reportRunning("http") })
