@@ -6,19 +6,11 @@ import LiftoffProfile
 /// Where `liftoff push` sends profiles, and how hard it tries.
 struct PushDestination: Sendable {
     /// The engine a profile goes to.
-    enum Engine: Sendable, Equatable {
+    enum Engine: Sendable {
         /// An OTLP/HTTP receiver: the profile as an `ExportProfilesServiceRequest`, gzip-compressed.
         case otlp(service: String?)
         /// Pyroscope's `/ingest`: the profile as raw pprof, the application (with its labels) in `name`.
         case pyroscope(application: String?, labels: [(String, String)])
-
-        static func == (left: Engine, right: Engine) -> Bool {
-            switch (left, right) {
-            case (.otlp(let a), .otlp(let b)): return a == b
-            case (.pyroscope(let a, let x), .pyroscope(let b, let y)): return a == b && x.elementsEqual(y, by: ==)
-            default: return false
-            }
-        }
     }
 
     var engine: Engine

@@ -1,5 +1,6 @@
 import Foundation
 import LiftoffPprof
+import LiftoffProfile
 import LiftoffSampler
 import Synchronization
 
@@ -215,6 +216,9 @@ struct HTTPRequest {
     var path: String
     var query: [String: String]
 
+    /// The blank line that ends a request's head.
+    private static let endOfHead: [UInt8] = [13, 10, 13, 10]
+
     /// Reads a request's head (at most 16 KiB); nil when it is not one.
     static func read(_ connection: Int32) -> HTTPRequest? {
         var head = [UInt8]()
@@ -225,17 +229,10 @@ struct HTTPRequest {
             if count < 0, errno == EINTR { continue }
             guard count > 0 else { return nil }
             head += chunk[0..<count]
-            if contains(head) { break }
+            let ended = head.withUnsafeBufferPointer { bytes in endOfHead.withUnsafeBufferPointer { ByteSearch.find($0, in: bytes) } }
+            if ended { break }
         }
         return parse(String(decoding: head, as: UTF8.self))
-    }
-
-    private static func contains(_ head: [UInt8]) -> Bool {
-        guard head.count >= 4 else { return false }
-        for index in 0...(head.count - 4) where head[index] == 13 && head[index + 1] == 10 && head[index + 2] == 13 && head[index + 3] == 10 {
-            return true
-        }
-        return false
     }
 
     /// The request of a request head's text; nil when its first line is not `METHOD TARGET HTTP/1.x`.
