@@ -70,7 +70,7 @@ static char *const *without_agent(char *const *envp, lo_env *env);
 
 static char *const *agent_environment(char *const *envp, lo_env *env, pid_t pid, uint64_t start, uint32_t image) {
     if (lo_agent.library[0] == 0 || lo_agent.directory[0] == 0) return envp;
-    // A helper Liftoff itself runs (swift-demangle for a program that records itself) is not
+    // A helper process that Liftoff itself starts, marked with LIFTOFF_AGENT_EXCLUDE=1, is not
     // part of the launch.
     for (char *const *entry = envp; entry && *entry; entry++) {
         if (strcmp(*entry, LO_ENV_EXCLUDE "=1") == 0) return without_agent(envp, env);

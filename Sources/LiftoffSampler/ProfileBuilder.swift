@@ -32,7 +32,7 @@ public struct ProfileBuilder {
     /// Name of the frame placed at the root of a stack cut at 128 frames.
     public static let truncatedFrameName = "[truncated]"
 
-    /// Whether `build` gives Swift frames short names (through the toolchain's `swift-demangle`).
+    /// Whether `build` gives Swift frames short names (the runtime's simplified demangling).
     public var simplifiesNames = true
 
     /// Short names already known, by mangled symbol (``swiftShortNames()`` of an earlier build):
@@ -177,8 +177,8 @@ public struct ProfileBuilder {
                 id: id, name: threadNames[id] ?? (id == mainThreadID ? "main" : "thread \(id)"),
                 isMain: id == mainThreadID)
         }
-        // Short names for C++ frames (the Swift runtime, ICU), and for Swift frames from one
-        // batch through the toolchain's simplifier.
+        // Short names for C++ frames (the Swift runtime, ICU), and for Swift frames from the
+        // runtime's simplified demangling.
         var named = frames
         for (index, mangled) in frameSymbol where CppNameShortener.isCpp(mangled) {
             named[index].short = CppNameShortener.shortName(named[index].name)
@@ -197,7 +197,7 @@ public struct ProfileBuilder {
     }
 
     /// The simplified name of each Swift symbol of the frames added so far, by mangled symbol:
-    /// ``knownShortNames``, and the toolchain's answers for the rest.
+    /// ``knownShortNames``, and the runtime's simplified demangling for the rest.
     public func swiftShortNames() -> [String: String] {
         let missing = frameSymbol.values.filter { knownShortNames[$0] == nil && SwiftNameSimplifier.isSwift($0) }
         guard !missing.isEmpty else { return knownShortNames }

@@ -3,20 +3,10 @@ import Foundation
 /// Short names for Swift symbols, as `swift demangle --simplified` writes them:
 /// `StretchedHash.absorb(_:)` for `LiftoffDemo.StretchedHash.absorb(Swift.String) -> ()`.
 ///
-/// The Swift runtime's demangler only writes full signatures, so this runs the toolchain's
-/// `swift-demangle` once over a batch of mangled names. Without it (a machine with no Swift
-/// toolchain), or if it fails, there are no short names and reports show the full ones.
+/// The Swift runtime's backtracer demangles with the same simplified options as the toolchain's
+/// `swift-demangle --simplified`, so names are the same whether or not a toolchain is installed
+/// (an installed `liftoff` carries the runtime inside it).
 package enum SwiftNameSimplifier {
-    /// `swift-demangle` on the `PATH`, or next to the `swift` found there.
-    static let tool: String? = {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        for directory in path.split(separator: ":") {
-            let candidate = "\(directory)/swift-demangle"
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-        }
-        return nil
-    }()
-
     /// Whether a symbol is a mangled Swift name.
     static func isSwift(_ mangled: String) -> Bool {
         mangled.hasPrefix("$s") || mangled.hasPrefix("_$s") || mangled.hasPrefix("$S") || mangled.hasPrefix("_T0")
@@ -42,44 +32,31 @@ package enum SwiftNameSimplifier {
         }
     }
 
-    /// The simplified name of each mangled Swift symbol, or an empty dictionary.
+    /// The simplified name of each mangled Swift symbol that has one.
     static func simplify(_ mangled: [String]) -> [String: String] {
-        let names = Array(Set(mangled.filter { isSwift($0) && !$0.contains("\n") })).sorted()
-        guard let tool, !names.isEmpty else { return [:] }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = ["--simplified"]
-        // Liftoff's own helper: under `liftoff profile` the agent does not follow it as the program's child.
-        var environment = ProcessInfo.processInfo.environment
-        environment["LIFTOFF_AGENT_EXCLUDE"] = "1"
-        process.environment = environment
-        let input = Pipe()
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        do {
-            try process.run()
-        } catch {
-            return [:]
-        }
-        // Write on another thread: the tool answers line by line and a full output pipe would
-        // otherwise stop it while this thread still writes.
-        let text = Data((names.joined(separator: "\n") + "\n").utf8)
-        let writer = Thread {
-            try? input.fileHandleForWriting.write(contentsOf: text)
-            try? input.fileHandleForWriting.close()
-        }
-        writer.start()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { return [:] }
-        let lines = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
-        guard lines.count >= names.count else { return [:] }
         var result: [String: String] = [:]
-        for (name, line) in zip(names, lines) where !line.isEmpty && line != Substring(name) {
-            result[name] = String(line)
+        for name in Set(mangled) where isSwift(name) {
+            if let simplified = simplified(name), simplified != name { result[name] = simplified }
         }
         return result
     }
+
+    /// The runtime's simplified demangling of one mangled name, nil when it is not one.
+    static func simplified(_ mangled: String) -> String? {
+        mangled.withCString { name in
+            guard let text = _swift_backtrace_demangle(name, strlen(name), nil, nil) else { return nil }
+            defer { free(text) }
+            let simplified = String(cString: text)
+            return simplified.isEmpty ? nil : simplified
+        }
+    }
 }
+
+/// The Swift runtime's demangler for backtraces (part of every Swift runtime since 5.9): the
+/// simplified form of a Swift name, or a C++ name demangled. With no buffer it returns one from
+/// `malloc`, or nil when `mangledName` is not a mangled name.
+@_silgen_name("_swift_backtrace_demangle")
+private func _swift_backtrace_demangle(
+    _ mangledName: UnsafePointer<CChar>?, _ mangledNameLength: Int,
+    _ outputBuffer: UnsafeMutablePointer<CChar>?, _ outputBufferSize: UnsafeMutablePointer<Int>?
+) -> UnsafeMutablePointer<CChar>?

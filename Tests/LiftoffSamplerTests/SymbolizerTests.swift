@@ -1,5 +1,6 @@
 import Foundation
 import LiftoffProfile
+import LiftoffTestSupport
 import Testing
 
 @testable import LiftoffSampler
@@ -145,5 +146,40 @@ extension SymbolizerTests {
                 == "closure #2 in LinesCLI")
         #expect(
             SwiftNameSimplifier.shortName("Parser.parse()", full: "App.Parser.parse() -> ()", object: "app") == "Parser.parse()")
+    }
+}
+
+extension SymbolizerTests {
+    @Test("short Swift names are the toolchain's swift-demangle --simplified names, with no toolchain needed")
+    func shortNamesMatchTheToolchain() throws {
+        // Every Swift symbol this test binary defines: thousands of functions, closures, thunks,
+        // witnesses and specializations of this package, its dependencies and the test libraries.
+        let binary = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        let symbols = try runToEnd("/usr/bin/nm", ["--defined-only", "--format=just-symbols", binary])
+        try #require(symbols.status == 0, "nm: \(symbols.output)")
+        let mangled = Array(Set(symbols.output.split(separator: "\n").map(String.init).filter(SwiftNameSimplifier.isSwift)))
+            .sorted()
+        try #require(mangled.count > 5_000, "\(mangled.count) Swift symbols")
+        let ours = SwiftNameSimplifier.simplify(mangled)
+        let known = try #require(mangled.first { $0.hasPrefix("$s14LiftoffSampler19SwiftNameSimplifierO10simplified") && $0.hasSuffix("FZ") })
+        #expect(ours[known] == "static SwiftNameSimplifier.simplified(_:)")
+
+        // The toolchain's tool over the same names, one per line.
+        let tool = try #require(
+            (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map { "\($0)/swift-demangle" }
+                .first { FileManager.default.isExecutableFile(atPath: $0) },
+            "swift-demangle is on the PATH of a machine that builds Swift")
+        let input = testScratch.appendingPathComponent("mangled-\(UUID().uuidString).txt")
+        try (mangled.joined(separator: "\n") + "\n").write(to: input, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: input) }
+        let theirs = try runToEnd("/bin/sh", ["-c", "\"$0\" --simplified < \"$1\" 2>/dev/null", tool, input.path])
+        try #require(theirs.status == 0)
+        let lines = theirs.output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        try #require(lines.count >= mangled.count)
+        var differences: [String] = []
+        for (name, line) in zip(mangled, lines) where (ours[name] ?? name) != line {
+            differences.append("\(name): \(ours[name] ?? name) ≠ \(line)")
+        }
+        #expect(differences.isEmpty, "\(differences.count) of \(mangled.count) differ: \(differences.prefix(5))")
     }
 }

@@ -100,7 +100,7 @@ struct LaunchRecorderTests {
         #expect(prepared.stacks == atOnce.stacks)
         #expect(prepared.samples == atOnce.samples)
         #expect(prepared.frames.contains { $0.name.contains("recordedLaunchStep") })
-        #expect(prepared.frames.contains { $0.short == "recordedLaunchStep()" } || SwiftNameSimplifierProbe.unavailable,
+        #expect(prepared.frames.contains { $0.short == "recordedLaunchStep()" },
             "short names come from the preparation")
         // A preparation asked for after a profile was built does nothing.
         let late = try ProfileRecorder.start(configuration: SamplerConfiguration(rateHz: 1000))
@@ -152,13 +152,5 @@ struct LaunchRecorderTests {
         #expect(elsewhere.deletingLastPathComponent().deletingLastPathComponent().path
             == FileManager.default.temporaryDirectory.path)
         #expect(elsewhere.lastPathComponent == "MyServer.json")
-    }
-}
-
-/// Whether this machine has no `swift-demangle` to give short names.
-enum SwiftNameSimplifierProbe {
-    static var unavailable: Bool {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
-        return !path.split(separator: ":").contains { FileManager.default.isExecutableFile(atPath: "\($0)/swift-demangle") }
     }
 }
