@@ -69,7 +69,8 @@ static _Atomic int g_main_queue_on_workers;
 
 typedef void (*lo_dispatch_main_t)(void);
 
-__attribute__((noreturn)) void dispatch_main(void) {
+// Weak, as the task recorder's wrappers: a static Swift runtime's own dispatch_main wins.
+__attribute__((weak, noreturn)) void dispatch_main(void) {
     atomic_store(&g_main_queue_on_workers, 1);
     lo_dispatch_main_t next = (lo_dispatch_main_t)dlsym(RTLD_NEXT, "dispatch_main");
     if (next != NULL) next();

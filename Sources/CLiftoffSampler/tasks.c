@@ -349,7 +349,12 @@ typedef __attribute__((swiftcall)) lo_task_and_context (*lo_task_create_function
     size_t, void *, const void *, void *, void *);
 typedef __attribute__((swiftcall)) void (*lo_async_let_begin_function)(void *, void *, const void *, void *, void *, void *);
 
-__attribute__((swiftcall)) lo_task_and_context swift_task_create(
+// The wrappers below are weak: a program linked with the Swift runtime itself
+// (--static-swift-stdlib) has the runtime's own definitions in the same link, and those win
+// (that program records no task events); with the runtime's shared libraries they come first.
+#define LO_WRAPPER __attribute__((weak))
+
+LO_WRAPPER __attribute__((swiftcall)) lo_task_and_context swift_task_create(
     size_t flags, void *options, const void *result_type, void *entry, void *context) {
     static _Atomic(void *) real;
     lo_task_create_function function = (lo_task_create_function)lo_next(&real, "swift_task_create");
@@ -374,7 +379,7 @@ static uintptr_t lo_async_let_task(const void *async_let) {
     return task;
 }
 
-__attribute__((swiftcall)) void swift_asyncLet_begin(
+LO_WRAPPER __attribute__((swiftcall)) void swift_asyncLet_begin(
     void *async_let, void *options, const void *result_type, void *entry, void *context, void *result) {
     static _Atomic(void *) real;
     lo_async_let_begin_function function = (lo_async_let_begin_function)lo_next(&real, "swift_asyncLet_begin");
@@ -493,7 +498,7 @@ static const lo_dispatch_function g_trampolines[LO_KNOWN_FUNCTIONS] = {
 // runs the main task's first job on the main thread this way (a SerialExecutorRef is two words).
 typedef __attribute__((swiftcall)) void (*lo_job_run_function)(void *, void *, uintptr_t);
 
-__attribute__((swiftcall)) void swift_job_run(void *job, void *executor_identity, uintptr_t executor_implementation) {
+LO_WRAPPER __attribute__((swiftcall)) void swift_job_run(void *job, void *executor_identity, uintptr_t executor_implementation) {
     static _Atomic(void *) real;
     lo_job_run_function function = (lo_job_run_function)lo_next(&real, "swift_job_run");
     if (!atomic_load_explicit(&g_tracking, memory_order_relaxed) || job == NULL ||
@@ -506,7 +511,7 @@ __attribute__((swiftcall)) void swift_job_run(void *job, void *executor_identity
     lo_job_ends(state);
 }
 
-void dispatch_async_f(void *queue, void *context, lo_dispatch_function function) {
+LO_WRAPPER void dispatch_async_f(void *queue, void *context, lo_dispatch_function function) {
     static _Atomic(void *) real;
     lo_dispatch_async_function next = (lo_dispatch_async_function)lo_next(&real, "dispatch_async_f");
     int slot = -1;
