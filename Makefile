@@ -12,7 +12,7 @@ TEST_VENV ?= .build/test-venv
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_OUT ?= Reports/demo
 
-.PHONY: pprof-proto all assets deps test-deps build build-tests demo test test-under-load examples test-server-example fuzz fuzz-smoke bench bench-agent bench-observer bench-spread bench-history perf-agreement changepoint-vectors clean
+.PHONY: pprof-proto all assets deps test-deps build build-tests demo install uninstall test-install docs test test-under-load examples test-server-example fuzz fuzz-smoke bench bench-agent bench-observer bench-spread bench-history perf-agreement changepoint-vectors clean
 
 all: build
 
@@ -65,6 +65,55 @@ build: deps
 
 demo: build
 	$(SWIFT) run --skip-build liftoff demo --plan both --out $(DEMO_OUT)
+
+# `make install PREFIX=/usr/local` (DESTDIR for a staged install): bin/liftoff, built in release
+# with the Swift runtime linked in (it runs where no Swift toolchain is), lib/liftoff/ with the
+# agent and the audit library it injects and the demo's resources (liftoff finds them from its own
+# folder, so the installation can be moved), the man page (ArgumentParser's generate-manual) and
+# the bash, zsh and fish completions. `make uninstall PREFIX=...` removes exactly those files.
+PREFIX ?= /usr/local
+INSTALL_ROOT = $(DESTDIR)$(PREFIX)
+INSTALL_SCRATCH := .build-install
+INSTALL_BUILD := $(SWIFT) build -c release --scratch-path $(INSTALL_SCRATCH)
+INSTALL_PRODUCTS := $(INSTALL_SCRATCH)/release
+INSTALLED_FILES = bin/liftoff lib/liftoff share/man/man1/liftoff.1 share/bash-completion/completions/liftoff \
+	share/zsh/site-functions/_liftoff share/fish/vendor_completions.d/liftoff.fish
+install: deps
+	$(INSTALL_BUILD) --product LiftoffAgent
+	$(INSTALL_BUILD) --product LiftoffAudit
+	$(INSTALL_BUILD) --product generate-manual
+	$(INSTALL_BUILD) --static-swift-stdlib --product liftoff
+	@set -e; root="$(INSTALL_ROOT)"; products="$(INSTALL_PRODUCTS)"; \
+	install -d "$$root/bin" "$$root/lib/liftoff" "$$root/share/man/man1" "$$root/share/bash-completion/completions" \
+		"$$root/share/zsh/site-functions" "$$root/share/fish/vendor_completions.d"; \
+	objcopy --strip-debug "$$products/liftoff" "$$root/bin/.liftoff.new"; \
+	chmod 755 "$$root/bin/.liftoff.new"; mv -f "$$root/bin/.liftoff.new" "$$root/bin/liftoff"; \
+	install -m 755 "$$products/libLiftoffAgent.so" "$$products/libLiftoffAudit.so" "$$root/lib/liftoff/"; \
+	rm -rf "$$root/lib/liftoff/Liftoff_LiftoffDemo.resources"; \
+	cp -R "$$products/Liftoff_LiftoffDemo.resources" "$$root/lib/liftoff/"; \
+	manual=$$(mktemp -d); "$$products/generate-manual" "$$products/liftoff" --output-directory "$$manual"; \
+	install -m 644 "$$manual/liftoff.1" "$$root/share/man/man1/liftoff.1"; rm -rf "$$manual"; \
+	"$$root/bin/liftoff" --generate-completion-script bash > "$$root/share/bash-completion/completions/liftoff"; \
+	"$$root/bin/liftoff" --generate-completion-script zsh > "$$root/share/zsh/site-functions/_liftoff"; \
+	"$$root/bin/liftoff" --generate-completion-script fish > "$$root/share/fish/vendor_completions.d/liftoff.fish"; \
+	echo "Installed liftoff $$("$$root/bin/liftoff" --version) in $$root (bin/liftoff, lib/liftoff/, the man page, completions)."
+
+uninstall:
+	@cd "$(INSTALL_ROOT)" 2>/dev/null || { echo "Nothing to uninstall: $(INSTALL_ROOT) does not exist."; exit 0; }; \
+	for file in $(INSTALLED_FILES); do rm -rf "$(INSTALL_ROOT)/$$file"; done; \
+	echo "Removed liftoff from $(INSTALL_ROOT)."
+
+# make install into a temporary prefix, then moved, used from elsewhere with no Swift toolchain in
+# sight, its man page and completions checked, and make uninstall (CI runs it after make test).
+test-install:
+	scripts/test-install.sh
+
+# The DocC catalogs (every Sources/*/Documentation.docc, the modules .spi.yml names), built with
+# swift-docc-plugin into .build-docs/plugins/Swift-DocC/outputs/, warnings counted as errors.
+DOC_TARGETS := $(patsubst Sources/%/Documentation.docc,%,$(wildcard Sources/*/Documentation.docc))
+docs: deps
+	$(SWIFT) package --scratch-path .build-docs generate-documentation --warnings-as-errors $(addprefix --target ,$(DOC_TARGETS))
+	@echo "The documentation archives are in .build-docs/plugins/Swift-DocC/outputs/ (docc preview, or any static host)."
 
 # What `make test` runs, and nothing more: every target of this package and its tests (the
 # command line and the agent among them; the tests replay the fuzz targets' corpus), then the
@@ -228,4 +277,4 @@ changepoint-vectors:
 	$(OTAVA_VENV)/bin/python scripts/changepoint_vectors.py
 
 clean:
-	rm -rf .build Benchmarks/.build .build-examples $(addsuffix .build,$(EXAMPLES) $(SERVER_EXAMPLE)) Fuzz/.build Fuzz/.build-fuzz
+	rm -rf .build .build-install .build-docs Benchmarks/.build .build-examples $(addsuffix .build,$(EXAMPLES) $(SERVER_EXAMPLE)) Fuzz/.build Fuzz/.build-fuzz

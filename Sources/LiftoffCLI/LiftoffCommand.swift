@@ -8,12 +8,15 @@ public struct LiftoffCommand: ParsableCommand {
         commandName: "liftoff",
         abstract: "Profile how a program launches: sampled stacks, phases, flame graphs.",
         discussion: """
-            Run `liftoff demo` to record the bundled demo app and write its reports,
-            `liftoff simulate` to drive the demo app through life-cycle events,
-            `liftoff profile -- CMD` to profile any program's launch without changing it,
-            `liftoff report PROFILE` to render a saved profile.json in another format,
-            `liftoff record` to launch a program many times, `liftoff compare` to decide
-            whether a change made launches slower, and `liftoff check` to enforce budgets.
+            Run `liftoff profile -- CMD` to profile any program's launch without changing it \
+            (`--cache cold` to launch it with its files out of the page cache), `liftoff explain` \
+            to say why a launch was slow, `liftoff report PROFILE` to render a saved \
+            profile.json in another format, `liftoff record` to launch a program many times, \
+            `liftoff compare` to decide whether a change made launches slower, `liftoff check` to \
+            enforce budgets, `liftoff history` to keep every commit's launch and find the commit \
+            that changed it, and `liftoff push` to send profiles to OpenTelemetry or Pyroscope. \
+            `liftoff demo` records the bundled demo app and `liftoff simulate` drives it through \
+            life-cycle events.
             """,
         version: LiftoffVersion.current,
         subcommands: [

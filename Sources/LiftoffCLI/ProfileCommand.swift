@@ -49,8 +49,12 @@ struct ProfileCommand: ParsableCommand {
             """
     )
 
-    @Option(name: .long, help: "Folder for profile.json and the reports.")
-    var out: String = "Reports/profile"
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Folder for profile.json and the reports (default: a new folder per run in ~/.cache/liftoff/profiles/, with latest pointing at the newest).",
+            valueName: "folder"))
+    var out: String?
 
     @OptionGroup var agentOptions: AgentOptions
 
@@ -78,7 +82,7 @@ struct ProfileCommand: ParsableCommand {
     func run() throws {
         let agent = try ProfileCommand.agentLibrary()
         try Injectability.check(command[0])
-        let folder = URL(fileURLWithPath: out, isDirectory: true)
+        let folder = try out.map { URL(fileURLWithPath: $0, isDirectory: true) } ?? ProfileCommand.newDefaultFolder(program: command[0])
         do {
             try AtomicFile.createFolder(folder)
         } catch let error as ProfileError {
@@ -271,6 +275,48 @@ struct ProfileCommand: ParsableCommand {
     }
 
     /// `libLiftoffAgent.so`: `$LIFTOFF_AGENT` when set, else beside this `liftoff` executable.
+    /// Where a profile goes without `--out`: a new folder per run under the user's cache
+    /// (`$XDG_CACHE_HOME/liftoff/profiles`, else `~/.cache/liftoff/profiles`), never the current
+    /// directory, which is often the user's package. `latest` beside it is a link to the newest.
+    static func newDefaultFolder(
+        program: String, environment: [String: String] = ProcessInfo.processInfo.environment, now: Date = Date()
+    ) throws -> URL {
+        let base: URL
+        if let cache = environment["XDG_CACHE_HOME"], cache.hasPrefix("/") {
+            base = URL(fileURLWithPath: cache, isDirectory: true)
+        } else if let home = environment["HOME"], home.hasPrefix("/") {
+            base = URL(fileURLWithPath: home, isDirectory: true).appendingPathComponent(".cache", isDirectory: true)
+        } else {
+            base = FileManager.default.temporaryDirectory.appendingPathComponent("liftoff-\(getuid())", isDirectory: true)
+        }
+        let profiles = base.appendingPathComponent("liftoff/profiles", isDirectory: true)
+        do {
+            try FileManager.default.createDirectory(at: profiles, withIntermediateDirectories: true)
+        } catch {
+            throw CLIError("Cannot make \(profiles.path) for the profile (\(error.localizedDescription)); name a folder with --out.")
+        }
+        let file = program.split(separator: "/").last.map(String.init) ?? ""
+        var name = String(file.filter { $0.isLetter || $0.isNumber || "._-".contains($0) }.drop { $0 == "." })
+        if name.isEmpty { name = "program" }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.dateFormat = "yyyyMMdd-HHmmss"
+        let stamp = formatter.string(from: now)
+        // A second run in the same second gets a folder of its own.
+        var folder = profiles.appendingPathComponent("\(name)-\(stamp)", isDirectory: true)
+        var suffix = 2
+        while FileManager.default.fileExists(atPath: folder.path) {
+            folder = profiles.appendingPathComponent("\(name)-\(stamp)-\(suffix)", isDirectory: true)
+            suffix += 1
+        }
+        // latest → the new folder, replaced atomically.
+        let latest = profiles.appendingPathComponent("latest")
+        let link = profiles.appendingPathComponent(".latest-\(getpid())")
+        unlink(link.path)
+        if symlink(folder.lastPathComponent, link.path) == 0, rename(link.path, latest.path) != 0 { unlink(link.path) }
+        return folder
+    }
+
     static func agentLibrary() throws -> String {
         if let named = ProcessInfo.processInfo.environment["LIFTOFF_AGENT"], !named.isEmpty {
             guard FileManager.default.fileExists(atPath: named) else {
@@ -278,12 +324,23 @@ struct ProfileCommand: ParsableCommand {
             }
             return named
         }
-        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        let beside = URL(fileURLWithPath: executable).deletingLastPathComponent().appendingPathComponent("libLiftoffAgent.so").path
-        guard FileManager.default.fileExists(atPath: beside) else {
+        let candidates = agentLocations()
+        guard let found = candidates.first(where: { FileManager.default.fileExists(atPath: $0) }) else {
             throw CLIError(
-                "The agent libLiftoffAgent.so is not beside liftoff (\(beside)); build it with swift build, or set LIFTOFF_AGENT.")
+                "The agent libLiftoffAgent.so is neither beside liftoff nor in its lib/liftoff folder (\(candidates.joined(separator: ", "))); "
+                    + "build it with swift build, install with make install, or set LIFTOFF_AGENT.")
         }
-        return beside
+        return found
+    }
+
+    /// Where `liftoff` looks for its agent, in order: beside itself (a build folder), then
+    /// `../lib/liftoff/` from its own folder (an installation, wherever it was moved).
+    static func agentLocations(executable: String? = nil) -> [String] {
+        let path = executable ?? (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
+        return [
+            folder.appendingPathComponent("libLiftoffAgent.so").path,
+            folder.deletingLastPathComponent().appendingPathComponent("lib/liftoff/libLiftoffAgent.so").path,
+        ]
     }
 }

@@ -201,7 +201,7 @@ public final class DemoAppDelegate: ApplicationDelegate, @unchecked Sendable {
     @inline(never)
     static func readSettings() throws -> Settings {
         ThreadRules.noteBlocking("read settings.json")
-        guard let url = Bundle.module.url(forResource: "settings", withExtension: "json") else {
+        guard let url = DemoResources.url(forResource: "settings", withExtension: "json") else {
             throw CocoaError(.fileNoSuchFile)
         }
         return try JSONDecoder().decode(Settings.self, from: Data(contentsOf: url))

@@ -62,7 +62,7 @@ public enum DemoWorkload {
     @inline(never)
     public static func readCatalogFile() throws -> Data {
         ThreadRules.noteBlocking("read catalog.json")
-        guard let url = Bundle.module.url(forResource: "catalog", withExtension: "json") else {
+        guard let url = DemoResources.url(forResource: "catalog", withExtension: "json") else {
             throw CocoaError(.fileNoSuchFile)
         }
         return try Data(contentsOf: url)
