@@ -43,6 +43,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
+        // `make docs`: the DocC catalogs built with `swift package generate-documentation`.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // The sampler. It calls libunwind through weak symbols: a program that links Liftoff links
@@ -167,7 +169,7 @@ let package = Package(
                 "LiftoffCLI", "LiftoffProfile", "LiftoffAnalysis", "LiftoffComparison", "LiftoffReports", "LiftoffFormats",
                 "LiftoffHistory", "LiftoffEndpoint", "LiftoffTestSupport",
             ]),
-        // The repository itself: file sizes, the README's layout and code against the tree.
+        // The repository itself: file sizes, the documentation's layout, code and links against the tree.
         .testTarget(name: "RepositoryTests", dependencies: ["LiftoffTestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,6 +1,6 @@
 import LiftoffProfile
 
-/// Runs an ``Application`` step by step on the calling thread with a ``ManualClock``: for
+/// Runs an ``Application`` step by step on the calling thread with a `ManualClock`: for
 /// deterministic launch tests and `liftoff simulate`. Waiting costs no real time.
 ///
 /// ```swift

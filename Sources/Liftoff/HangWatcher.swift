@@ -39,6 +39,7 @@ public final class HangWatcher: Sendable {
 
     /// Creates a watcher for `runLoop` (which must run on a real clock).
     /// - Parameters:
+    ///   - runLoop: the main run loop whose iterations are watched.
     ///   - thresholdNs: how long an iteration may run before it counts as a hang.
     ///   - sampleIntervalNs: how often the loop thread's stack is sampled during a hang.
     public init(

@@ -24,7 +24,12 @@ extension LaunchRecorder {
     /// (their samples while it lasts are its own), under `parent`, or else under the span the
     /// calling task runs in. A span still open when the profile is finished ends then, with
     /// the attribute `liftoff.unended`.
-    /// - Parameter startNs: when it began, in nanoseconds since the process start (now by default).
+    /// - Parameters:
+    ///   - name: the span's name, as reports show it.
+    ///   - category: what kind of span it is (a plain span by default).
+    ///   - parent: the span it belongs under (by default the one the calling task runs in).
+    ///   - startNs: when it began, in nanoseconds since the process start (now by default).
+    ///   - attributes: key-value pairs kept with the span.
     public func beginSpan(
         _ name: String, category: Profile.SpanCategory = .span, parent: OpenSpan? = nil, startNs: UInt64? = nil,
         attributes: [String: String] = [:]

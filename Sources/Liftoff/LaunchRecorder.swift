@@ -5,7 +5,7 @@ import LiftoffSampler
 import Synchronization
 
 /// Records a launch: sampled stacks, named spans (sync and async, nested), marks, state
-/// changes, frames and thread violations, into one ``Profile``.
+/// changes, frames and thread violations, into one `Profile`.
 ///
 /// `Application.main` uses one when asked to; a server or command-line tool uses one directly:
 ///
@@ -99,9 +99,12 @@ public final class LaunchRecorder: Sendable {
 
     /// Starts recording: the sampler runs and the calling thread (normally the main thread) is
     /// registered. Call it as early in `main` as you can.
-    /// - Parameter launchEnd: when the launch ends and recording stops (at `ready()` or the first
-    ///   frame by default).
-    /// - Throws: ``SamplerError`` when the sampler cannot start.
+    /// - Parameters:
+    ///   - configuration: how the sampler runs (its rate, which threads, and more).
+    ///   - commandLine: the command line written into the profile (this process's by default).
+    ///   - launchEnd: when the launch ends and recording stops (at `ready()` or the first
+    ///     frame by default).
+    /// - Throws: `SamplerError` when the sampler cannot start.
     public static func start(
         configuration: SamplerConfiguration = SamplerConfiguration(), commandLine: [String] = CommandLine.arguments,
         launchEnd: LaunchEnd = .ready
@@ -338,9 +341,11 @@ public final class LaunchRecorder: Sendable {
     /// to ``defaultProfileURL(executable:currentDirectory:)`` (`liftoff-profiles/NAME.json` in the
     /// current directory), saying where on standard error. An empty `LIFTOFF_PROFILE_OUT`
     /// writes nothing.
-    /// - Parameter environment: where `LIFTOFF_PROFILE_OUT` is looked up (the process's own by default).
+    /// - Parameters:
+    ///   - url: the file to write (by default `$LIFTOFF_PROFILE_OUT`, else the default file).
+    ///   - environment: where `LIFTOFF_PROFILE_OUT` is looked up (the process's own by default).
     /// - Returns: the profile and where it was written (nil when `LIFTOFF_PROFILE_OUT` is empty).
-    /// - Throws: ``ProfileError`` when the file cannot be written.
+    /// - Throws: `ProfileError` when the file cannot be written.
     @discardableResult
     public func finishAndWrite(
         to url: URL? = nil, environment: [String: String] = ProcessInfo.processInfo.environment

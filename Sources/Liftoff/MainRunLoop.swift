@@ -13,7 +13,7 @@ import Synchronization
 /// which would end the main thread. Events and timers can be added from any thread; the loop
 /// wakes at once.
 ///
-/// With a ``ManualClock`` the loop never sleeps: when it is idle it moves the clock to the next
+/// With a `ManualClock` the loop never sleeps: when it is idle it moves the clock to the next
 /// timer, which is how `liftoff simulate` and tests run hours of app time in milliseconds.
 public final class MainRunLoop: @unchecked Sendable {
     // @unchecked Sendable: `pending` is behind a mutex; every other stored property is touched

@@ -21,7 +21,7 @@ open class Responder: @unchecked Sendable {
     open var nextResponder: Responder? { nil }
 
     /// Handles a tap; return `true` when handled. The default handles nothing, so the tap
-    /// travels on to ``nextResponder``.
+    /// travels on to `nextResponder`.
     open func handleTap(_ tap: Tap) -> Bool { false }
 
     /// A short name for reports, such as `Button(Load more)`.

@@ -7,7 +7,7 @@ extension ThreadRules {
     /// A program sets its configuration once, at start-up, with ``ThreadRules/bootstrap(_:)``, as
     /// it sets up logging with swift-log's `LoggingSystem.bootstrap`. Code that needs other rules
     /// for a while, a test above all, runs under a configuration of its own with
-    /// ``ThreadRules/withConfiguration(_:_:)-(_,()throws->T)``: it holds for that code and for the launch tasks
+    /// `ThreadRules.withConfiguration(_:_:)`: it holds for that code and for the launch tasks
     /// and Swift tasks it starts, and no other code sees it, so tests that configure rules
     /// differently can run side by side.
     public struct Configuration: Sendable {
@@ -94,7 +94,7 @@ extension ThreadRules {
     }
 
     /// The configuration in force where this runs: the one the running code was given with
-    /// ``withConfiguration(_:_:)-(_,()throws->T)``, else the process's.
+    /// `withConfiguration(_:_:)`, else the process's.
     public static var configuration: Configuration {
         context.configuration ?? processConfiguration.withLock { $0 } ?? Configuration()
     }

@@ -21,7 +21,7 @@ public struct ThreadViolation: Sendable, Equatable {
     public var queueLabel: String
     /// Clock time of the first occurrence.
     public var timeNs: UInt64
-    /// Code addresses of the offending call, leaf first (symbolize with an ``ELFSymbolizer``).
+    /// Code addresses of the offending call, leaf first (symbolize with an `ELFSymbolizer`).
     public var stack: [UInt]
     /// How many times it happened from the same call site.
     public var count: Int
@@ -156,7 +156,7 @@ final class LaunchTaskName: Sendable {
 /// on the first record. ``Configuration/allow(prefix:)`` silences code by symbol or module prefix.
 ///
 /// Configure once at start-up with ``bootstrap(_:)``; a test runs under its own configuration with
-/// ``withConfiguration(_:_:)-(_,()throws->T)``.
+/// `ThreadRules.withConfiguration(_:_:)`.
 public enum ThreadRules {
     /// The common sets of handlers: what happens when a rule is broken.
     public enum Policy: String, Sendable, CaseIterable {

@@ -42,9 +42,10 @@ public struct FlameTree: Sendable, Equatable {
 
     /// Builds the tree of a profile.
     /// - Parameters:
+    ///   - profile: the profile whose samples make the tree.
     ///   - rootName: name of the root node.
     ///   - perThread: put each thread's samples under a node named after the thread.
-    ///   - samples: running samples only (CPU, the default) or every sample (wall clock).
+    ///   - selection: (`samples:`) running samples only (CPU, the default) or every sample (wall clock).
     ///   - includeSample: which samples to count (by sample index); all when nil.
     public init(
         profile: Profile, rootName: String = "all", perThread: Bool = false,

@@ -30,7 +30,7 @@ public struct DiffFlameGraph: Sendable {
     /// Merges the samples of each side's profiles: all of their running samples, or only those
     /// of the spans named `span` (as a span's samples are counted: its Swift task's, or its
     /// thread's, while it ran), to see where one span's time went. Each profile's call tree
-    /// (``FlameTree``) is added to its side, path by path.
+    /// (`FlameTree`) is added to its side, path by path.
     public init(base: [Profile], head: [Profile], span: String? = nil) {
         nodes = [Node(name: "all", base: 0, head: 0, depth: 0, children: [])]
         var index: [Key: Int] = [:]

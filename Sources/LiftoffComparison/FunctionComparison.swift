@@ -92,6 +92,8 @@ public struct FunctionComparison: Sendable {
 
     /// Compares every function of base's and head's runs.
     /// - Parameters:
+    ///   - base: The profiles of base's runs.
+    ///   - head: The profiles of head's runs.
     ///   - span: Compare only the samples of the spans with this name.
     ///   - falseDiscoveryRate: The expected share of false discoveries among the functions called changed.
     ///   - threshold: A change smaller than this share of base's median (and than one sampling

@@ -47,6 +47,9 @@ public struct InstructionComparison: Sendable {
 
     /// Compares the counted runs of two sides.
     /// - Parameters:
+    ///   - base: The counts of base's counted runs.
+    ///   - head: The counts of head's counted runs.
+    ///   - threshold: A change smaller than this share of base's count (and than the spread) is unchanged.
     ///   - demangle: Turns callgrind's names (Swift's are mangled) into readable ones.
     public init(base: [CallgrindCounts], head: [CallgrindCounts], threshold: Double = 0.01, demangle: (String) -> String = { $0 }) {
         self.base = base.map(\.instructions)

@@ -30,11 +30,17 @@ public struct LaunchComparison: Sendable {
 
     /// Compares head with base.
     /// - Parameters:
+    ///   - base: The recorded runs of base.
+    ///   - head: The recorded runs of head.
     ///   - groups: Metrics to report besides time to first frame or to ready (the groups of gated
     ///     metrics are added).
     ///   - gated: Metrics that decide the verdict (time to first frame by default, which means
     ///     time to ready for runs without the app life cycle).
+    ///   - settings: The statistics' settings: significance, minimum effect, and more.
     ///   - functionSpan: Compare functions within the spans of this name only.
+    ///   - countThreshold: A change in counted instructions smaller than this share of base's
+    ///     count is unchanged.
+    ///   - demangle: Turns callgrind's names (Swift's are mangled) into readable ones.
     /// - Throws: `RunSetError` when the sides were measured differently, a side has fewer than
     ///   two successful runs, or a gated metric is missing.
     public init(

@@ -15,7 +15,7 @@ import Logging
 public struct LoggingViolationHandler: ThreadViolationHandler {
     /// The logger messages go to.
     public var logger: Logger
-    /// The level of violations (``ThreadViolation/isWarning`` ones are logged at `.warning`
+    /// The level of violations (`ThreadViolation.isWarning` ones are logged at `.warning`
     /// when this is more severe). Default `.error`.
     public var level: Logger.Level
 

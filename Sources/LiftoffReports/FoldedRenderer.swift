@@ -12,8 +12,11 @@ import LiftoffProfile
 /// An empty profile gives empty text.
 public enum FoldedRenderer {
     /// Folded stacks of all threads merged, or of each thread under a root frame `name (tid)`:
-    /// a line per node of the call tree (``FlameTree``) that has samples of its own.
-    /// - Parameter samples: running samples only (CPU, the default) or every sample (wall clock).
+    /// a line per node of the call tree (`FlameTree`) that has samples of its own.
+    /// - Parameters:
+    ///   - profile: the profile to fold.
+    ///   - perThread: each thread's stacks under a root frame `name (tid)`, instead of merged.
+    ///   - selection: (`samples:`) running samples only (CPU, the default) or every sample (wall clock).
     public static func render(
         _ profile: Profile, perThread: Bool = false, samples selection: Profile.SampleSelection = .cpu
     ) -> String {

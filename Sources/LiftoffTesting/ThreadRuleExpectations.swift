@@ -13,7 +13,7 @@ import XCTest
 /// and the launch tasks of schedulers it makes: their violations are collected, and those of
 /// tests running beside it are not. Threads it starts itself and `Task.detached` carry no scope;
 /// violations there are collected when they happen while `body` runs. Blocking calls in the UI
-/// context are checked while it runs (``ThreadRules/blockingCallRules``).
+/// context are checked while it runs (`ThreadRules.blockingCallRules`).
 ///
 /// ```swift
 /// let (_, violations) = collectThreadViolations { model.reload() }

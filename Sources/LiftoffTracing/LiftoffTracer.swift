@@ -14,7 +14,7 @@ import Tracing
 ///
 /// From then on each span a library starts (Hummingbird's tracing middleware, AsyncHTTPClient,
 /// your own `withSpan`) is a span of the profile, with its attributes, kind and status as text,
-/// until the launch ends (``LaunchRecorder/LaunchEnd``): spans started later, a server's
+/// until the launch ends (`LaunchRecorder.LaunchEnd`): spans started later, a server's
 /// requests, record nothing and cost next to nothing (`isRecording` is false).
 /// It nests under the span of the context it was started in, across tasks, as tracing's own
 /// `ServiceContext` propagates; the samples of the Swift task that started it belong to it

@@ -80,7 +80,7 @@ struct EndpointTests {
     @Test("without LIFTOFF_ENDPOINT nothing listens; a non-loopback address is refused unless allowed; bad addresses are one sentence")
     func addresses() throws {
         #expect(ProcessInfo.processInfo.environment["LIFTOFF_ENDPOINT"] == nil)
-        // The README's line, in a process without the variable: nothing listens.
+        // The line ProfilingAServer.md shows, in a process without the variable: nothing listens.
         try LiftoffEndpoint.startFromEnvironment()
         #expect(try LiftoffEndpoint.startFromEnvironment([:]) == nil)
         #expect(try LiftoffEndpoint.startFromEnvironment(["LIFTOFF_ENDPOINT": ""]) == nil)
