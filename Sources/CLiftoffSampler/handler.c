@@ -37,14 +37,15 @@ static _Atomic uint64_t g_request_done;
 static int g_request_count[2];
 static uintptr_t g_request_frames[2][LO_MAX_FRAMES];
 
-// A stack request's signal is queued with this value (SI_QUEUE), the sampler's is sent with
-// tgkill (SI_TKILL): a handler knows which sent the signal it runs for. A request answered by a
+// A stack request's signal is queued with this value (SI_QUEUE), the sampler's with its tag in
+// si_errno (LO_SAMPLER_SIGNAL_TAG) and its sending time: a handler knows which sent the signal it runs for. A request answered by a
 // handler that ran for the sampler's signal may still get its own signal afterwards; that one is
 // no sample, and its slot is marked so the sampler thread does not count it.
 #define LO_REQUEST_SIGNAL_TAG 0x4c4f5251 /* "LORQ" */
 
 static int lo_sent_by_request(const siginfo_t *info) {
-    return info != NULL && info->si_code == SI_QUEUE && info->si_value.sival_int == LO_REQUEST_SIGNAL_TAG;
+    return info != NULL && info->si_code == SI_QUEUE && info->si_errno != LO_SAMPLER_SIGNAL_TAG &&
+           info->si_value.sival_int == LO_REQUEST_SIGNAL_TAG;
 }
 
 // The program's own SIGPROF handler, where the agent keeps the sampler's in its place (a program
@@ -57,7 +58,7 @@ static _Atomic int g_chain_set;
 static _Atomic uint64_t g_chained_count;
 
 static int lo_sent_by_sampler(const siginfo_t *info) {
-    return info != NULL && (info->si_code == SI_TKILL && info->si_pid == getpid());
+    return info != NULL && info->si_code == SI_QUEUE && info->si_errno == LO_SAMPLER_SIGNAL_TAG && info->si_pid == getpid();
 }
 
 // ---- Retakes: a sample taken where the thread is, not where it next enters the kernel ------
@@ -69,17 +70,20 @@ static int lo_sent_by_sampler(const siginfo_t *info) {
 // time in clock_gettime was found there in 97 % of its samples. So a handler for the sampler's
 // signal that finds its thread just back from a completed system call takes no sample: it arms a
 // timer on this CPU, aimed at this thread, and the sample is taken when that fires, LO_RETAKE_DELAY_NS
-// later, by an interrupt of the thread itself wherever it then is (as perf's timer does). The
-// answer keeps the first handler's time, so that how late it came still says whether the thread
-// waited for a core. A thread that was in a long system call is found there again.
+// and a random part of LO_RETAKE_JITTER_NS later, by an interrupt of the thread itself wherever it
+// then is (as perf's timer does). The answer keeps the first handler's time, so that how late it
+// came still says whether the thread waited for a core. A thread that was in a long system call is
+// found there again. A thread that waited for a core since the signal was sent is not retaken
+// (lo_waited_since_sent): it answers where it was preempted, and retaking only those preempted in
+// a call (never those preempted in their own code) would count calls at their share squared
+// (a loop in clock_gettime half its time showed 24-45 % of its samples there on a busy machine).
 //
 // One kernel timer per thread, made on its first retake (timer_create, a system call, is safe in a
 // handler), kept in a table the sampler thread reaps when the thread has ended.
 #define LO_RETAKE_SIGNAL_TAG 0x4c4f5254 /* "LORT" */
 #define LO_RETAKE_DELAY_NS 50000
+#define LO_RETAKE_JITTER_NS 50000
 #define LO_RETAKE_TIMERS 1024
-#define LO_RETAKE_LATE_NS 20000 // a retake handled this much after its timer fired was preempted meanwhile
-#define LO_RETAKE_TRIES 3
 
 typedef struct lo_retake_timer {
     _Atomic pid_t tid; // 0: free; -1: being written
@@ -92,9 +96,22 @@ static __thread uint32_t t_retake_generation __attribute__((tls_model("initial-e
 static __thread int t_retake_timer __attribute__((tls_model("initial-exec")));
 static __thread uint64_t t_retake_first_ns __attribute__((tls_model("initial-exec")));   // 0: none outstanding
 static __thread uint64_t t_retake_handler_ns __attribute__((tls_model("initial-exec")));
-static __thread uint64_t t_retake_due_ns __attribute__((tls_model("initial-exec")));
-static __thread int t_retake_tries __attribute__((tls_model("initial-exec")));
+static __thread uint64_t t_retake_random __attribute__((tls_model("initial-exec"))); // xorshift64 state
 static __thread int t_signals_itself __attribute__((tls_model("initial-exec")));
+
+// Whether the thread that the sampler's signal found at the end of a system call waited for a
+// core since the signal was sent: then it was in the kernel when the signal was sent, in that
+// call or preempted in it (a thread preempted in its own code answers there as soon as it runs
+// again), and the end of the call is where it was. A thread that ran all along may instead have
+// entered the call after the signal was sent, before the signal reached its CPU: it is retaken.
+#define LO_WAITED_NS 5000
+static int lo_waited_since_sent(const siginfo_t *info, uint64_t now_ns) {
+    uint64_t behind_then = (uint64_t)(uintptr_t)info->si_value.sival_ptr;
+    uint64_t cpu_now = lo_thread_cpu_ns();
+    if (cpu_now == 0 || now_ns < cpu_now) return 0;
+    uint64_t behind_now = now_ns - cpu_now;
+    return behind_now > behind_then && behind_now - behind_then > LO_WAITED_NS;
+}
 
 static int lo_sent_by_retake(const siginfo_t *info) {
     return info != NULL && info->si_code == SI_TIMER && info->si_value.sival_int == LO_RETAKE_SIGNAL_TAG;
@@ -147,9 +164,16 @@ static int lo_retake_arm(void) {
     }
     struct itimerspec spec;
     memset(&spec, 0, sizeof spec);
-    spec.it_value.tv_nsec = LO_RETAKE_DELAY_NS;
+    // A fixed delay would find a tight loop at the same point of its period every time (its
+    // phase after the call it came back from): each retake is put off by a random part more, up to
+    // LO_RETAKE_JITTER_NS, far longer than a loop's period, so where it lands is uniform.
+    uint64_t random = t_retake_random != 0 ? t_retake_random : (lo_monotonic_ns() ^ ((uint64_t)lo_current_tid() << 32)) | 1;
+    random ^= random << 13;
+    random ^= random >> 7;
+    random ^= random << 17;
+    t_retake_random = random;
+    spec.it_value.tv_nsec = LO_RETAKE_DELAY_NS + (long)(random % LO_RETAKE_JITTER_NS);
     if (syscall(SYS_timer_settime, t_retake_timer, 0, &spec, NULL) != 0) return 0;
-    t_retake_due_ns = lo_monotonic_ns() + LO_RETAKE_DELAY_NS;
     return 1;
 }
 
@@ -397,22 +421,15 @@ static void lo_handler(int signal_number, siginfo_t *info, void *context) {
     } else if (for_request || sampling) {
         uintptr_t running = sampling ? lo_handler_current_task() : 0;
         if (sampling && !for_request && !request_signal && !retake_signal && !t_signals_itself && lo_sent_by_sampler(info) &&
-            lo_returned_from_call(context) && lo_retake_arm()) {
+            lo_returned_from_call(context) && !lo_waited_since_sent(info, time_ns) && lo_retake_arm()) {
             t_retake_first_ns = time_ns;
             t_retake_handler_ns = lo_monotonic_ns() - time_ns;
-            t_retake_tries = 1;
             LO_COUNT(retaken, 1);
             goto done;
         }
-        // A retake whose timer fired while the thread waited for a core is taken where it was
-        // preempted, which on a busy machine is most often on the way out of a system call (the
-        // scheduler looks at its turn there): it is taken once more, up to LO_RETAKE_TRIES times.
-        if (sampling && retake_signal && !for_request && t_retake_tries < LO_RETAKE_TRIES &&
-            time_ns > t_retake_due_ns + LO_RETAKE_LATE_NS && lo_returned_from_call(context) && lo_retake_arm()) {
-            t_retake_handler_ns += lo_monotonic_ns() - time_ns;
-            t_retake_tries++;
-            goto done;
-        }
+        // A retake's signal is taken wherever it finds the thread: its timer interrupts the thread
+        // on its own CPU, or, when the thread waited for a core meanwhile, the thread answers where
+        // it was preempted, in its own code or (at the end of the call) in a system call.
         uint64_t task = lo_task_identity(running);
         sampled_task = task;
         lo_async_frame async;

@@ -198,6 +198,11 @@ int lo_async_in_runtime(uintptr_t address);
 // *async to the innermost Swift async frame.
 int lo_walk_interrupted(void *context, uintptr_t *out, int *truncated, int *guessed, lo_async_frame *async);
 
+// The sampler thread's signal to a thread: SIGPROF queued (SI_QUEUE) with si_errno set to this tag
+// and the value holding the clock (CLOCK_MONOTONIC ns) minus the thread's CPU time when it was
+// sent, so that its handler knows how long the thread waited for a core since.
+#define LO_SAMPLER_SIGNAL_TAG 0x4c4f5350 /* "LOSP" */
+
 // A ring slot's flag (never stored): the handler ran for a stack request's signal. A SIGPROF sent
 // while another is pending merges into it, so a request's signal may carry the sampler's too.
 #define LO_SLOT_REQUEST 0x100u

@@ -31,9 +31,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <unistd.h>
 
 #define LO_PENDING_TIMEOUT_NS 100000000ull
 #define LO_LIST_INTERVAL_NS 100000000ull
@@ -425,7 +427,19 @@ static uint64_t lo_check(lo_thread *thread, pid_t pid, uint64_t now_ns, uint64_t
         thread->sent_in_disk = thread->checked && used < lo_tick_period_ns / 2 && lo_thread_in_disk_wait(thread->tid);
         uint64_t window = now_ns > thread->base_ns ? now_ns - thread->base_ns : 0;
         thread->partly_idle = thread->checked && used + lo_tick_period_ns / 4 <= window;
-        if (syscall(SYS_tgkill, pid, thread->tid, SIGPROF) == 0) {
+        siginfo_t signal;
+        memset(&signal, 0, sizeof signal);
+        signal.si_signo = SIGPROF;
+        signal.si_code = SI_QUEUE;
+        signal.si_errno = LO_SAMPLER_SIGNAL_TAG;
+        signal.si_pid = pid;
+        signal.si_uid = getuid();
+        // How far the thread's CPU time is behind the clock now: its handler, which reads both
+        // again, learns how long the thread waited for a core since (see handler.c).
+        uint64_t cpu_sending = cpu;
+        (void)lo_thread_cpu_ns_of(thread->tid, &cpu_sending);
+        signal.si_value.sival_ptr = (void *)(uintptr_t)(lo_monotonic_ns() - cpu_sending);
+        if (syscall(SYS_rt_tgsigqueueinfo, pid, thread->tid, SIGPROF, &signal) == 0) {
             LO_COUNT(signals_sent, 1);
             thread->pending = 1;
             thread->sent_ns = sending_ns;
