@@ -115,11 +115,17 @@ docs: deps
 	$(SWIFT) package --scratch-path .build-docs generate-documentation --warnings-as-errors $(addprefix --target ,$(DOC_TARGETS))
 	@echo "The documentation archives are in .build-docs/plugins/Swift-DocC/outputs/ (docc preview, or any static host)."
 
-# What `make test` runs, and nothing more: every target of this package and its tests (the
-# command line and the agent among them; the tests replay the fuzz targets' corpus), then the
-# examples (but the server). The libFuzzer builds are `make fuzz-smoke` and `make fuzz`.
+# What `make test` runs, and nothing more: the package's tests (one product, LiftoffPackageTests;
+# they replay the fuzz targets' corpus) and what they run (the command line, the agent and the
+# audit library), then the examples (but the server). `swift build --build-tests` would also build
+# the tools of the dependencies' plugins (swift-protobuf's protoc-gen-swift, ArgumentParser's
+# generate-manual, DocC's snippet-extract), which no test runs. The libFuzzer builds are
+# `make fuzz-smoke` and `make fuzz`.
 build-tests: deps
-	$(SWIFT) build --build-tests
+	$(SWIFT) build --product LiftoffPackageTests
+	$(SWIFT) build --product liftoff
+	$(SWIFT) build --product LiftoffAgent
+	$(SWIFT) build --product LiftoffAudit
 
 test: test-deps build-tests
 	$(SWIFT) test --skip-build
