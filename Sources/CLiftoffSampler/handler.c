@@ -73,10 +73,8 @@ static int lo_sent_by_sampler(const siginfo_t *info) {
 // and a random part of LO_RETAKE_JITTER_NS later, by an interrupt of the thread itself wherever it
 // then is (as perf's timer does). The answer keeps the first handler's time, so that how late it
 // came still says whether the thread waited for a core. A thread that was in a long system call is
-// found there again. A thread that waited for a core since the signal was sent is not retaken
-// (lo_waited_since_sent): it answers where it was preempted, and retaking only those preempted in
-// a call (never those preempted in their own code) would count calls at their share squared
-// (a loop in clock_gettime half its time showed 24-45 % of its samples there on a busy machine).
+// found there again. A thread preempted since the signal was sent is retaken too, wherever the
+// signal found it (lo_retakes).
 //
 // One kernel timer per thread, made on its first retake (timer_create, a system call, is safe in a
 // handler), kept in a table the sampler thread reaps when the thread has ended.
@@ -99,11 +97,8 @@ static __thread uint64_t t_retake_handler_ns __attribute__((tls_model("initial-e
 static __thread uint64_t t_retake_random __attribute__((tls_model("initial-exec"))); // xorshift64 state
 static __thread int t_signals_itself __attribute__((tls_model("initial-exec")));
 
-// Whether the thread that the sampler's signal found at the end of a system call waited for a
-// core since the signal was sent: then it was in the kernel when the signal was sent, in that
-// call or preempted in it (a thread preempted in its own code answers there as soon as it runs
-// again), and the end of the call is where it was. A thread that ran all along may instead have
-// entered the call after the signal was sent, before the signal reached its CPU: it is retaken.
+// Whether the thread waited since the sampler's signal was sent, for a core or in a call: its CPU
+// time fell behind the clock by more than LO_WAITED_NS since (lo_retakes says what follows).
 #define LO_WAITED_NS 5000
 static int lo_waited_since_sent(const siginfo_t *info, uint64_t now_ns) {
     uint64_t behind_then = (uint64_t)(uintptr_t)info->si_value.sival_ptr;
@@ -308,6 +303,29 @@ static uint64_t lo_own_switches(void) {
     return (uint64_t)usage.ru_nvcsw + (uint64_t)usage.ru_nivcsw;
 }
 
+// Whether the sampler's signal is answered by a retake rather than where it found the thread:
+// - a thread cut short in a blocking call is found in it (it waits there);
+// - a thread back from a completed call that it slept in (a voluntary switch) since the signal
+//   was sent is found at the call's end: that is where it was;
+// - a thread back from any other call is retaken: it may have entered the call after the signal
+//   was sent, before the signal reached its CPU, or been preempted in it;
+// - a thread found in its own code after it waited for a core since the signal was sent is
+//   retaken: where the scheduler preempts a thread is not a fair sample of where it runs (on a busy
+//   machine a loop in clock_gettime half its time was found there in 24-69 % of its answers).
+static __thread uint64_t t_voluntary_switches __attribute__((tls_model("initial-exec")));
+static int lo_retakes(const siginfo_t *info, void *context, uint64_t now_ns) {
+    if (lo_interrupted_in_syscall(context)) return 0;
+    int waited = lo_waited_since_sent(info, now_ns);
+    if (!lo_returned_from_call(context)) return waited;
+    if (!waited) return 1;
+    struct rusage usage;
+    if (syscall(SYS_getrusage, RUSAGE_THREAD, &usage) != 0) return 1;
+    uint64_t voluntary = (uint64_t)usage.ru_nvcsw;
+    int slept = voluntary != t_voluntary_switches;
+    t_voluntary_switches = voluntary;
+    return !slept;
+}
+
 static void lo_note_mismatch(const uintptr_t *walked, int walked_depth, const uintptr_t *reference, int reference_depth) {
     LO_COUNT(walk_mismatches, 1);
     int expected = 0;
@@ -421,7 +439,7 @@ static void lo_handler(int signal_number, siginfo_t *info, void *context) {
     } else if (for_request || sampling) {
         uintptr_t running = sampling ? lo_handler_current_task() : 0;
         if (sampling && !for_request && !request_signal && !retake_signal && !t_signals_itself && lo_sent_by_sampler(info) &&
-            lo_returned_from_call(context) && !lo_waited_since_sent(info, time_ns) && lo_retake_arm()) {
+            lo_retakes(info, context, time_ns) && lo_retake_arm()) {
             t_retake_first_ns = time_ns;
             t_retake_handler_ns = lo_monotonic_ns() - time_ns;
             LO_COUNT(retaken, 1);
