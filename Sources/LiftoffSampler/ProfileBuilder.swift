@@ -123,6 +123,13 @@ public struct ProfileBuilder {
         frame.object.hasPrefix("libswift_Concurrency") && frame.name.contains("adapter(swift::AsyncContext")
     }
 
+    /// Whether a symbolized function is the sampler's own `pthread_create` wrapper, which runs
+    /// between `start_thread` and each new thread's function (it learns of new threads through
+    /// it): not the program's code, so stacks read as perf's, `start_thread` calling the function.
+    static func isThreadStartWrapper(_ frame: SymbolizedFrame) -> Bool {
+        frame.name == "lo_thread_begins"
+    }
+
     /// Adds a waiting sample's ticks to its thread's last row when that row is the same wait
     /// (stack, state, Swift task) and ends where the sample starts. Records of a wait are stamped
     /// with the sampler's actual tick times, which lag the ideal ones by its wake-up latency (at
@@ -214,6 +221,7 @@ public struct ProfileBuilder {
         if async, let known = asyncAddressFrames[address] { return known }
         var resolved = symbolizer.frames(at: address)
         if async { resolved.removeAll(where: ProfileBuilder.isRuntimeAdapter) }
+        resolved.removeAll(where: ProfileBuilder.isThreadStartWrapper)
         let indices = resolved.enumerated().map { position, symbolized in
             let index = frame(
                 Profile.Frame(

@@ -177,6 +177,13 @@ struct AgentTests {
         let names = functions(profile)
         #expect(names.contains("hash_rows") && names.contains("parse_config"), "\(names.sorted().prefix(20))")
         let worker = try #require(profile.threads.first { !$0.isMain })
+        // The worker's stacks read as perf's: start_thread calls the thread's function, with no
+        // frame of the wrapper through which the agent learns of new threads between them.
+        let workerStacks = (0..<profile.samples.count).filter { profile.samples.thread[$0] == worker.id }
+            .map { profile.frameIndices(ofStack: profile.samples.stack[$0]).map { profile.frames[$0].name } }
+        #expect(!names.contains("lo_thread_begins"), "\(names.sorted().prefix(20))")
+        #expect(workerStacks.contains { stack in zip(stack, stack.dropFirst()).contains { $0 == "start_thread" && $1 == "worker" } },
+            "\(workerStacks.prefix(3))")
         let onWorker = (0..<profile.samples.count).filter { profile.samples.thread[$0] == worker.id && profile.samples.state[$0] == .running }
             .reduce(0) { $0 + Int(profile.samples.weight[$1]) }
         let hashed = try #require(ReportedWork.named("hash_rows", in: result.log), "the worker reports its work: \(result.log)")
