@@ -156,10 +156,14 @@ enum InsightPrograms {
         }
         let lock = NSLock()
         let held = DispatchSemaphore(value: 0)
+        let reading = DispatchSemaphore(value: 0)
         nonisolated(unsafe) var settings = 0.0
         @inline(never) func warmCache() {
             lock.lock()
             held.signal()
+            // It computes once the reader is about to take the lock, so the reader waits for all
+            // of it however a busy machine schedules the two.
+            reading.wait()
             var x = 0.0
             for i in 0..<60_000_000 { x += Double(i) * 0.5 }
             settings = x
@@ -176,6 +180,7 @@ enum InsightPrograms {
                 Thread { warmCache() }.start()
                 waitUntilHeld()
                 try await Task.sleep(nanoseconds: 5_000_000)
+                reading.signal()
                 print("ready \\(index.count) \\(readSettings() > 0)")
             }
         }
