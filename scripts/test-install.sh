@@ -54,8 +54,8 @@ run_isolated "$liftoff" profile --out profile -- /bin/true > "$scratch/profile.o
     || { cat "$scratch/profile.out"; fail "the moved liftoff could not profile /bin/true"; }
 grep -q "Profiled /bin/true: exit status 0" "$scratch/profile.out" || { cat "$scratch/profile.out"; fail "no headline"; }
 [ -s "$elsewhere/profile/profile.json" ] || fail "no profile.json in the folder liftoff was run from"
-grep -qF "\"${prefix//\//\\/}\\/lib\\/liftoff\\/libLiftoffAgent.so\"" "$elsewhere/profile/profile.json" \
-    || grep -qF "\"$prefix/lib/liftoff/libLiftoffAgent.so\"" "$elsewhere/profile/profile.json" \
+python3 -c 'import sys; sys.exit(0 if ("\"" + sys.argv[2] + "\"") in open(sys.argv[1]).read().replace("\\/", "/") else 1)' \
+    "$elsewhere/profile/profile.json" "$prefix/lib/liftoff/libLiftoffAgent.so" \
     || fail "the profiled program did not load the agent from the moved installation ($prefix/lib/liftoff)"
 # Without --out the profile goes to the user's cache, not to the folder liftoff runs in.
 run_isolated "$liftoff" profile -- /bin/true > /dev/null || fail "liftoff profile without --out failed"
@@ -63,6 +63,10 @@ run_isolated "$liftoff" profile -- /bin/true > /dev/null || fail "liftoff profil
 # The demo's bundled files come from the installation too.
 run_isolated "$liftoff" demo --out demo > /dev/null || fail "the moved liftoff could not run its demo"
 [ -s "$elsewhere/demo/index.html" ] || fail "the demo wrote no report"
+# Its Swift functions are named, in full and short, by the runtime linked into liftoff.
+mangled=$(python3 -c 'import json, sys; print(sum(f["name"].startswith(("$s", "_$s")) for f in json.load(open(sys.argv[1]))["frames"]))' \
+    "$elsewhere/demo/profile.json")
+[ "$mangled" = 0 ] || fail "the demo's profile has $mangled frames with mangled Swift names"
 
 # The man page names every command liftoff lists.
 commands=$("$liftoff" --help | sed -n '/^SUBCOMMANDS:/,/^$/p' | awk 'NR > 1 && /^  [a-z]/ {print $1}')

@@ -4,23 +4,19 @@ import Foundation
 import Glibc
 #endif
 
-/// Demangles Swift names with the runtime's `swift_demangle` and C++ names with
-/// `__cxa_demangle`, both looked up with `dlsym` so that neither is a link-time dependency.
+/// Demangles Swift names with the runtime's `swift_demangle` (linked, so that a `liftoff` with the
+/// Swift runtime linked in finds it too) and C++ names with `__cxa_demangle`, looked up with
+/// `dlsym` so that libstdc++ is no link-time dependency.
 // Holds only immutable C function pointers, which any thread may call.
 struct Demangler: @unchecked Sendable {
-    private typealias SwiftDemangle = @convention(c) (
-        UnsafePointer<CChar>?, Int, UnsafeMutablePointer<CChar>?, UnsafeMutablePointer<Int>?, UInt32
-    ) -> UnsafeMutablePointer<CChar>?
     private typealias CxxDemangle = @convention(c) (
         UnsafePointer<CChar>?, UnsafeMutablePointer<CChar>?, UnsafeMutablePointer<Int>?, UnsafeMutablePointer<Int32>?
     ) -> UnsafeMutablePointer<CChar>?
 
-    private let swiftDemangle: SwiftDemangle?
     private let cxxDemangle: CxxDemangle?
 
     init() {
         let process = dlopen(nil, RTLD_NOW)
-        swiftDemangle = dlsym(process, "swift_demangle").map { unsafeBitCast($0, to: SwiftDemangle.self) }
         // C++ frames come from libraries that load libstdc++, so look there only if it is loaded.
         let cxx = dlsym(process, "__cxa_demangle")
             ?? dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_NOLOAD).flatMap { dlsym($0, "__cxa_demangle") }
@@ -31,8 +27,8 @@ struct Demangler: @unchecked Sendable {
     /// `name@plt` keeps its suffix after the demangled name.
     func demangle(_ name: String) -> String {
         if name.hasSuffix("@plt"), name.count > 4 { return demangle(String(name.dropLast(4))) + "@plt" }
-        if Demangler.isSwift(name), let swiftDemangle {
-            let result = name.withCString { swiftDemangle($0, strlen($0), nil, nil, 0) }
+        if Demangler.isSwift(name) {
+            let result = name.withCString { swift_demangle($0, strlen($0), nil, nil, 0) }
             if let result {
                 defer { free(result) }
                 return String(cString: result)
@@ -62,3 +58,21 @@ package enum SymbolNames {
     /// A Swift or C++ symbol demangled, or the name itself.
     package static func demangle(_ name: String) -> String { demangler.demangle(name) }
 }
+
+/// The Swift runtime's demangler: the full form of a mangled Swift name, in a buffer from
+/// `malloc`, or nil when it is not one.
+@_silgen_name("swift_demangle")
+private func swift_demangle(
+    _ mangledName: UnsafePointer<CChar>?, _ mangledNameLength: Int, _ outputBuffer: UnsafeMutablePointer<CChar>?,
+    _ outputBufferSize: UnsafeMutablePointer<Int>?, _ flags: UInt32
+) -> UnsafeMutablePointer<CChar>?
+
+/// The Swift runtime's demangler for backtraces (part of every Swift runtime since 5.9): the
+/// simplified form of a Swift name (as `swift-demangle --simplified` writes it), or a C++ name
+/// demangled. With no buffer it returns one from `malloc`, or nil when `mangledName` is not a
+/// mangled name.
+@_silgen_name("_swift_backtrace_demangle")
+func _swift_backtrace_demangle(
+    _ mangledName: UnsafePointer<CChar>?, _ mangledNameLength: Int,
+    _ outputBuffer: UnsafeMutablePointer<CChar>?, _ outputBufferSize: UnsafeMutablePointer<Int>?
+) -> UnsafeMutablePointer<CChar>?

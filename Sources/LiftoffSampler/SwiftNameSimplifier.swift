@@ -51,12 +51,3 @@ package enum SwiftNameSimplifier {
         }
     }
 }
-
-/// The Swift runtime's demangler for backtraces (part of every Swift runtime since 5.9): the
-/// simplified form of a Swift name, or a C++ name demangled. With no buffer it returns one from
-/// `malloc`, or nil when `mangledName` is not a mangled name.
-@_silgen_name("_swift_backtrace_demangle")
-private func _swift_backtrace_demangle(
-    _ mangledName: UnsafePointer<CChar>?, _ mangledNameLength: Int,
-    _ outputBuffer: UnsafeMutablePointer<CChar>?, _ outputBufferSize: UnsafeMutablePointer<Int>?
-) -> UnsafeMutablePointer<CChar>?
