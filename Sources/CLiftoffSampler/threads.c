@@ -433,12 +433,10 @@ static uint64_t lo_check(lo_thread *thread, pid_t pid, uint64_t now_ns, uint64_t
         signal.si_code = SI_QUEUE;
         signal.si_errno = LO_SAMPLER_SIGNAL_TAG;
         signal.si_pid = pid;
-        signal.si_uid = getuid();
-        // How far the thread's CPU time is behind the clock now: its handler, which reads both
-        // again, learns how long the thread waited for a core since (see handler.c).
-        uint64_t cpu_sending = cpu;
-        (void)lo_thread_cpu_ns_of(thread->tid, &cpu_sending);
-        signal.si_value.sival_ptr = (void *)(uintptr_t)(lo_monotonic_ns() - cpu_sending);
+        // How far the thread's CPU time is behind the clock (its CPU clock as this check read it):
+        // its handler, which reads both again, learns how long the thread waited since (see
+        // handler.c). Had it run since the read, the wait comes out shorter, never longer.
+        signal.si_value.sival_ptr = (void *)(uintptr_t)(sending_ns - cpu);
         if (syscall(SYS_rt_tgsigqueueinfo, pid, thread->tid, SIGPROF, &signal) == 0) {
             LO_COUNT(signals_sent, 1);
             thread->pending = 1;
