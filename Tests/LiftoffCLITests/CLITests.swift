@@ -22,17 +22,22 @@ struct BuiltTool {
 
     /// Runs the tool. `environment` adds variables to the child's environment only: tests never
     /// change the environment of the test process, which other suites' children inherit.
-    func run(_ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, stdout: String, stderr: String) {
-        let result = try runWithPID(arguments, environment: environment)
+    /// Runs liftoff with `arguments`, its environment this process's with `environment` added,
+    /// in `directory` (this process's by default).
+    func run(
+        _ arguments: [String], environment: [String: String] = [:], in directory: URL? = nil
+    ) throws -> (status: Int32, stdout: String, stderr: String) {
+        let result = try runWithPID(arguments, environment: environment, in: directory)
         return (result.status, result.stdout, result.stderr)
     }
 
     func runWithPID(
-        _ arguments: [String], environment: [String: String] = [:]
+        _ arguments: [String], environment: [String: String] = [:], in directory: URL? = nil
     ) throws -> (status: Int32, stdout: String, stderr: String, pid: Int) {
         let process = Process()
         process.executableURL = url
         process.arguments = arguments
+        if let directory { process.currentDirectoryURL = directory }
         if !environment.isEmpty {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, added in added }
         }

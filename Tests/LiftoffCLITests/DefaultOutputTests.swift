@@ -37,21 +37,12 @@ struct DefaultOutputTests {
         let package = temporaryFolder()
         let home = temporaryFolder()
         try "// swift-tools-version: 6.1\n".write(to: package.appendingPathComponent("Package.swift"), atomically: true, encoding: .utf8)
-        let process = Process()
-        process.executableURL = tool.url
-        process.arguments = ["profile", "--", "/bin/true"]
-        process.currentDirectoryURL = package
-        var environment = ProcessInfo.processInfo.environment
-        environment["HOME"] = home.path
-        environment["XDG_CACHE_HOME"] = nil
-        process.environment = environment
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(text)")
+        // The user's cache, as HOME gives it (set too, in case the tests run with one of their own).
+        let result = try tool.run(
+            ["profile", "--", "/bin/true"], environment: ["HOME": home.path, "XDG_CACHE_HOME": home.appendingPathComponent(".cache").path],
+            in: package)
+        let text = result.stdout + result.stderr
+        #expect(result.status == 0, "\(text)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: package.path) == ["Package.swift"])
         let latest = home.appendingPathComponent(".cache/liftoff/profiles/latest")
         #expect(FileManager.default.fileExists(atPath: latest.appendingPathComponent("profile.json").path))
