@@ -18,7 +18,10 @@ enum CacheMode: String, ExpressibleByArgument, CaseIterable, Sendable {
 
 /// Evicting files from the page cache and telling how much of them stays, without root:
 /// `posix_fadvise(POSIX_FADV_DONTNEED)` drops a file's clean pages that no process maps, and
-/// `mincore` on a mapping that touches nothing says which pages are in memory.
+/// `mincore` on a mapping that touches nothing says which pages are in memory. Since Linux 5.2
+/// `mincore` answers "all in memory" for a file the caller neither owns nor may write (and
+/// `cachestat` refuses), so such a file's residency is unknown rather than made up; reading it
+/// with `RWF_NOWAIT` is no way round, as recent kernels start reading ahead on such a read.
 enum PageCache {
     /// Evicts `paths` and records each one's size and what stayed in memory, with who keeps it.
     static func evict(_ paths: [String]) -> [Profile.CachedFile] {
@@ -29,13 +32,17 @@ enum PageCache {
             defer { close(fd) }
             _ = fdatasync(fd)
             _ = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED)
-            guard let (size, resident) = residency(fd) else { continue }
+            guard let (size, measured) = residency(fd) else { continue }
+            var resident = measured
+            // A file system that keeps files in memory keeps all of it, whether or not it says so.
+            if resident == nil, isInMemoryFileSystem(path) { resident = size }
             files.append(Profile.CachedFile(path: path, sizeBytes: size, residentBytes: resident))
         }
-        // Who keeps what stayed: a process that maps it (its pages cannot be dropped), or tmpfs.
-        let stayed = Set(files.filter { $0.residentBytes > 0 }.map(\.path))
+        // Who keeps what stayed, or may have: a process that maps it (its pages cannot be
+        // dropped), or tmpfs.
+        let stayed = Set(files.filter { ($0.residentBytes ?? 1) > 0 }.map(\.path))
         let holders = mappers(of: stayed)
-        for index in files.indices where files[index].residentBytes > 0 {
+        for index in files.indices where (files[index].residentBytes ?? 1) > 0 {
             if isInMemoryFileSystem(files[index].path) {
                 files[index].keptBy = "its file system keeps files in memory (tmpfs)"
             } else if let who = holders[files[index].path], !who.isEmpty {
@@ -45,20 +52,28 @@ enum PageCache {
         return files
     }
 
-    /// The size of the open file `fd` and how many of its bytes are in memory.
-    static func residency(_ fd: Int32) -> (size: UInt64, resident: UInt64)? {
+    /// The size of the open file `fd` and how many of its bytes are in memory, nil when the
+    /// kernel cannot tell; nil for a file that cannot be stat'ed or mapped.
+    static func residency(_ fd: Int32) -> (size: UInt64, resident: UInt64?)? {
         var info = stat()
         guard fstat(fd, &info) == 0, info.st_size >= 0 else { return nil }
         let size = UInt64(info.st_size)
         guard size > 0 else { return (0, 0) }
+        guard mincoreTellsTruth(info, fd: fd) else { return (size, nil) }
         let page = UInt64(max(sysconf(Int32(_SC_PAGESIZE)), 4096))
         guard let mapping = mmap(nil, Int(size), PROT_READ, MAP_SHARED, fd, 0), mapping != MAP_FAILED else { return nil }
         defer { munmap(mapping, Int(size)) }
         let pages = Int((size + page - 1) / page)
         var vector = [UInt8](repeating: 0, count: pages)
-        guard mincore(mapping, Int(size), &vector) == 0 else { return nil }
+        guard mincore(mapping, Int(size), &vector) == 0 else { return (size, nil) }
         let residentPages = vector.reduce(0) { $0 + UInt64($1 & 1) }
         return (size, min(size, residentPages * page))
+    }
+
+    /// Whether `mincore` reports the page cache of the file `fd` as it is: the kernel tells the
+    /// truth only to a caller that owns the file, may write it, or is privileged (`CAP_FOWNER`).
+    static func mincoreTellsTruth(_ info: stat, fd: Int32) -> Bool {
+        geteuid() == 0 || info.st_uid == geteuid() || access("/proc/self/fd/\(fd)", W_OK) == 0
     }
 
     /// Whether `path` is on a file system that keeps files in memory (tmpfs, ramfs): the type of
@@ -100,13 +115,29 @@ enum PageCache {
     static func sentence(_ state: Profile.CacheState) -> String {
         func mb(_ bytes: UInt64) -> String { String(format: "%.1f MB", Double(bytes) / 1e6) }
         var line = "Cache: \(state.mode): \(state.files.count) files (\(mb(state.sizeBytes))) evicted before the launch"
-        let stayed = state.files.filter { $0.residentBytes > 0 }
-        if stayed.isEmpty { return line + ", none of it left in memory." }
+        let stayed = state.files.filter { ($0.residentBytes ?? 0) > 0 }
+        let unknown = state.unknownFiles
+        var unknownPart = ""
+        if !unknown.isEmpty {
+            let which = unknown.count == state.files.count ? "them" : "the other \(unknown.count) (\(mb(unknown.reduce(0) { $0 &+ $1.sizeBytes })))"
+            unknownPart = "; how much of \(which) stayed is unknown, as the kernel tells only a file's owner, a user who may write it, or root"
+            let kept = unknown.compactMap { file in
+                file.keptBy.map { "\(URL(fileURLWithPath: file.path).lastPathComponent) is \($0)" }
+            }
+            if !kept.isEmpty { unknownPart += " (" + kept.prefix(3).joined(separator: "; ") + (kept.count > 3 ? "; …" : "") + ")" }
+        }
+        if stayed.isEmpty {
+            if unknown.isEmpty { return line + ", none of it left in memory." }
+            if unknown.count == state.files.count { return line + unknownPart + "." }
+            let known = state.files.count - unknown.count
+            let told = known == 1 ? "the one file the kernel tells about did not stay in memory" : "none of the \(known) files the kernel tells about stayed in memory"
+            return line + "; " + told + unknownPart + "."
+        }
         line += "; \(mb(state.residentBytes)) stayed in memory: "
-        line += stayed.sorted { $0.residentBytes > $1.residentBytes }.prefix(3).map { file in
+        line += stayed.sorted { ($0.residentBytes ?? 0) > ($1.residentBytes ?? 0) }.prefix(3).map { file in
             let name = URL(fileURLWithPath: file.path).lastPathComponent
-            return "\(name) \(mb(file.residentBytes))" + (file.keptBy.map { " (\($0))" } ?? "")
+            return "\(name) \(mb(file.residentBytes ?? 0))" + (file.keptBy.map { " (\($0))" } ?? "")
         }.joined(separator: ", ")
-        return line + (stayed.count > 3 ? ", …" : "") + "."
+        return line + (stayed.count > 3 ? ", …" : "") + unknownPart + "."
     }
 }

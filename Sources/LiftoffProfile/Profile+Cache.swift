@@ -14,8 +14,11 @@ extension Profile {
             self.files = files
         }
 
-        /// Bytes of the evicted files still in memory when the launch began.
-        public var residentBytes: UInt64 { files.reduce(0) { $0 &+ $1.residentBytes } }
+        /// Bytes of the evicted files still in memory when the launch began, of the files whose
+        /// residency could be read.
+        public var residentBytes: UInt64 { files.reduce(0) { $0 &+ ($1.residentBytes ?? 0) } }
+        /// The files whose residency could not be read.
+        public var unknownFiles: [CachedFile] { files.filter { $0.residentBytes == nil } }
         /// Bytes of the evicted files.
         public var sizeBytes: UInt64 { files.reduce(0) { $0 &+ $1.sizeBytes } }
     }
@@ -26,14 +29,16 @@ extension Profile {
         public var path: String
         /// Its size.
         public var sizeBytes: UInt64
-        /// How much of it was still in memory when the launch began (`mincore`).
-        public var residentBytes: UInt64
+        /// How much of it was still in memory when the launch began: from `mincore`, or, for a
+        /// file whose `mincore` answer the kernel makes up (one the caller neither owns nor may
+        /// write), from reads that fail rather than wait for storage. Nil when neither could tell.
+        public var residentBytes: UInt64?
         /// Why it could not be evicted, when some of it stayed: the processes that keep it mapped
         /// (`python3 (1234)`), or that its file system keeps files in memory (tmpfs).
         public var keptBy: String?
 
         /// Creates a file's record.
-        public init(path: String, sizeBytes: UInt64, residentBytes: UInt64, keptBy: String? = nil) {
+        public init(path: String, sizeBytes: UInt64, residentBytes: UInt64?, keptBy: String? = nil) {
             self.path = path
             self.sizeBytes = sizeBytes
             self.residentBytes = residentBytes

@@ -119,10 +119,57 @@ struct DiskWaitTests {
     @Test("--cache cold evicts the program and the libraries a first run mapped, says what stayed and who keeps it; --cache warm reads nothing")
     func cacheModes() throws {
         let program = try PreMainTests.programWithSlowInitializer(milliseconds: 40)
-        let library = URL(fileURLWithPath: program).deletingLastPathComponent().appendingPathComponent("libslowinit40.so").path
         let out = temporaryFolder()
         let cold = try BuiltTool.find().run(["profile", "--cache", "cold", "--out", out.path, "--", program])
         #expect(cold.status == 0, "\(cold.stdout)\(cold.stderr)")
+        try expectEvicted(program: program, out: out, summary: cold.stdout)
+
+        let warmOut = temporaryFolder()
+        let warm = try BuiltTool.find().run(["profile", "--cache", "warm", "--out", warmOut.path, "--", program])
+        #expect(warm.status == 0)
+        let warmProfile = try Profile.load(from: warmOut.appendingPathComponent("profile.json"))
+        #expect(warmProfile.cache?.mode == "warm")
+        #expect(
+            warmProfile.phases.preMain?.bytesRead == 0,
+            "warm: nothing read from storage before main: \(String(describing: warmProfile.phases.preMain)); \(warm.stdout)")
+    }
+
+    @Test("as an unprivileged user, --cache cold evicts, reads residency where the kernel tells it (the user's own files), and says where it does not")
+    func cacheColdUnprivileged() throws {
+        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else { return }
+        let built = try PreMainTests.programWithSlowInitializer(milliseconds: 40)
+        let library = URL(fileURLWithPath: built).deletingLastPathComponent().appendingPathComponent("libslowinit40.so").path
+        let out = temporaryFolder()
+        chmod(out.path, 0o777)
+        // The program is the user's own (mincore tells its owner the truth); the library is root's.
+        let program = out.appendingPathComponent("slowinit40").path
+        try FileManager.default.copyItem(atPath: built, toPath: program)
+        let nobody = try #require(getpwnam("nobody")).pointee.pw_uid
+        #expect(chown(program, nobody, gid_t(UInt32.max)) == 0)
+        let tool = try BuiltTool.find().url.path
+        let cold = try runToEnd(
+            "/usr/bin/setpriv",
+            ["--reuid=nobody", "--regid=nogroup", "--clear-groups", tool, "profile", "--cache", "cold", "--out", out.path, "--", program])
+        #expect(cold.status == 0, "\(cold.output)")
+        let cache = try #require(try Profile.load(from: out.appendingPathComponent("profile.json")).cache)
+        let byPath = Dictionary(cache.files.map { ($0.path, $0) }, uniquingKeysWith: { first, _ in first })
+        let own = try #require(byPath[program], "\(cache.files.map(\.path))")
+        #expect(own.sizeBytes > 0 && own.residentBytes == 0, "its own file: evicted, and mincore says so truthfully: \(own)")
+        let rootOwned = try #require(byPath[library], "\(cache.files.map(\.path))")
+        #expect(rootOwned.residentBytes == nil, "root's file: mincore would answer 'all in memory', so it is unknown: \(rootOwned)")
+        let libc = try #require(cache.files.first { $0.path.hasSuffix("/libc.so.6") })
+        #expect(libc.residentBytes == nil && (libc.keptBy ?? "").contains("liftoff itself"), "\(libc)")
+        let line = try #require(cold.output.split(separator: "\n").first { $0.hasPrefix("Cache: cold: ") }, "\(cold.output)")
+        #expect(line.contains("stayed is unknown") && line.contains("libc.so.6 is mapped by"), "\(line)")
+        // The eviction itself needs no privilege: the launch read its files from storage.
+        let profile = try Profile.load(from: out.appendingPathComponent("profile.json"))
+        #expect(try #require(profile.phases.preMain).bytesRead > 0, "\(String(describing: profile.phases.preMain))")
+    }
+
+    /// The cold launch of `program` recorded in `out` evicted the program and its library, none of
+    /// which stayed, while the C library, mapped by every process, stayed and names who keeps it.
+    func expectEvicted(program: String, out: URL, summary: String) throws {
+        let library = URL(fileURLWithPath: program).deletingLastPathComponent().appendingPathComponent("libslowinit40.so").path
         let profile = try Profile.load(from: out.appendingPathComponent("profile.json"))
         let cache = try #require(profile.cache)
         #expect(cache.mode == "cold")
@@ -133,17 +180,10 @@ struct DiskWaitTests {
         }
         // The C library is mapped by every process: its pages stay, and the report says who keeps them.
         let libc = try #require(cache.files.first { $0.path.hasSuffix("/libc.so.6") })
-        #expect(libc.residentBytes > 0 && (libc.keptBy ?? "").hasPrefix("mapped by"), "\(libc)")
+        #expect((libc.residentBytes ?? 0) > 0 && (libc.keptBy ?? "").hasPrefix("mapped by"), "\(libc)")
+        #expect(cache.unknownFiles.isEmpty, "every file's residency was read: \(cache.unknownFiles)")
         #expect(try #require(profile.phases.preMain).bytesRead > 0, "cold: the program's files are read from storage before main")
-        #expect(cold.stdout.contains("Cache: cold: "), "\(cold.stdout)")
-
-        let warmOut = temporaryFolder()
-        let warm = try BuiltTool.find().run(["profile", "--cache", "warm", "--out", warmOut.path, "--", program])
-        #expect(warm.status == 0)
-        let warmProfile = try Profile.load(from: warmOut.appendingPathComponent("profile.json"))
-        #expect(warmProfile.cache?.mode == "warm")
-        #expect(
-            warmProfile.phases.preMain?.bytesRead == 0,
-            "warm: nothing read from storage before main: \(String(describing: warmProfile.phases.preMain)); \(warm.stdout)")
+        let line = try #require(summary.split(separator: "\n").first { $0.hasPrefix("Cache: cold: ") }, "\(summary)")
+        #expect(line.contains("libc.so.6") && !line.contains("libslowinit40.so"), "only what stayed is named: \(line)")
     }
 }
