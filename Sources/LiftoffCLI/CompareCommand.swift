@@ -25,6 +25,11 @@ struct CompareCommand: ParsableCommand {
             regressed, improved, added, removed, unchanged, unresolved (too few samples). With \
             --diff-span, within that span's samples. It lists insights that appeared or grew.
 
+            Sides recorded with different --cache modes are refused: a cold launch reads its files \
+            from storage. --allow-mixed-cache compares them anyway; a cold side against a warm one \
+            then heads the insights with cold-penalty (time to ready, time before main, bytes read \
+            and disk waits, cold against warm).
+
             Only the gated metrics (--gate, default time to first frame, or time to ready for a server or CLI) decide the exit status:
               0  unchanged or improved
               2  regressed
@@ -88,6 +93,11 @@ struct CompareCommand: ParsableCommand {
     @Option(name: .long, help: "Compare functions, and draw the differential flame graph, within this span's samples only (its name).")
     var diffSpan: String?
 
+    @Flag(
+        name: .long,
+        help: "Compare sides recorded with different --cache modes (refused otherwise); a cold side against a warm one shows the cold penalty.")
+    var allowMixedCache = false
+
     enum InconclusivePolicy: String, ExpressibleByArgument, CaseIterable {
         case fail, pass
     }
@@ -136,7 +146,7 @@ struct CompareCommand: ParsableCommand {
                 settings: ComparisonSettings(
                     threshold: try CompareCommand.fraction(threshold), alpha: alpha, falseDiscoveryRate: falseDiscoveryRate),
                 functionSpan: diffSpan, countThreshold: try CompareCommand.fraction(countThreshold),
-                demangle: CompareCommand.readableName)
+                demangle: CompareCommand.readableName, allowMixedCache: allowMixedCache)
         } catch let error as RunSetError {
             throw CLIError(error.description)
         }

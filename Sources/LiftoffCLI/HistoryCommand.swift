@@ -111,8 +111,10 @@ struct HistoryAddCommand: ParsableCommand {
     @Option(name: .long, help: "When the commit was made: ISO 8601 or seconds since 1970 (now when not given); the series' order.")
     var time: String?
 
-    @Option(name: .long, help: "Whether the runs had the program's files in the page cache: warm or cold.")
-    var cache: String = "warm"
+    @Option(
+        name: .long,
+        help: "Whether the runs had the program's files in the page cache: warm or cold (default: as record --cache recorded them; warm when it did not say).")
+    var cache: String?
 
     @OptionGroup var storage: HistoryStoreOptions
 
@@ -120,7 +122,7 @@ struct HistoryAddCommand: ParsableCommand {
         if let time, HistoryTime.parse(time) == nil {
             throw ValidationError("--time '\(time)' is not ISO 8601 (2026-11-28T08:00:00Z) or seconds since 1970.")
         }
-        guard ["warm", "cold"].contains(cache) else { throw ValidationError("--cache is warm or cold, not '\(cache)'.") }
+        if let cache, !["warm", "cold"].contains(cache) { throw ValidationError("--cache is warm or cold, not '\(cache)'.") }
     }
 
     func run() throws {
@@ -132,7 +134,14 @@ struct HistoryAddCommand: ParsableCommand {
             throw CLIError(error.description)
         }
         let when = time.flatMap(HistoryTime.parse).map(HistoryTime.format) ?? HistoryTime.format(Date().timeIntervalSince1970)
-        let environment = HistoryEntry.environment(of: runs, cache: cache)
+        if runs.cacheMode == "mixed" {
+            throw CLIError("The runs in \(folder) started with different page caches (cold and not); add each mode's runs as an entry of its own.")
+        }
+        let recorded = runs.cacheMode == "cold" ? "cold" : "warm"
+        if let cache, cache != recorded, runs.cacheMode == "cold" || runs.cacheMode == "warm" {
+            throw CLIError("--cache \(cache) was given, but the runs in \(folder) were recorded with --cache \(runs.cacheMode).")
+        }
+        let environment = HistoryEntry.environment(of: runs, cache: cache ?? recorded)
         do {
             var entry = try HistoryEntry.of(runs, commit: commit, branch: branch, time: when, environment: environment)
             entry.recorded = HistoryTime.formatPrecisely(Date().timeIntervalSince1970)

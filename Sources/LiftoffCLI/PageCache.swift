@@ -141,3 +141,65 @@ enum PageCache {
         return line + (stayed.count > 3 ? ", …" : "") + unknownPart + "."
     }
 }
+
+extension PageCache {
+    /// The executable `program` (a path, or a name on the PATH) and the shared libraries the
+    /// loader would map for it, as its dynamic loader lists them (`ld.so --list`, which maps the
+    /// objects and runs none of their code); the executable alone when it is statically linked
+    /// or cannot be read. Libraries it opens later with `dlopen` are not among them.
+    static func linkedFiles(of program: String) -> [String] {
+        guard let executable = Injectability.resolve(program) else { return [] }
+        guard let interpreter = interpreter(of: executable), FileManager.default.isExecutableFile(atPath: interpreter) else {
+            return [executable]
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: interpreter)
+        process.arguments = ["--list", executable]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return [executable] }
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        var files = [executable]
+        for line in String(decoding: output, as: UTF8.self).split(separator: "\n") {
+            // `libfoo.so.1 => /usr/lib/libfoo.so.1 (0x…)`, or `/lib64/ld-linux-x86-64.so.2 (0x…)`.
+            let target = line.range(of: "=> ").map { line[$0.upperBound...] } ?? line.drop { $0 == " " || $0 == "\t" }
+            guard target.hasPrefix("/"), let end = target.range(of: " (") else { continue }
+            // The path the kernel's maps show (`/lib` is often a link to `/usr/lib`).
+            let path = URL(fileURLWithPath: String(target[..<end.lowerBound])).resolvingSymlinksInPath().path
+            if !files.contains(path) { files.append(path) }
+        }
+        return files
+    }
+
+    /// The program interpreter (`PT_INTERP`) an ELF64 executable names, read from its first
+    /// pages; nil for a statically linked program or anything that is not ELF64.
+    static func interpreter(of path: String) -> String? {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? handle.close() }
+        guard let head = try? handle.read(upToCount: 65_536), head.count >= 64,
+            head.starts(with: [0x7f, 0x45, 0x4c, 0x46]), head[4] == 2, head[5] == 1
+        else { return nil }
+        func integer(_ offset: Int, _ size: Int) -> Int? {
+            guard offset >= 0, size <= 8, offset <= head.count - size else { return nil }
+            var value: UInt64 = 0
+            for index in (0..<size).reversed() { value = value << 8 | UInt64(head[head.startIndex + offset + index]) }
+            return value > UInt64(Int.max) ? nil : Int(value)
+        }
+        guard let table = integer(0x20, 8), let entrySize = integer(0x36, 2), let count = integer(0x38, 2), entrySize >= 56 else { return nil }
+        for index in 0..<count {
+            let (entry, overflow) = index.multipliedReportingOverflow(by: entrySize)
+            let (start, beyond) = table.addingReportingOverflow(entry)
+            guard !overflow, !beyond, let type = integer(start, 4) else { return nil }
+            guard type == 3 else { continue }  // PT_INTERP
+            guard let offset = integer(start + 8, 8), let size = integer(start + 32, 8), size > 1, size < 4096,
+                offset <= head.count - size
+            else { return nil }
+            let bytes = head[(head.startIndex + offset)..<(head.startIndex + offset + size - 1)]
+            return String(decoding: bytes, as: UTF8.self)
+        }
+        return nil
+    }
+}

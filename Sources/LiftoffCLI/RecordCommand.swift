@@ -39,7 +39,13 @@ struct RecordCommand: ParsableCommand {
             record.json says, for each run, which way it was recorded.
 
             With --baseline, the baseline and the command run interleaved (A B B A …) into \
-            OUT/base/ and OUT/head/, so drifts in machine load hit both alike. A run that \
+            OUT/base/ and OUT/head/, so drifts in machine load hit both alike.
+
+            --cache cold evicts, before every recorded run, the executable and every file its \
+            first warm-up mapped (its linked libraries, for a program the agent does not sample), \
+            without root, and keeps in record.json and the run's profile each file's size and \
+            what stayed in memory; --cache warm makes sure a warm-up ran first. liftoff compare \
+            refuses to compare sides recorded with different modes unless --allow-mixed-cache. A run that \
             crashes, exits non-zero or times out is recorded as failed and the others go on.
 
             Examples:
@@ -62,6 +68,11 @@ struct RecordCommand: ParsableCommand {
 
     @Option(name: .long, help: "The base command, as one string (words split like a shell's, without expansion).")
     var baseline: String?
+
+    @Option(
+        name: .long,
+        help: "The page cache each run starts with: as-is (the default), warm (at least one warm-up first) or cold (the files the first warm-up mapped are evicted before every run).")
+    var cache: CacheMode = .asIs
 
     @Flag(name: .long, help: "Print neither progress nor the summary (errors still show).")
     var quiet = false
@@ -127,13 +138,16 @@ struct RecordCommand: ParsableCommand {
             if (try? Injectability.check(side.command[0])) != nil { side.agent = try? ProfileCommand.agentLibrary() }
         }
         let progress = Progress(total: runs * sides.count, quiet: quiet)
-        warmup: for round in 0..<warmup {
+        // A cold or warm recording learns its files in a first warm-up.
+        let warmups = cache == .asIs ? warmup : max(warmup, 1)
+        warmup: for round in 0..<warmups {
             for side in order(sides, round: round) {
                 if ProcessRunner.interruption != 0 { break warmup }
-                progress.note("warm-up \(round + 1)/\(warmup)\(side.label)")
+                progress.note("warm-up \(round + 1)/\(warmups)\(side.label)")
                 let profile = side.folder.appendingPathComponent("runs/warmup.json")
                 _ = try? launch(side, log: side.folder.appendingPathComponent("runs/warmup.log"), profile: profile, pattern: pattern)
                 unlink(profile.path)
+                if round == 0, cache == .cold { side.cacheFiles = filesToEvict(side, agentLaunch: agentLaunch(side, profile: profile)) }
                 agentLaunch(side, profile: profile)?.cleanUp()
             }
         }
@@ -144,7 +158,8 @@ struct RecordCommand: ParsableCommand {
                 let stem = String(format: "runs/run-%03d", index)
                 // An interrupt that lands between the check above and the run's start ends the
                 // rounds as one before the check does: the finished runs are kept.
-                let recorded = Swift.Result { try recordRun(side, index: index, stem: stem, pattern: pattern) }
+                let cacheState = prepareCache(side)
+                let recorded = Swift.Result { try recordRun(side, index: index, stem: stem, pattern: pattern, cache: cacheState) }
                 if case .failure = recorded, ProcessRunner.interruption != 0 { break rounds }
                 let entry = try recorded.get()
                 try side.append(entry)
@@ -223,7 +238,9 @@ struct RecordCommand: ParsableCommand {
         return result
     }
 
-    private func recordRun(_ side: Side, index: Int, stem: String, pattern: NSRegularExpression?) throws -> RecordManifest.Run {
+    private func recordRun(
+        _ side: Side, index: Int, stem: String, pattern: NSRegularExpression?, cache: Profile.CacheState?
+    ) throws -> RecordManifest.Run {
         let profileURL = side.folder.appendingPathComponent(stem + ".json")
         let logName = stem + ".log"
         unlink(profileURL.path)  // a profile left from an earlier recording
@@ -232,7 +249,8 @@ struct RecordCommand: ParsableCommand {
         let readyMs = result.readyNs.map { Double($0) / 1e6 }
         side.lastTTFF = nil
         func failed(_ why: String) -> RecordManifest.Run {
-            RecordManifest.Run(index: index, profile: nil, log: logName, outcome: why, succeeded: false, exitMs: exitMs, readyMs: readyMs)
+            RecordManifest.Run(
+                index: index, profile: nil, log: logName, outcome: why, succeeded: false, exitMs: exitMs, readyMs: readyMs, cache: cache)
         }
         if result.outcome == .timedOut {
             let limit = "timed out after \(RecordCommand.seconds(watch.timeout))"
@@ -249,7 +267,8 @@ struct RecordCommand: ParsableCommand {
                     return failed("exited (\(result.outcome.description)) without a line matching --ready on \(watch.readyStream.phrase)")
                 }
                 do {
-                    let agentProfile = try agentLaunch.profile(rootProcessID: result.pid, readyNs: result.readyNs ?? result.exitNs)
+                    var agentProfile = try agentLaunch.profile(rootProcessID: result.pid, readyNs: result.readyNs ?? result.exitNs)
+                    agentProfile.cache = cache
                     try agentProfile.write(to: profileURL)
                     recordedBy = "agent"
                 } catch let error as AgentRecording.ReadError {
@@ -272,7 +291,12 @@ struct RecordCommand: ParsableCommand {
             }
             side.recordedBy = recordedBy
             do {
-                let profile = try Profile.load(from: profileURL)
+                var profile = try Profile.load(from: profileURL)
+                if let cache, profile.cache == nil {
+                    // A program that recorded itself does not know how its launch started.
+                    profile.cache = cache
+                    try profile.write(to: profileURL)
+                }
                 side.lastTTFF = profile.timeToFirstFrameNs.map { Double($0) / 1e6 }
                 side.measured.insert(.profile)
             } catch let error as ProfileError {
@@ -290,11 +314,11 @@ struct RecordCommand: ParsableCommand {
             side.measured.insert(result.readyNs != nil ? .ready : .exit)
             return RecordManifest.Run(
                 index: index, profile: nil, log: logName, outcome: result.outcome.description, succeeded: true,
-                exitMs: exitMs, readyMs: readyMs, counters: result.counters)
+                exitMs: exitMs, readyMs: readyMs, counters: result.counters, cache: cache)
         }
         return RecordManifest.Run(
             index: index, profile: stem + ".json", log: logName, outcome: result.outcome.description, succeeded: true,
-            exitMs: exitMs, readyMs: readyMs, recordedBy: recordedBy, counters: result.counters)
+            exitMs: exitMs, readyMs: readyMs, recordedBy: recordedBy, counters: result.counters, cache: cache)
     }
 
     private func summary(_ sides: [Side]) -> String {
@@ -315,6 +339,7 @@ struct RecordCommand: ParsableCommand {
                 "\(side.name.isEmpty ? "Recorded" : "\(side.name.capitalized):") \(set.profiles.count) runs of "
                     + "\(side.command.joined(separator: " ")) in \(side.folder.path)/" + (failed > 0 ? ", \(failed) failed" : "")
                     + (set.profiles.isEmpty ? "; none succeeded." : "; \(what):"))
+            if let state = side.lastCache { lines.append("  " + PageCache.sentence(state).replacingOccurrences(of: "before the launch", with: "before each run (the last shown)")) }
             let byAgent = side.manifest.runs.filter { $0.recordedBy == "agent" }.count
             let byProgram = side.manifest.runs.filter { $0.recordedBy == "program" }.count
             if byAgent + byProgram > 0 {
@@ -366,6 +391,10 @@ struct RecordCommand: ParsableCommand {
         var agent: String?
         /// Who recorded the runs so far: `program` or `agent`.
         var recordedBy: String?
+        /// The files evicted before each run, with `--cache cold`.
+        var cacheFiles: [String] = []
+        /// The page cache the last run started with, with `--cache cold`.
+        var lastCache: Profile.CacheState?
         private let journal: Int32
 
         init(name: String, command: [String], folder: URL) throws {

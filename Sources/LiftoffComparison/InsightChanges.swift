@@ -51,3 +51,56 @@ public struct InsightChange: Sendable, Equatable {
         return changes.sorted { ($0.headMedianMs - $0.baseMedianMs, $1.id) > ($1.headMedianMs - $1.baseMedianMs, $0.id) }
     }
 }
+
+extension InsightChange {
+    /// The id of the change a cold set compared with a warm one shows.
+    public static let coldPenaltyID = "cold-penalty"
+
+    /// What starting with the page cache emptied cost, when one side was recorded cold
+    /// (`record --cache cold`) and the other not: each side's median time to first frame (or
+    /// to ready) and, in the finding, how much more the cold side spent before `main`, read from
+    /// storage and waited for the disk after `main`. Nil unless exactly one side is cold.
+    public static func coldPenalty(base: RunSet, head: RunSet) -> InsightChange? {
+        let baseCold = base.cacheMode == "cold", headCold = head.cacheMode == "cold"
+        guard baseCold != headCold, !base.profiles.isEmpty, !head.profiles.isEmpty else { return nil }
+        let (cold, warm) = headCold ? (head, base) : (base, head)
+        func median(_ values: [Double]) -> Double? {
+            let finite = values.filter(\.isFinite)
+            return finite.isEmpty ? nil : Statistics.median(finite)
+        }
+        func ready(_ set: RunSet) -> Double? { median(set.profiles.compactMap { $0.timeToFirstFrameNs.map { Double($0) / 1e6 } }) }
+        func preMain(_ set: RunSet) -> Double? { median(set.profiles.compactMap { $0.phases.preMain.map { Double($0.durationNs) / 1e6 } }) }
+        func bytesRead(_ set: RunSet) -> Double? {
+            let counted = set.counters.compactMap { $0.map { Double($0.storageBytesRead) } }
+            return median(counted.isEmpty ? set.profiles.compactMap { $0.phases.preMain.map { Double($0.bytesRead) } } : counted)
+        }
+        func diskWaits(_ set: RunSet) -> Double? {
+            median(
+                set.profiles.map { profile in
+                    var ticks = 0
+                    for row in 0..<profile.samples.count where profile.samples.state[row] == .disk { ticks += profile.samples.ticks(row) }
+                    return Double(ticks) * Double(profile.samplingIntervalNs) / 1e6
+                })
+        }
+        guard let coldReady = ready(cold), let warmReady = ready(warm) else { return nil }
+        func ms(_ value: Double) -> String { String(format: "%.1f ms", value) }
+        var parts: [String] = []
+        if let coldPre = preMain(cold), let warmPre = preMain(warm) {
+            parts.append("before main \(ms(warmPre)) → \(ms(coldPre))")
+        }
+        if let coldBytes = bytesRead(cold), let warmBytes = bytesRead(warm) {
+            parts.append(String(format: "%.1f MB more read from storage", (coldBytes - warmBytes) / 1e6))
+        }
+        if let disk = diskWaits(cold), disk > 0 { parts.append("\(ms(disk)) of sampled disk waits") }
+        let ratio = warmReady > 0 ? String(format: ", %.2f× as long to ready", coldReady / warmReady) : ""
+        let finding =
+            "\(headCold ? "Head" : "Base") ran cold (its files evicted before each run) and \(headCold ? "base" : "head") \(warm.cacheMode)\(ratio)"
+            + (parts.isEmpty ? "" : ": " + parts.joined(separator: ", "))
+            + ". A static Swift runtime (-static-stdlib), stripped binaries and fewer libraries read less."
+        return InsightChange(
+            id: coldPenaltyID, title: "Cold penalty", baseMedianMs: headCold ? warmReady : coldReady,
+            headMedianMs: headCold ? coldReady : warmReady,
+            baseRuns: (baseCold ? base.profiles.count : 0, base.profiles.count),
+            headRuns: (headCold ? head.profiles.count : 0, head.profiles.count), finding: finding)
+    }
+}

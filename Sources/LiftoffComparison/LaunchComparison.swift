@@ -41,12 +41,15 @@ public struct LaunchComparison: Sendable {
     ///   - countThreshold: A change in counted instructions smaller than this share of base's
     ///     count is unchanged.
     ///   - demangle: Turns callgrind's names (Swift's are mangled) into readable ones.
-    /// - Throws: `RunSetError` when the sides were measured differently, a side has fewer than
+    ///   - allowMixedCache: Compare sides that started with different page caches (`record
+    ///     --cache`); a cold side against a warm one then shows the cold penalty.
+    /// - Throws: `RunSetError` when the sides were measured differently or started with
+    ///   different page caches (unless allowed), a side has fewer than
     ///   two successful runs, or a gated metric is missing.
     public init(
         base: RunSet, head: RunSet, groups: Set<MetricGroup> = [], gated: [String] = [RunSet.timeToFirstFrame],
         settings: ComparisonSettings = ComparisonSettings(), functionSpan: String? = nil, countThreshold: Double = 0.01,
-        demangle: (String) -> String = { $0 }
+        demangle: (String) -> String = { $0 }, allowMixedCache: Bool = false
     ) throws {
         for (name, set) in [("base", base), ("head", head)] where set.profiles.isEmpty {
             throw RunSetError(
@@ -57,6 +60,12 @@ public struct LaunchComparison: Sendable {
             throw RunSetError(
                 "The base runs were measured by \(LaunchComparison.measureName(base.measure)) and the head runs by "
                     + "\(LaunchComparison.measureName(head.measure)), so they cannot be compared.")
+        }
+        if base.cacheMode != head.cacheMode, !allowMixedCache {
+            throw RunSetError(
+                "The base runs started with the page cache \(base.cacheMode) and the head runs \(head.cacheMode), so they do not compare: "
+                    + "a cold launch reads its files from storage. Record both with the same --cache, or pass --allow-mixed-cache "
+                    + "to compare them anyway and see the cold penalty.")
         }
         if base.isCounted, head.isCounted {
             instructions = InstructionComparison(
@@ -115,6 +124,7 @@ public struct LaunchComparison: Sendable {
             comparisons.append(MetricComparison(metric: name, base: baseValues, head: values, settings: settings))
         }
         insights = InsightChange.between(base: base.profiles, head: head.profiles)
+        if let penalty = InsightChange.coldPenalty(base: base, head: head) { insights.insert(penalty, at: 0) }
         functions = FunctionComparison(
             base: base.profiles, head: head.profiles, span: functionSpan, falseDiscoveryRate: settings.falseDiscoveryRate,
             threshold: settings.threshold)

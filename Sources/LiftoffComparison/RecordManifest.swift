@@ -31,12 +31,16 @@ public struct RecordManifest: Codable, Sendable, Equatable {
         /// What the run spent by the kernel's counts (to its ready line, or to its exit); absent
         /// when they could not be read, and in folders recorded before they were kept.
         public var counters: RunCounters?
+        /// The page cache the run started with (`record --cache`): the mode and, for `cold`,
+        /// each file evicted and how much of it stayed; absent for `as-is`.
+        public var cache: Profile.CacheState?
 
         /// Creates a run entry.
         public init(
             index: Int, profile: String?, log: String, outcome: String, succeeded: Bool, exitMs: Double, readyMs: Double?,
-            recordedBy: String? = nil, counters: RunCounters? = nil
+            recordedBy: String? = nil, counters: RunCounters? = nil, cache: Profile.CacheState? = nil
         ) {
+            self.cache = cache
             self.recordedBy = recordedBy
             self.counters = counters
             self.index = index
@@ -173,6 +177,24 @@ public struct RecordManifest: Codable, Sendable, Equatable {
             json.field("voluntarySwitches", Int(clamping: counters.voluntarySwitches))
             json.field("involuntarySwitches", Int(clamping: counters.involuntarySwitches))
             json.raw("}")
+        }
+        if let cache = run.cache {
+            json.nextKey("cache")
+            json.raw("{")
+            json.key("mode")
+            json.string(cache.mode)
+            json.nextKey("files")
+            json.raw("[")
+            for (position, file) in cache.files.enumerated() {
+                json.raw(position == 0 ? "{" : ",{")
+                json.key("path")
+                json.string(file.path)
+                json.field("sizeBytes", Int(clamping: file.sizeBytes))
+                if let resident = file.residentBytes { json.field("residentBytes", Int(clamping: resident)) }
+                if let keptBy = file.keptBy { json.field("keptBy", keptBy) }
+                json.raw("}")
+            }
+            json.raw("]}")
         }
         json.raw("}")
     }

@@ -41,6 +41,13 @@ public struct RunSet: Sendable {
     /// Whether any run was counted.
     public var isCounted: Bool { !countedFiles.isEmpty }
 
+    /// The page cache the runs started with: `cold`, `warm` or `as-is` (`record --cache`; a
+    /// profile that does not say is `as-is`), or `mixed` when the runs differ.
+    public var cacheMode: String {
+        let modes = Set(profiles.map { $0.cache?.mode ?? "as-is" })
+        return modes.count == 1 ? modes.first ?? "as-is" : modes.isEmpty ? "as-is" : "mixed"
+    }
+
     /// The counted runs' instructions, each read from its callgrind files.
     /// - Throws: `RunSetError` naming a file that is missing or not callgrind's.
     public func counts() throws -> [CallgrindCounts] {
@@ -105,12 +112,16 @@ public struct RunSet: Sendable {
                 counters.append(run.counters)
                 if run.profile != nil, let result = loaded.next() {
                     do {
-                        profiles.append(try result.get())
+                        var profile = try result.get()
+                        if profile.cache == nil { profile.cache = run.cache }
+                        profiles.append(profile)
                     } catch let error as ProfileError {
                         throw RunSetError(error.message)
                     }
                 } else {
-                    profiles.append(try timedProfile(run, command: manifest.command, source: url.path))
+                    var profile = try timedProfile(run, command: manifest.command, source: url.path)
+                    profile.cache = run.cache
+                    profiles.append(profile)
                 }
             }
             var set = RunSet(folder: url, profiles: profiles, failedRuns: failed, measure: manifest.measure)

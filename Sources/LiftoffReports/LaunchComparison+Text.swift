@@ -213,7 +213,8 @@ extension LaunchComparison {
 
     /// `0.0 ms → 200.0 ms, appeared in 5 of 5 head runs` or `… grew, in 5 of 5 head runs`.
     static func insightChange(_ change: InsightChange) -> String {
-        "\(ms(change.baseMedianMs)) → \(ms(change.headMedianMs)) median, "
+        if change.id == InsightChange.coldPenaltyID { return "time to ready \(ms(change.baseMedianMs)) → \(ms(change.headMedianMs)) median" }
+        return "\(ms(change.baseMedianMs)) → \(ms(change.headMedianMs)) median, "
             + "\(change.appeared ? "appeared" : "grew"), in \(change.headRuns.fired) of \(change.headRuns.of) head runs"
     }
 

@@ -139,6 +139,14 @@ enum AgentPrograms {
         try #require(result.status == 0, "\(compiler) failed: \(result.output)")
         return output
     }
+
+    /// A C program `name` (`main`) linked with the shared library `library` (`librarySource`),
+    /// found by its run path; the program's path.
+    static func programWithLibrary(_ name: String, main: String, library: String, librarySource: String) throws -> String {
+        let built = try build(library, source: librarySource, ext: "c", compiler: "/usr/bin/cc", ["-shared", "-fPIC", "-O1"])
+        let folder = URL(fileURLWithPath: built).deletingLastPathComponent().path
+        return try build(name, source: main, ext: "c", compiler: "/usr/bin/cc", ["-O1", built, "-Wl,-rpath,\(folder)"])
+    }
 }
 
 /// Holds the process state: its tests count samples, which other suites loading the cores would thin.

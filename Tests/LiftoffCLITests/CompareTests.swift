@@ -123,6 +123,45 @@ struct CompareCommandTests {
         #expect(try exitCode(["compare", profiles.path, try runFolder(noisy(100, seed: 5)).path, "--gate", "pre-main"]) == 0)
     }
 
+    @Test("sides recorded with different --cache modes are refused; --allow-mixed-cache compares them and names the cold penalty")
+    func mixedCache() throws {
+        func folder(_ mode: String, readyMs: Double, bytesRead: UInt64) throws -> URL {
+            let folder = temporaryFolder()
+            let files = mode == "cold" ? [Profile.CachedFile(path: "/srv/app", sizeBytes: 9_000_000, residentBytes: 0)] : []
+            let manifest = RecordManifest(
+                command: ["app"], measure: .ready,
+                runs: (1...6).map {
+                    RecordManifest.Run(
+                        index: $0, profile: nil, log: "l", outcome: "exit status 0", succeeded: true, exitMs: readyMs + Double($0),
+                        readyMs: readyMs + Double($0), counters: RunCounters(storageBytesRead: bytesRead),
+                        cache: Profile.CacheState(mode: mode, files: files))
+                })
+            try manifest.jsonData().write(to: folder.appendingPathComponent("record.json"))
+            return folder
+        }
+        let warm = try folder("warm", readyMs: 40, bytesRead: 0)
+        let cold = try folder("cold", readyMs: 120, bytesRead: 9_000_000)
+        // Each run's page cache survives record.json.
+        let set = try RunSet.load(cold.path)
+        #expect(set.cacheMode == "cold")
+        #expect(set.profiles.first?.cache?.files.first?.residentBytes == 0)
+
+        var refused = try LiftoffCommand.parseAsRoot(["compare", warm.path, cold.path])
+        let error = #expect(throws: CLIError.self) { try refused.run() }
+        #expect(error?.description.contains("page cache warm and the head runs cold") == true, "\(String(describing: error))")
+        #expect(error?.description.contains("--allow-mixed-cache") == true)
+
+        let comparison = try LaunchComparison(base: try RunSet.load(warm.path), head: set, gated: [RunSet.timeToReady], allowMixedCache: true)
+        let penalty = try #require(comparison.insights.first, "\(comparison.insights)")
+        #expect(penalty.id == "cold-penalty")
+        #expect(penalty.baseMedianMs < 50 && penalty.headMedianMs > 110)
+        #expect(penalty.finding.hasPrefix("Head ran cold") && penalty.finding.contains("9.0 MB more read from storage"), "\(penalty.finding)")
+        #expect(comparison.text().contains("cold-penalty: time to ready"))
+        // The same sides as-is on both: no penalty.
+        let plain = try LaunchComparison(base: try RunSet.load(try runFolder(noisy(40)).path), head: try RunSet.load(try runFolder(noisy(40, seed: 3)).path))
+        #expect(!plain.insights.contains { $0.id == "cold-penalty" })
+    }
+
     @Test("a folder of demo reports compares on its profile and passes over the other JSON files")
     func demoFolder() throws {
         let folder = try runFolder([100, 101, 99])

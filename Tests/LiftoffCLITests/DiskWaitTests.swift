@@ -1,5 +1,6 @@
 import Foundation
 import LiftoffAnalysis
+import LiftoffComparison
 import LiftoffProfile
 import LiftoffTestSupport
 import Testing
@@ -185,5 +186,63 @@ struct DiskWaitTests {
         #expect(try #require(profile.phases.preMain).bytesRead > 0, "cold: the program's files are read from storage before main")
         let line = try #require(summary.split(separator: "\n").first { $0.hasPrefix("Cache: cold: ") }, "\(summary)")
         #expect(line.contains("libc.so.6") && !line.contains("libslowinit40.so"), "only what stayed is named: \(line)")
+    }
+
+    /// A program whose library holds 8 MB of read-only data that `touch_data` reads a byte of
+    /// per page.
+    static func bigDataProgram() throws -> String {
+        let values = (0..<2048).map { String($0 * 7 % 251) }.joined(separator: ",")
+        return try AgentPrograms.programWithLibrary(
+            "bigdata", main: "#include <stdio.h>\nunsigned long touch_data(void);\nint main(void) { printf(\"%lu\\n\", touch_data()); return 0; }\n",
+            library: "libbigdata.so",
+            librarySource: """
+                #include <stddef.h>
+                static const unsigned char data[8 << 20] = {\(values)};
+                __attribute__((noinline)) unsigned long touch_data(void) {
+                    unsigned long sum = 0;
+                    for (size_t i = 0; i < sizeof data; i += 4096) sum += ((volatile const unsigned char *)data)[i];
+                    return sum;
+                }
+                """)
+    }
+
+    @Test("record --cache cold evicts before every run of base and head and keeps each run's residency; compare refuses a warm set against it unless --allow-mixed-cache, which names the cold penalty")
+    func recordCold() throws {
+        let program = try DiskWaitTests.bigDataProgram()
+        let library = URL(fileURLWithPath: program).deletingLastPathComponent().appendingPathComponent("libbigdata.so").path
+        let cold = temporaryFolder()
+        let recorded = try BuiltTool.find().run(["record", "--runs", "3", "--cache", "cold", "--out", cold.path, "--baseline", program, "--", program])
+        #expect(recorded.status == 0, "\(recorded.stdout)\(recorded.stderr)")
+        #expect(recorded.stdout.contains("evicted before each run"), "\(recorded.stdout)")
+        for side in ["base", "head"] {
+            let folder = cold.appendingPathComponent(side)
+            let manifest = try JSONDecoder().decode(RecordManifest.self, from: Data(contentsOf: folder.appendingPathComponent("record.json")))
+            #expect(manifest.runs.count == 3 && manifest.runs.allSatisfy(\.succeeded), "\(manifest.runs.map(\.outcome))")
+            for run in manifest.runs {
+                let cache = try #require(run.cache, "run \(run.index) of \(side) keeps its page cache")
+                #expect(cache.mode == "cold")
+                for path in [program, library] {
+                    let file = try #require(cache.files.first { $0.path == path }, "\(path) is evicted: \(cache.files.map(\.path))")
+                    #expect(file.residentBytes == 0, "run \(run.index) of \(side): \(file)")
+                }
+                let profile = try Profile.load(from: folder.appendingPathComponent(try #require(run.profile)))
+                #expect(profile.cache == cache, "the run's profile says how it started")
+                // Every run read the library's data from storage, not only the first.
+                #expect((run.counters?.storageBytesRead ?? 0) >= 4_000_000, "run \(run.index) of \(side): \(String(describing: run.counters))")
+            }
+        }
+        let warm = temporaryFolder()
+        let warmRecorded = try BuiltTool.find().run(["record", "--runs", "3", "--cache", "warm", "--out", warm.path, "--", program])
+        #expect(warmRecorded.status == 0, "\(warmRecorded.stdout)\(warmRecorded.stderr)")
+        let head = cold.appendingPathComponent("head").path
+        let refused = try BuiltTool.find().run(["compare", warm.path, head])
+        #expect(refused.status == 1 && refused.stderr.contains("--allow-mixed-cache"), "\(refused.stdout)\(refused.stderr)")
+        let mixed = try BuiltTool.find().run(["compare", warm.path, head, "--allow-mixed-cache", "--inconclusive", "pass", "--format", "json"])
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(mixed.stdout.utf8)) as? [String: Any], "\(mixed.stdout)\(mixed.stderr)")
+        let insights = try #require(json["insights"] as? [[String: Any]])
+        let penalty = try #require(insights.first { $0["id"] as? String == "cold-penalty" }, "\(insights)")
+        let finding = try #require(penalty["finding"] as? String)
+        let read = try #require(finding.firstMatch(of: /([0-9.]+) MB more read from storage/).flatMap { Double($0.1) }, "\(finding)")
+        #expect(read >= 4, "\(finding)")
     }
 }

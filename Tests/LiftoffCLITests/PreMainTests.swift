@@ -9,20 +9,17 @@ import Testing
 struct PreMainTests {
     /// A shared library whose static initializer sleeps `milliseconds` and a program linked to it.
     static func programWithSlowInitializer(milliseconds: Int) throws -> String {
-        let library = try AgentPrograms.build(
-            "libslowinit\(milliseconds).so",
-            source: """
+        try AgentPrograms.programWithLibrary(
+            "slowinit\(milliseconds)", main: "int slow_value(void);\nint main(void) { return slow_value() == 42 ? 0 : 1; }\n",
+            library: "libslowinit\(milliseconds).so",
+            librarySource: """
                 #include <time.h>
                 __attribute__((constructor)) static void slow_init(void) {
                     struct timespec pause = {0, \(milliseconds) * 1000000L};
                     nanosleep(&pause, 0);
                 }
                 int slow_value(void) { return 42; }
-                """, ext: "c", compiler: "/usr/bin/cc", ["-shared", "-fPIC", "-O1"])
-        let folder = URL(fileURLWithPath: library).deletingLastPathComponent().path
-        return try AgentPrograms.build(
-            "slowinit\(milliseconds)", source: "int slow_value(void);\nint main(void) { return slow_value() == 42 ? 0 : 1; }\n",
-            ext: "c", compiler: "/usr/bin/cc", ["-O1", library, "-Wl,-rpath,\(folder)"])
+                """)
     }
 
     @Test("a library's 40 ms initializer is pre-main time spent blocked; the parts add up to the time before main")
