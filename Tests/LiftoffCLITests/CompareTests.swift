@@ -54,6 +54,23 @@ func noisy(_ center: Double, count: Int = 20, spread: Double = 5, seed: UInt64 =
     }
 }
 
+/// A folder `record --cache MODE` could have written: six timed runs of about `readyMs`, each
+/// reading `bytesRead` from storage; a cold one evicted a 9 MB executable first.
+func cacheRunFolder(_ mode: String, readyMs: Double, bytesRead: UInt64) throws -> URL {
+    let folder = temporaryFolder()
+    let files = mode == "cold" ? [Profile.CachedFile(path: "/srv/app", sizeBytes: 9_000_000, residentBytes: 0)] : []
+    let manifest = RecordManifest(
+        command: ["app"], measure: .ready,
+        runs: (1...6).map {
+            RecordManifest.Run(
+                index: $0, profile: nil, log: "l", outcome: "exit status 0", succeeded: true, exitMs: readyMs + Double($0),
+                readyMs: readyMs + Double($0), counters: RunCounters(storageBytesRead: bytesRead),
+                cache: Profile.CacheState(mode: mode, files: files))
+        })
+    try manifest.jsonData().write(to: folder.appendingPathComponent("record.json"))
+    return folder
+}
+
 /// Runs a command in-process and returns its exit code (0 when it returned normally).
 func exitCode(_ arguments: [String]) throws -> Int32 {
     var command = try LiftoffCommand.parseAsRoot(arguments)
@@ -125,22 +142,8 @@ struct CompareCommandTests {
 
     @Test("sides recorded with different --cache modes are refused; --allow-mixed-cache compares them and names the cold penalty")
     func mixedCache() throws {
-        func folder(_ mode: String, readyMs: Double, bytesRead: UInt64) throws -> URL {
-            let folder = temporaryFolder()
-            let files = mode == "cold" ? [Profile.CachedFile(path: "/srv/app", sizeBytes: 9_000_000, residentBytes: 0)] : []
-            let manifest = RecordManifest(
-                command: ["app"], measure: .ready,
-                runs: (1...6).map {
-                    RecordManifest.Run(
-                        index: $0, profile: nil, log: "l", outcome: "exit status 0", succeeded: true, exitMs: readyMs + Double($0),
-                        readyMs: readyMs + Double($0), counters: RunCounters(storageBytesRead: bytesRead),
-                        cache: Profile.CacheState(mode: mode, files: files))
-                })
-            try manifest.jsonData().write(to: folder.appendingPathComponent("record.json"))
-            return folder
-        }
-        let warm = try folder("warm", readyMs: 40, bytesRead: 0)
-        let cold = try folder("cold", readyMs: 120, bytesRead: 9_000_000)
+        let warm = try cacheRunFolder("warm", readyMs: 40, bytesRead: 0)
+        let cold = try cacheRunFolder("cold", readyMs: 120, bytesRead: 9_000_000)
         // Each run's page cache survives record.json.
         let set = try RunSet.load(cold.path)
         #expect(set.cacheMode == "cold")

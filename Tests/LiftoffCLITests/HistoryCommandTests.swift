@@ -33,6 +33,22 @@ struct HistoryCommandTests {
         #expect(entry.environment.cores > 0 && !entry.environment.cpu.isEmpty)
     }
 
+    @Test("history add labels an entry with the page cache its runs were recorded with, and refuses a --cache that contradicts them")
+    func cacheLabel() throws {
+        let cold = try cacheRunFolder("cold", readyMs: 120, bytesRead: 9_000_000)
+        let store = temporaryFolder().appendingPathComponent("history")
+        let tool = try BuiltTool.find()
+        let added = try tool.run(["history", "add", cold.path, "--commit", "c1", "--store", store.path])
+        #expect(added.status == 0, "\(added.stderr)")
+        let name = try #require(try FileManager.default.contentsOfDirectory(atPath: store.path).first)
+        let entry = try HistoryEntry.decode(try Data(contentsOf: store.appendingPathComponent(name)), source: name)
+        #expect(entry.environment.cache == "cold")
+        let contradicted = try tool.run(["history", "add", cold.path, "--commit", "c2", "--cache", "warm", "--store", store.path])
+        #expect(contradicted.status == 1 && contradicted.stderr.contains("recorded with --cache cold"), "\(contradicted.stderr)")
+        let unlabelled = try tool.run(["history", "add", try runFolder([50, 51]).path, "--commit", "c3", "--cache", "cold", "--store", store.path])
+        #expect(unlabelled.status == 0, "runs that do not say take the label given: \(unlabelled.stderr)")
+    }
+
     @Test("history analyze names the commit and function of a step, gates with --fail-on-change, and reads JSON and Markdown")
     func analyze() throws {
         let store = temporaryFolder()
