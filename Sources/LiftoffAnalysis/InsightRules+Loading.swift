@@ -99,7 +99,13 @@ struct DiskReadsRule: InsightRule {
             let place = evidence.stacks.first?.programFrame.map { ", most in \($0)" } ?? ""
             parts.append("\(LaunchWindow.ms(after)) after it on \(launch.launchesOnMainThread ? "the main thread" : "the launch's thread")\(place)")
         }
-        let finding = "The launch waited \(LaunchWindow.ms(cost)) for the disk: " + parts.joined(separator: " and ") + "."
+        var finding = "The launch waited \(LaunchWindow.ms(cost)) for the disk: " + parts.joined(separator: " and ") + "."
+        // A cold launch (`--cache cold`) knows what it read of each file it started without.
+        if let read = launch.profile.cache?.filesRead, !read.isEmpty {
+            let names = read.prefix(4).map { "\($0.path.split(separator: "/").last.map(String.init) ?? $0.path) \(PreMainRule.bytes($0.readBytes ?? 0))" }
+            finding += " It read " + names.joined(separator: ", ") + (read.count > 4 ? ", …" : "") + "."
+            for file in read.prefix(12) { evidence.notes.append("Read \(PreMainRule.bytes(file.readBytes ?? 0)) of \(file.path).") }
+        }
         return insight(launch, finding: finding, costNs: cost, thresholdNs: thresholdNs, evidence: evidence)
     }
 }

@@ -52,6 +52,21 @@ enum PageCache {
         return files
     }
 
+    /// `state` once its run has ended: each file whose residency is known gets what the run read
+    /// of it from storage, how much more of it is in memory now than when the run began.
+    static func afterRun(_ state: Profile.CacheState) -> Profile.CacheState {
+        var state = state
+        for index in state.files.indices {
+            guard let before = state.files[index].residentBytes else { continue }
+            let fd = open(state.files[index].path, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { continue }
+            defer { close(fd) }
+            guard let (_, now) = residency(fd), let now else { continue }
+            state.files[index].readBytes = now > before ? now - before : 0
+        }
+        return state
+    }
+
     /// The size of the open file `fd` and how many of its bytes are in memory, nil when the
     /// kernel cannot tell; nil for a file that cannot be stat'ed or mapped.
     static func residency(_ fd: Int32) -> (size: UInt64, resident: UInt64?)? {
@@ -139,6 +154,19 @@ enum PageCache {
             return "\(name) \(mb(file.residentBytes ?? 0))" + (file.keptBy.map { " (\($0))" } ?? "")
         }.joined(separator: ", ")
         return line + (stayed.count > 3 ? ", …" : "") + unknownPart + "."
+    }
+
+    /// One sentence on what a cold run read of its files, or nil when it read none (or could not tell).
+    static func readSentence(_ state: Profile.CacheState) -> String? {
+        let read = state.filesRead
+        guard !read.isEmpty else { return nil }
+        func mb(_ bytes: UInt64) -> String {
+            bytes < 1_000_000 ? "\((bytes + 999) / 1000) kB" : String(format: "%.1f MB", Double(bytes) / 1e6)
+        }
+        let total = read.reduce(0) { $0 &+ ($1.readBytes ?? 0) }
+        return "Read from storage during the run: \(mb(total)) of \(read.count) file\(read.count == 1 ? "" : "s"): "
+            + read.prefix(4).map { "\(URL(fileURLWithPath: $0.path).lastPathComponent) \(mb($0.readBytes ?? 0))" }.joined(separator: ", ")
+            + (read.count > 4 ? ", …" : "") + "."
     }
 }
 

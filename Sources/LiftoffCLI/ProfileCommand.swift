@@ -108,8 +108,9 @@ struct ProfileCommand: ParsableCommand {
         runner.passesOutputThrough = true
         ProcessRunner.forwardInterrupts()
         ProcessRunner.adoptOrphans()
-        let cacheState = try prepareCache(agent: agent, folder: folder, environment: environment)
+        let cacheBefore = try prepareCache(agent: agent, folder: folder, environment: environment)
         let result = try runner.run(launchVariable: ProfileRecorder.launchTimeVariable)
+        let cacheState = cacheBefore.map(PageCache.afterRun)
         let readyNs = result.outcome == .timedOut ? nil : result.readyNs
         var profile: Profile
         if let ownProfile = try? Profile.load(from: own) {
@@ -151,7 +152,9 @@ struct ProfileCommand: ParsableCommand {
             DemoCommand.summary(profile, result: nil, folder: folder.path),
         ]
         var shown = lines
-        if let cacheState, cacheState.mode == CacheMode.cold.rawValue { shown.insert(PageCache.sentence(cacheState), at: 1) }
+        if let cacheState, cacheState.mode == CacheMode.cold.rawValue {
+            shown.insert(contentsOf: [PageCache.sentence(cacheState), PageCache.readSentence(cacheState)].compactMap { $0 }, at: 1)
+        }
         if !result.stoppedDaemons.isEmpty {
             let list = result.stoppedDaemons.joined(separator: ", ")
             let one = result.stoppedDaemons.count == 1

@@ -23,9 +23,7 @@ extension RecordCommand {
         case .asIs: return nil
         case .warm: return Profile.CacheState(mode: CacheMode.warm.rawValue)
         case .cold:
-            let state = Profile.CacheState(mode: CacheMode.cold.rawValue, files: PageCache.evict(side.cacheFiles))
-            side.lastCache = state
-            return state
+            return Profile.CacheState(mode: CacheMode.cold.rawValue, files: PageCache.evict(side.cacheFiles))
         }
     }
 }

@@ -239,12 +239,14 @@ struct RecordCommand: ParsableCommand {
     }
 
     private func recordRun(
-        _ side: Side, index: Int, stem: String, pattern: NSRegularExpression?, cache: Profile.CacheState?
+        _ side: Side, index: Int, stem: String, pattern: NSRegularExpression?, cache cacheBefore: Profile.CacheState?
     ) throws -> RecordManifest.Run {
         let profileURL = side.folder.appendingPathComponent(stem + ".json")
         let logName = stem + ".log"
         unlink(profileURL.path)  // a profile left from an earlier recording
         let result = try launch(side, log: side.folder.appendingPathComponent(logName), profile: profileURL, pattern: pattern)
+        let cache = cacheBefore.map(PageCache.afterRun)
+        if cache?.mode == CacheMode.cold.rawValue { side.lastCache = cache }
         let exitMs = Double(result.exitNs) / 1e6
         let readyMs = result.readyNs.map { Double($0) / 1e6 }
         side.lastTTFF = nil
@@ -339,7 +341,10 @@ struct RecordCommand: ParsableCommand {
                 "\(side.name.isEmpty ? "Recorded" : "\(side.name.capitalized):") \(set.profiles.count) runs of "
                     + "\(side.command.joined(separator: " ")) in \(side.folder.path)/" + (failed > 0 ? ", \(failed) failed" : "")
                     + (set.profiles.isEmpty ? "; none succeeded." : "; \(what):"))
-            if let state = side.lastCache { lines.append("  " + PageCache.sentence(state).replacingOccurrences(of: "before the launch", with: "before each run (the last shown)")) }
+            if let state = side.lastCache {
+                lines.append("  " + PageCache.sentence(state).replacingOccurrences(of: "before the launch", with: "before each run (the last shown)"))
+                if let read = PageCache.readSentence(state) { lines.append("  " + read.replacingOccurrences(of: "during the run", with: "during the last run")) }
+            }
             let byAgent = side.manifest.runs.filter { $0.recordedBy == "agent" }.count
             let byProgram = side.manifest.runs.filter { $0.recordedBy == "program" }.count
             if byAgent + byProgram > 0 {

@@ -192,6 +192,7 @@ public struct RecordManifest: Codable, Sendable, Equatable {
                 json.field("sizeBytes", Int(clamping: file.sizeBytes))
                 if let resident = file.residentBytes { json.field("residentBytes", Int(clamping: resident)) }
                 if let keptBy = file.keptBy { json.field("keptBy", keptBy) }
+                if let read = file.readBytes { json.field("readBytes", Int(clamping: read)) }
                 json.raw("}")
             }
             json.raw("]}")

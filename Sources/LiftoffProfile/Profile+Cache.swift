@@ -19,6 +19,10 @@ extension Profile {
         public var residentBytes: UInt64 { files.reduce(0) { $0 &+ ($1.residentBytes ?? 0) } }
         /// The files whose residency could not be read.
         public var unknownFiles: [CachedFile] { files.filter { $0.residentBytes == nil } }
+        /// The files the launch read from storage, the most first.
+        public var filesRead: [CachedFile] {
+            files.filter { ($0.readBytes ?? 0) > 0 }.sorted { ($0.readBytes ?? 0, $1.path) > ($1.readBytes ?? 0, $0.path) }
+        }
         /// Bytes of the evicted files.
         public var sizeBytes: UInt64 { files.reduce(0) { $0 &+ $1.sizeBytes } }
     }
@@ -36,9 +40,14 @@ extension Profile {
         /// Why it could not be evicted, when some of it stayed: the processes that keep it mapped
         /// (`python3 (1234)`), or that its file system keeps files in memory (tmpfs).
         public var keptBy: String?
+        /// How much more of it was in memory when the run ended than when it began: what the
+        /// launch, with the kernel's read-ahead, read of it from storage. Absent when its
+        /// residency is unknown, and in profiles written before it was kept.
+        public var readBytes: UInt64?
 
         /// Creates a file's record.
-        public init(path: String, sizeBytes: UInt64, residentBytes: UInt64?, keptBy: String? = nil) {
+        public init(path: String, sizeBytes: UInt64, residentBytes: UInt64?, keptBy: String? = nil, readBytes: UInt64? = nil) {
+            self.readBytes = readBytes
             self.path = path
             self.sizeBytes = sizeBytes
             self.residentBytes = residentBytes

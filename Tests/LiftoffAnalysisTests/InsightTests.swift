@@ -142,6 +142,20 @@ struct InsightTests {
         #expect(found.evidence.notes.contains("worker (2) waited 5 ms for the disk after main."), "\(found.evidence.notes)")
         let preMain = try #require(Insights.of(profile).first { $0.id == "pre-main" })
         #expect(preMain.finding.contains("while it read 62.4 MB from storage"), "\(preMain.finding)")
+        #expect(!found.finding.contains("It read"), "no file is named when the launch did not evict its files")
+
+        // Launched with --cache cold: the files it read, the most first.
+        profile.cache = Profile.CacheState(
+            mode: "cold",
+            files: [
+                Profile.CachedFile(path: "/usr/lib/libicudata.so.72", sizeBytes: 31_000_000, residentBytes: 0, readBytes: 30_100_000),
+                Profile.CachedFile(path: "/srv/app/App", sizeBytes: 9_000_000, residentBytes: 0, readBytes: 4_200_000),
+                Profile.CachedFile(path: "/usr/lib/libc.so.6", sizeBytes: 1_900_000, residentBytes: 1_900_000, readBytes: 0),
+                Profile.CachedFile(path: "/opt/lib/unknown.so", sizeBytes: 1_000_000, residentBytes: nil),
+            ])
+        let named = try #require(Insights.of(profile).first { $0.id == "disk-reads" })
+        #expect(named.finding.hasSuffix(" It read libicudata.so.72 30.1 MB, App 4.2 MB."), "\(named.finding)")
+        #expect(named.evidence.notes.contains("Read 30.1 MB of /usr/lib/libicudata.so.72."), "\(named.evidence.notes)")
     }
 
     @Test("what the runtime knows becomes insights too: deferrable tasks and violations")

@@ -156,8 +156,11 @@ struct DiskWaitTests {
         let byPath = Dictionary(cache.files.map { ($0.path, $0) }, uniquingKeysWith: { first, _ in first })
         let own = try #require(byPath[program], "\(cache.files.map(\.path))")
         #expect(own.sizeBytes > 0 && own.residentBytes == 0, "its own file: evicted, and mincore says so truthfully: \(own)")
+        #expect((own.readBytes ?? 0) > 0, "and what the launch read of it: \(own)")
         let rootOwned = try #require(byPath[library], "\(cache.files.map(\.path))")
-        #expect(rootOwned.residentBytes == nil, "root's file: mincore would answer 'all in memory', so it is unknown: \(rootOwned)")
+        #expect(
+            rootOwned.residentBytes == nil && rootOwned.readBytes == nil,
+            "root's file: mincore would answer 'all in memory', so it is unknown: \(rootOwned)")
         let libc = try #require(cache.files.first { $0.path.hasSuffix("/libc.so.6") })
         #expect(libc.residentBytes == nil && (libc.keptBy ?? "").contains("liftoff itself"), "\(libc)")
         let line = try #require(cold.output.split(separator: "\n").first { $0.hasPrefix("Cache: cold: ") }, "\(cold.output)")
@@ -178,6 +181,7 @@ struct DiskWaitTests {
         for path in [program, library] {
             let file = try #require(byPath[path], "\(path) was evicted: \(cache.files.map(\.path))")
             #expect(file.sizeBytes > 0 && file.residentBytes == 0, "nobody else maps it, so none of it stayed: \(file)")
+            #expect((file.readBytes ?? 0) > 0, "the launch read it from storage: \(file)")
         }
         // The C library is mapped by every process: its pages stay, and the report says who keeps them.
         let libc = try #require(cache.files.first { $0.path.hasSuffix("/libc.so.6") })
@@ -214,6 +218,7 @@ struct DiskWaitTests {
         let recorded = try BuiltTool.find().run(["record", "--runs", "3", "--cache", "cold", "--out", cold.path, "--baseline", program, "--", program])
         #expect(recorded.status == 0, "\(recorded.stdout)\(recorded.stderr)")
         #expect(recorded.stdout.contains("evicted before each run"), "\(recorded.stdout)")
+        #expect(recorded.stdout.contains("Read from storage during the last run: "), "\(recorded.stdout)")
         for side in ["base", "head"] {
             let folder = cold.appendingPathComponent(side)
             let manifest = try JSONDecoder().decode(RecordManifest.self, from: Data(contentsOf: folder.appendingPathComponent("record.json")))
@@ -225,6 +230,8 @@ struct DiskWaitTests {
                     let file = try #require(cache.files.first { $0.path == path }, "\(path) is evicted: \(cache.files.map(\.path))")
                     #expect(file.residentBytes == 0, "run \(run.index) of \(side): \(file)")
                 }
+                let read = try #require(cache.files.first { $0.path == library }?.readBytes, "run \(run.index) of \(side)")
+                #expect(read >= 4_000_000, "run \(run.index) of \(side) read the library's data: \(read) bytes")
                 let profile = try Profile.load(from: folder.appendingPathComponent(try #require(run.profile)))
                 #expect(profile.cache == cache, "the run's profile says how it started")
                 // Every run read the library's data from storage, not only the first.
