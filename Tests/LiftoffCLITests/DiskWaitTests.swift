@@ -170,6 +170,24 @@ struct DiskWaitTests {
         #expect(try #require(profile.phases.preMain).bytesRead > 0, "\(String(describing: profile.phases.preMain))")
     }
 
+    @Test("--cache cold on a program on tmpfs says its file system keeps it in memory, and runs as-is")
+    func coldOnTmpfs() throws {
+        let built = try PreMainTests.programWithSlowInitializer(milliseconds: 40)
+        let folder = URL(fileURLWithPath: "/dev/shm/liftoff-tmpfs-\(getpid())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let program = folder.appendingPathComponent("slowinit40").path
+        try FileManager.default.copyItem(atPath: built, toPath: program)
+        let out = temporaryFolder()
+        let cold = try BuiltTool.find().run(["profile", "--cache", "cold", "--out", out.path, "--", program])
+        #expect(cold.status == 0, "\(cold.stdout)\(cold.stderr)")
+        let cache = try #require(try Profile.load(from: out.appendingPathComponent("profile.json")).cache)
+        let file = try #require(cache.files.first { $0.path == program }, "\(cache.files.map(\.path))")
+        #expect(file.residentBytes == file.sizeBytes && (file.keptBy ?? "").contains("tmpfs"), "\(file)")
+        let line = try #require(cold.stdout.split(separator: "\n").first { $0.hasPrefix("Cache: cold: ") }, "\(cold.stdout)")
+        #expect(line.contains("slowinit40") && line.contains("tmpfs"), "\(line)")
+    }
+
     /// The cold launch of `program` recorded in `out` evicted the program and its library, none of
     /// which stayed, while the C library, mapped by every process, stayed and names who keeps it.
     func expectEvicted(program: String, out: URL, summary: String) throws {
