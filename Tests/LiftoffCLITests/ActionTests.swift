@@ -6,9 +6,10 @@ import Testing
 /// (`scripts/action/dry_run.py`) on a fake repository whose head adds one function's work.
 @Suite("GitHub Action", .serialized, .processState(timeLimit: .seconds(300)))
 struct ActionTests {
-    /// A repository with two commits: base launches `work`; head also runs `extra_work`, five times as
-    /// much, so that eight runs a side tell the change from the noise of a machine busy with other work.
-    func fakeWorkspace() throws -> (folder: URL, base: String) {
+    /// A repository with two commits: base launches `work` (`work` iterations); head also runs
+    /// `extra_work` (`extra` iterations). By default five times as much, so that eight runs a side
+    /// tell the change from the noise of a machine busy with other work.
+    func fakeWorkspace(work: Int = 20_000_000, extra: Int = 100_000_000) throws -> (folder: URL, base: String) {
         let folder = temporaryFolder()
         func git(_ arguments: String...) throws -> String {
             let result = try runToEnd("/usr/bin/git", ["-C", folder.path, "-c", "user.name=Test", "-c", "user.email=t@example.com"] + arguments)
@@ -20,16 +21,16 @@ struct ActionTests {
             #include <stdio.h>
             static volatile double sink;
             __attribute__((noinline)) void work(long n) { for (long i = 0; i < n; i++) sink += i * 0.5; }
-            int main(void) { work(20000000); puts("ready"); return 0; }
+            int main(void) { work(\(work)); puts("ready"); return 0; }
             """
         try source.write(to: folder.appendingPathComponent("app.c"), atomically: true, encoding: .utf8)
         _ = try git("add", "app.c")
         _ = try git("commit", "-q", "-m", "base")
         let base = try git("rev-parse", "HEAD")
         let head = source.replacingOccurrences(
-            of: "int main(void) { work(20000000);",
+            of: "int main(void) { work(\(work));",
             with: "__attribute__((noinline)) void extra_work(long n) { for (long i = 0; i < n; i++) sink += i * 0.25; }\n"
-                + "int main(void) { work(20000000); extra_work(100000000);")
+                + "int main(void) { work(\(work)); extra_work(\(extra));")
         try head.write(to: folder.appendingPathComponent("app.c"), atomically: true, encoding: .utf8)
         _ = try git("commit", "-q", "-am", "head: more work at launch")
         return (folder, base)
@@ -100,5 +101,20 @@ struct ActionTests {
         for file in ["comparison.md", "comparison.json", "diff-flame.html", "diff-flame.svg"] {
             #expect(FileManager.default.fileExists(atPath: reports.appendingPathComponent(file).path), "\(file) is uploaded")
         }
+    }
+
+    @Test("with count, a head whose launch runs 1.2 % more instructions fails the step after three counted runs a side (threshold 1 %), naming the function")
+    func countedRegressionFails() throws {
+        // extra_work adds 1.25 % of work's iterations: invisible to two timed runs, plain to counts.
+        let (workspace, base) = try fakeWorkspace(work: 2_000_000, extra: 25_000)
+        let temp = temporaryFolder()
+        let (status, output) = try dryRun(
+            workspace, temp: temp,
+            ["run=./app", "build=cc -O1 -g -o app app.c", "base-ref=\(base)", "runs=2", "count=instructions", "count-runs=3"])
+        #expect(status == 2, "the counts decide: regressed\n\(output)")
+        let summary = try String(contentsOf: temp.appendingPathComponent("step-summary.md"), encoding: .utf8)
+        #expect(summary.contains("Liftoff launch comparison: regressed"), "\(summary)")
+        #expect(summary.contains("Instructions to ready +"), "the headline is the counts': \(summary)")
+        #expect(summary.contains("extra\\_work"), "and names the function that grew: \(summary)")
     }
 }
