@@ -62,13 +62,14 @@ build: deps
 	$(SWIFT) build --product liftoff
 	$(SWIFT) build --product LiftoffAgent
 	$(SWIFT) build --product LiftoffAudit
+	$(SWIFT) build --product LiftoffCount
 
 demo: build
 	$(SWIFT) run --skip-build liftoff demo --plan both --out $(DEMO_OUT)
 
 # `make install PREFIX=/usr/local` (DESTDIR for a staged install): bin/liftoff, built in release
 # with the Swift runtime linked in (it runs where no Swift toolchain is), lib/liftoff/ with the
-# agent and the audit library it injects and the demo's resources (liftoff finds them from its own
+# agent and the audit library it injects, the counted launches' preload and the demo's resources (liftoff finds them from its own
 # folder, so the installation can be moved), the man page (ArgumentParser's generate-manual) and
 # the bash, zsh and fish completions. `make uninstall PREFIX=...` removes exactly those files.
 PREFIX ?= /usr/local
@@ -81,6 +82,7 @@ INSTALLED_FILES = bin/liftoff lib/liftoff share/man/man1/liftoff.1 share/bash-co
 install: deps
 	$(INSTALL_BUILD) --product LiftoffAgent
 	$(INSTALL_BUILD) --product LiftoffAudit
+	$(INSTALL_BUILD) --product LiftoffCount
 	$(INSTALL_BUILD) --product generate-manual
 	$(INSTALL_BUILD) --static-swift-stdlib --product liftoff
 	@set -e; root="$(INSTALL_ROOT)"; products="$(INSTALL_PRODUCTS)"; \
@@ -88,7 +90,7 @@ install: deps
 		"$$root/share/zsh/site-functions" "$$root/share/fish/vendor_completions.d"; \
 	objcopy --strip-debug "$$products/liftoff" "$$root/bin/.liftoff.new"; \
 	chmod 755 "$$root/bin/.liftoff.new"; mv -f "$$root/bin/.liftoff.new" "$$root/bin/liftoff"; \
-	install -m 755 "$$products/libLiftoffAgent.so" "$$products/libLiftoffAudit.so" "$$root/lib/liftoff/"; \
+	install -m 755 "$$products/libLiftoffAgent.so" "$$products/libLiftoffAudit.so" "$$products/libLiftoffCount.so" "$$root/lib/liftoff/"; \
 	rm -rf "$$root/lib/liftoff/Liftoff_LiftoffDemo.resources"; \
 	cp -R "$$products/Liftoff_LiftoffDemo.resources" "$$root/lib/liftoff/"; \
 	manual=$$(mktemp -d); "$$products/generate-manual" "$$products/liftoff" --output-directory "$$manual"; \
@@ -126,6 +128,7 @@ build-tests: deps
 	$(SWIFT) build --product liftoff
 	$(SWIFT) build --product LiftoffAgent
 	$(SWIFT) build --product LiftoffAudit
+	$(SWIFT) build --product LiftoffCount
 
 test: test-deps build-tests
 	$(SWIFT) test --skip-build
@@ -218,6 +221,7 @@ bench: deps
 	$(SWIFT) build -c release --product liftoff
 	$(SWIFT) build -c release --product LiftoffAgent
 	$(SWIFT) build -c release --product LiftoffAudit
+	$(SWIFT) build -c release --product LiftoffCount
 	rm -rf Reports/benchmarks/raw && mkdir -p Reports/benchmarks/raw
 	cd Benchmarks && LIFTOFF_BINARY=../.build/release/liftoff $(SWIFT) package --allow-writing-to-package-directory \
 		benchmark --skip 'interleaved: observer.*' --format histogramSamples --path ../Reports/benchmarks/raw --no-progress
@@ -231,6 +235,7 @@ bench-agent: deps
 	$(SWIFT) build -c release --product liftoff
 	$(SWIFT) build -c release --product LiftoffAgent
 	$(SWIFT) build -c release --product LiftoffAudit
+	$(SWIFT) build -c release --product LiftoffCount
 	rm -rf Reports/benchmarks/raw-agent && mkdir -p Reports/benchmarks/raw-agent
 	cd Benchmarks && LIFTOFF_BINARY=../.build/release/liftoff $(SWIFT) package --allow-writing-to-package-directory \
 		benchmark --target CompareBenchmarks --filter 'paired agent.*|paired audit.*|interleaved: process tree.*' \

@@ -36,6 +36,8 @@ let package = Package(
         .library(name: "LiftoffAgent", type: .dynamic, targets: ["CLiftoffAgent"]),
         // libLiftoffAudit.so: the loader's timeline, object by object (LD_AUDIT), beside the agent.
         .library(name: "LiftoffAudit", type: .dynamic, targets: ["CLiftoffAudit"]),
+        // libLiftoffCount.so: preloaded into counted launches (valgrind), beside the agent.
+        .library(name: "LiftoffCount", type: .dynamic, targets: ["CLiftoffCount"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -67,6 +69,10 @@ let package = Package(
             name: "CLiftoffAgent", dependencies: ["CLiftoffSampler"], cSettings: [.define("_GNU_SOURCE")],
             // Linked without Swift's start files and with its runtime static, so that nothing of the
             // runtime is pulled in: loading the agent costs a program no Swift runtime.
+            linkerSettings: [.unsafeFlags(["-nostartfiles", "-static-stdlib", "-L", linkerScripts])]),
+        // The counted launches' preload: C only, the C library alone.
+        .target(
+            name: "CLiftoffCount", cSettings: [.define("_GNU_SOURCE")],
             linkerSettings: [.unsafeFlags(["-nostartfiles", "-static-stdlib", "-L", linkerScripts])]),
         // The audit library: C only, the C library alone.
         .target(

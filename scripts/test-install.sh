@@ -16,7 +16,7 @@ mv "$scratch/first" "$scratch/moved"
 prefix="$scratch/moved"
 liftoff="$prefix/bin/liftoff"
 
-for file in bin/liftoff lib/liftoff/libLiftoffAgent.so lib/liftoff/libLiftoffAudit.so \
+for file in bin/liftoff lib/liftoff/libLiftoffAgent.so lib/liftoff/libLiftoffAudit.so lib/liftoff/libLiftoffCount.so \
     lib/liftoff/Liftoff_LiftoffDemo.resources/catalog.json share/man/man1/liftoff.1 \
     share/bash-completion/completions/liftoff share/zsh/site-functions/_liftoff \
     share/fish/vendor_completions.d/liftoff.fish; do

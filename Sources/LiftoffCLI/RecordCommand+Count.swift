@@ -72,7 +72,7 @@ extension RecordCommand {
                 "--dump-instr=no", "--dump-after=lo_launch_ready", "--",
             ] + command
             var environment = ProcessInfo.processInfo.environment.merging(Self.countEnvironment) { _, counted in counted }
-            environment["LD_PRELOAD"] = nil
+            environment["LD_PRELOAD"] = Self.countPreload()
             var runner = ProcessRunner(
                 arguments: arguments, environment: environment, log: log, ready: pattern,
                 timeoutSeconds: max(watch.timeout, 1) * 200, readyStreams: watch.readyStream)
@@ -110,6 +110,15 @@ extension RecordCommand {
             index: index, file: nil, instructions: nil,
             outcome: "valgrind cannot read its debug information (DWARF 5), and no copy without it could be made (objcopy)",
             strippedCopy: false, trigger: nil)
+    }
+
+    /// The library preloaded into counted launches, beside the agent (`libLiftoffCount.so`):
+    /// without it, valgrind 3.19 dies in any program that calls dispatch_main (every Swift
+    /// program with an async main). Nil when it is not there; the launch is counted without it.
+    static func countPreload() -> String? {
+        let agent = (try? ProfileCommand.agentLibrary()) ?? ProfileCommand.agentLocations()[0]
+        let path = URL(fileURLWithPath: agent).deletingLastPathComponent().appendingPathComponent("libLiftoffCount.so").path
+        return FileManager.default.fileExists(atPath: path) ? path : nil
     }
 
     /// Asks callgrind in `pid` to dump its counts now (`callgrind_control --dump=ready`).

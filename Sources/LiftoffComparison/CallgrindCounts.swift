@@ -1,8 +1,8 @@
 import Foundation
 
 /// The instructions one launch executed, as valgrind's callgrind counted them: in all, and per
-/// function (self cost: the instructions of the function's own code, not of the functions it
-/// called). Read from callgrind's output files (format version 1), one per dump, summed up to
+/// function, its self cost (the instructions of its own code) and its inclusive cost (with the
+/// functions it called). Read from callgrind's output files (format version 1), one per dump, summed up to
 /// the part whose trigger says the launch was ready (`dump ready`, or leaving
 /// `lo_launch_ready`), or over every part (to the exit).
 public struct CallgrindCounts: Sendable, Equatable {
@@ -16,6 +16,9 @@ public struct CallgrindCounts: Sendable, Equatable {
         public var file: String?
         /// Instructions in its own code.
         public var instructions: UInt64
+        /// Instructions in its own code and in the functions it called (its calls to itself
+        /// counted once), at most the launch's.
+        public var inclusiveInstructions: UInt64
     }
 
     /// Instructions executed from the start to the ready point (or the exit).
@@ -43,7 +46,21 @@ public struct CallgrindCounts: Sendable, Equatable {
         var trigger: String
         var program: String?
         var total: UInt64
-        var functions: [Key: (file: String?, instructions: UInt64)]
+        var functions: [Key: Cost]
+    }
+
+    /// A function's costs within a part, or summed over parts.
+    struct Cost {
+        var file: String?
+        var instructions: UInt64
+        var inclusive: UInt64
+
+        /// `self` and `other` summed, saturating.
+        func adding(_ other: Cost) -> Cost {
+            Cost(
+                file: file ?? other.file, instructions: Parser.adding(instructions, other.instructions),
+                inclusive: Parser.adding(inclusive, other.inclusive))
+        }
     }
 
     struct Key: Hashable {
@@ -85,16 +102,14 @@ public struct CallgrindCounts: Sendable, Equatable {
         parts.sort { $0.number < $1.number }
         if let ready = parts.firstIndex(where: { $0.trigger.contains(readyTrigger) }) { parts = Array(parts[...ready]) }
         var total: UInt64 = 0
-        var functions: [Key: (file: String?, instructions: UInt64)] = [:]
+        var functions: [Key: Cost] = [:]
         for part in parts {
-            total = total.addingReportingOverflow(part.total).overflow ? .max : total + part.total
-            for (key, value) in part.functions {
-                let sum = (functions[key]?.instructions ?? 0).addingReportingOverflow(value.instructions)
-                functions[key] = (functions[key]?.file ?? value.file, sum.overflow ? .max : sum.partialValue)
-            }
+            total = Parser.adding(total, part.total)
+            for (key, value) in part.functions { functions[key] = functions[key].map { $0.adding(value) } ?? value }
         }
         return CallgrindCounts(
-            instructions: total, functions: Self.list(functions), trigger: parts.last?.trigger ?? "", program: parts.first { $0.program != nil }?.program)
+            instructions: total, functions: Self.list(functions, total: total), trigger: parts.last?.trigger ?? "",
+            program: parts.first { $0.program != nil }?.program)
     }
 
     /// One callgrind output file's counts, read from its bytes (every part it holds counted).
@@ -104,19 +119,25 @@ public struct CallgrindCounts: Sendable, Equatable {
             throw ReadError(description: "it is \(data.count >> 20) MB, more than the \(maximumBytes >> 20) MB a launch's counts can be.")
         }
         let part = try parse(data)
-        return CallgrindCounts(instructions: part.total, functions: list(part.functions), trigger: part.trigger, program: part.program)
+        return CallgrindCounts(
+            instructions: part.total, functions: list(part.functions, total: part.total), trigger: part.trigger, program: part.program)
     }
 
-    /// A table of functions as a list, the most instructions first.
-    static func list(_ table: [Key: (file: String?, instructions: UInt64)]) -> [Function] {
-        table.map { Function(name: $0.key.name, object: $0.key.object, file: $0.value.file, instructions: $0.value.instructions) }
-            .sorted { ($0.instructions, $1.name, $1.object) > ($1.instructions, $0.name, $0.object) }
+    /// A table of functions as a list, the most instructions first; inclusive costs at most
+    /// `total` (calls between functions that call each other count their instructions twice).
+    static func list(_ table: [Key: Cost], total: UInt64) -> [Function] {
+        table.map {
+            Function(
+                name: $0.key.name, object: $0.key.object, file: $0.value.file, instructions: $0.value.instructions,
+                inclusiveInstructions: min(max($0.value.inclusive, $0.value.instructions), max(total, $0.value.instructions)))
+        }
+        .sorted { ($0.instructions, $1.name, $1.object) > ($1.instructions, $0.name, $0.object) }
     }
 
     /// One callgrind output file (one part): `events:`, `positions:`, the `ob=`/`fl=`/`fn=`
     /// context lines with their name compression (`(12) name` defines, `(12)` refers), cost
-    /// lines, and `calls=` lines whose following cost line is the call's inclusive cost (not the
-    /// caller's own).
+    /// lines, and `calls=` lines whose following cost line is the call's inclusive cost (the
+    /// caller's inclusive cost, not its own).
     static func parse(_ data: Data) throws -> Part {
         try data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) throws -> Part in
             var parser = Parser(bytes: raw.bindMemory(to: UInt8.self))
@@ -141,7 +162,14 @@ public struct CallgrindCounts: Sendable, Equatable {
         var function: String?
         var functionFile: String?
         var functionCost: UInt64 = 0
-        var skipNextCost = false
+        /// The current function's calls' inclusive costs, but for calls to itself.
+        var callsCost: UInt64 = 0
+        /// The function the next `calls=` line calls (`cfn=`) and its object (`cob=`, else the caller's).
+        var callee: String?
+        var calleeObject: String?
+        /// Whether the next cost line is a call's (after `calls=`), and whether that call is to the function itself.
+        var nextCostIsCall = false
+        var callIsRecursive = false
         var summed: UInt64 = 0
         var summary: UInt64?
 
@@ -156,11 +184,14 @@ public struct CallgrindCounts: Sendable, Equatable {
 
         /// Adds the current function's sum to the part's table.
         mutating func flush() {
-            guard let function, functionCost > 0 else { return }
+            defer {
+                functionCost = 0
+                callsCost = 0
+            }
+            guard let function, functionCost > 0 || callsCost > 0 else { return }
             let key = Key(name: function, object: object)
-            let previous = part.functions[key]
-            part.functions[key] = (previous?.file ?? functionFile, Self.adding(previous?.instructions ?? 0, functionCost))
-            functionCost = 0
+            let cost = Cost(file: functionFile, instructions: functionCost, inclusive: Self.adding(functionCost, callsCost))
+            part.functions[key] = part.functions[key].map { $0.adding(cost) } ?? cost
         }
 
         /// `(id) name` defines id; `(id)` alone refers to it; anything else is the name itself.
@@ -230,8 +261,10 @@ public struct CallgrindCounts: Sendable, Equatable {
                         throw ReadError(description: "line \(lineNumber) is a cost before any header; this is not callgrind's output.")
                     }
                     let value = cost(start, end)
-                    if skipNextCost {
-                        skipNextCost = false
+                    if nextCostIsCall {
+                        // A call's inclusive cost: the caller's inclusive, not its own.
+                        nextCostIsCall = false
+                        if function != nil, !callIsRecursive { callsCost = Self.adding(callsCost, value) }
                         continue
                     }
                     guard function != nil else { continue }
@@ -267,10 +300,14 @@ public struct CallgrindCounts: Sendable, Equatable {
                     flush()
                     function = resolve(.function, value)
                     functionFile = file
-                case "cob": _ = resolve(.object, value)
+                case "cob": calleeObject = resolve(.object, value)
                 case "cfi", "cfl": _ = resolve(.file, value)
-                case "cfn": _ = resolve(.function, value)
-                case "calls": skipNextCost = true
+                case "cfn": callee = resolve(.function, value)
+                case "calls":
+                    nextCostIsCall = true
+                    callIsRecursive = callee == function && (calleeObject ?? object) == object
+                    callee = nil
+                    calleeObject = nil
                 default: break
                 }
                 return

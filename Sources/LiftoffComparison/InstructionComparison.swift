@@ -9,7 +9,7 @@ import Foundation
 /// large that a change of the threshold could not be told from it (a launch that polls a clock
 /// or races its threads), the verdict is inconclusive ("counts vary by N %").
 public struct InstructionComparison: Sendable {
-    /// One function's own instructions, compared.
+    /// One function's instructions, its own and inclusive, compared.
     public struct FunctionChange: Sendable, Equatable {
         /// Its name (demangled).
         public var name: String
@@ -21,8 +21,14 @@ public struct InstructionComparison: Sendable {
         public var base: Double
         /// Head's median.
         public var head: Double
-        /// head − base.
+        /// Base's median inclusive instructions per launch (with the functions it called).
+        public var baseInclusive: Double
+        /// Head's median inclusive instructions.
+        public var headInclusive: Double
+        /// head − base, of its own instructions.
         public var change: Double { head - base }
+        /// head − base, of its inclusive instructions.
+        public var inclusiveChange: Double { headInclusive - baseInclusive }
     }
 
     /// Each counted base run's instructions.
@@ -92,12 +98,13 @@ public struct InstructionComparison: Sendable {
                 || fileName.hasSuffix(".liftoff-nodebug")
             return Key(name: name, object: isProgram ? "the program" : FunctionTimes.objectKey(fileName, programObjects: []))
         }
-        func table(_ runs: [CallgrindCounts]) -> [[Key: Double]] {
+        func table(_ runs: [CallgrindCounts]) -> [[Key: (own: Double, inclusive: Double)]] {
             runs.map { run in
-                var byKey: [Key: Double] = [:]
+                var byKey: [Key: (own: Double, inclusive: Double)] = [:]
                 for function in run.functions {
                     let found = key(function, program: run.program)
-                    byKey[found, default: 0] += Double(function.instructions)
+                    let previous = byKey[found] ?? (0, 0)
+                    byKey[found] = (previous.own + Double(function.instructions), previous.inclusive + Double(function.inclusiveInstructions))
                     if files[found] == nil { files[found] = function.file }
                 }
                 return byKey
@@ -109,8 +116,10 @@ public struct InstructionComparison: Sendable {
         let smallest = max(100, 0.01 * abs(headMedian - baseMedian))
         functions = keys.map { key in
             FunctionChange(
-                name: key.name, object: key.object, file: files[key], base: Statistics.median(baseTable.map { $0[key] ?? 0 }),
-                head: Statistics.median(headTable.map { $0[key] ?? 0 }))
+                name: key.name, object: key.object, file: files[key], base: Statistics.median(baseTable.map { $0[key]?.own ?? 0 }),
+                head: Statistics.median(headTable.map { $0[key]?.own ?? 0 }),
+                baseInclusive: Statistics.median(baseTable.map { $0[key]?.inclusive ?? 0 }),
+                headInclusive: Statistics.median(headTable.map { $0[key]?.inclusive ?? 0 }))
         }
         // What changed by less than 1 % of the launch's change (or 100 instructions) is left out:
         // a few instructions of padding or a stub that moved.

@@ -51,11 +51,11 @@ extension InstructionComparison {
         var lines = [sentence]
         let changed = functions.prefix(limit)
         if !changed.isEmpty {
-            lines.append("Functions whose own instructions changed most (median per launch):")
+            lines.append("Functions whose own instructions changed most (median per launch; inclusive: with what they called):")
             for function in changed {
                 lines.append(
                     "  \(Self.signedMillions(function.change))  \(Self.place(function))  (\(Self.millions(function.base)) → "
-                        + "\(Self.millions(function.head)))")
+                        + "\(Self.millions(function.head)); inclusive \(Self.signedMillions(function.inclusiveChange)))")
             }
         }
         return lines
@@ -66,11 +66,12 @@ extension InstructionComparison {
         var lines = ["### Counted instructions", "", MarkdownRenderer.inline(sentence), ""]
         let changed = functions.prefix(limit)
         guard !changed.isEmpty else { return lines }
-        lines += ["| Function | Object | Base | Head | Change |", "|---|---|---:|---:|---:|"]
+        lines += ["| Function | Object | Base | Head | Change | Inclusive change |", "|---|---|---:|---:|---:|---:|"]
         for function in changed {
             lines.append(
                 "| \(MarkdownRenderer.cell(Self.place(function))) | \(MarkdownRenderer.cell(function.object)) | "
-                    + "\(Self.millions(function.base)) | \(Self.millions(function.head)) | \(Self.signedMillions(function.change)) |")
+                    + "\(Self.millions(function.base)) | \(Self.millions(function.head)) | \(Self.signedMillions(function.change)) | "
+                    + "\(Self.signedMillions(function.inclusiveChange)) |")
         }
         lines.append("")
         return lines
@@ -103,6 +104,9 @@ extension InstructionComparison {
             json.field("base", function.base, digits: 1)
             json.field("head", function.head, digits: 1)
             json.field("change", function.change, digits: 1)
+            json.field("baseInclusive", function.baseInclusive, digits: 1)
+            json.field("headInclusive", function.headInclusive, digits: 1)
+            json.field("inclusiveChange", function.inclusiveChange, digits: 1)
             json.raw("}")
         }
         json.raw("]}")

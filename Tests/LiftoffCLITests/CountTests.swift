@@ -70,6 +70,8 @@ struct CountTests {
         let change = instructions["change"] as? Double ?? 0
         let baseMedian = instructions["baseMedian"] as? Double ?? 1
         #expect(abs(change - added / baseMedian) < 0.001, "the change, \(change), is what extra_work added, \(added / baseMedian)")
+        // extra_work calls nothing: what it added inclusive is what it added itself.
+        #expect(functions.first?["inclusiveChange"] as? Double == added, "\(functions.prefix(1))")
         #expect(text.hasPrefix("Launch instructions regressed: Instructions to ready +"), "\(text)")
         #expect(text.contains("most of it: extra_work — counted.c +"), "\(text)")
 
@@ -113,6 +115,70 @@ struct CountTests {
         let counted = try #require(manifest.counted?.first)
         #expect(counted.strippedCopy && counted.instructions != nil, "\(counted)")
         #expect(!FileManager.default.fileExists(atPath: program + ".liftoff-nodebug"))
+    }
+
+    /// A Swift launch with Foundation, Codable and Dispatch: JSON encoded and decoded, a
+    /// dictionary built, and four global-queue blocks joined under a lock.
+    static let swiftLaunch = """
+        import Dispatch
+        import Foundation
+        struct Item: Codable { var id: Int; var name: String; var tags: [String: Int] }
+        let items = (0..<2000).map { Item(id: $0, name: "item \\($0)", tags: ["a\\($0 % 7)": $0, "b": 2]) }
+        let decoded = try! JSONDecoder().decode([Item].self, from: try! JSONEncoder().encode(items))
+        var index: [String: Int] = [:]
+        for item in decoded { for (key, value) in item.tags { index[key, default: 0] += value } }
+        let group = DispatchGroup()
+        let lock = NSLock()
+        var total = 0
+        for part in 0..<4 {
+            DispatchQueue.global().async(group: group) {
+                var sum = 0
+                for item in decoded where item.id % 4 == part { sum += item.name.count }
+                lock.lock(); total += sum; lock.unlock()
+            }
+        }
+        group.wait()
+        print("ready", index.count, total)
+        """
+
+    @Test("a Swift launch with Foundation, Codable and Dispatch counts within 0.05 % from run to run, deterministic enough for three runs to decide 1 %")
+    func swiftDeterminism() throws {
+        let program = try AgentPrograms.build("counted-swift", source: Self.swiftLaunch, ext: "swift", compiler: try InsightPrograms.swiftc(), ["-O"])
+        let folder = temporaryFolder()
+        try #require(try record(folder, base: [program], head: [program]).status == 0)
+        for side in ["base", "head"] {
+            let counts = try RunSet.load(folder.appendingPathComponent(side).path).counts().map(\.instructions)
+            let low = try #require(counts.min()), high = try #require(counts.max())
+            #expect(counts.count == 3 && low > 10_000_000, "\(counts)")
+            // The comparison needs a spread under a fifth of its 1 % threshold; hashing is
+            // deterministic and valgrind's scheduling fair, so it is far under.
+            #expect(Double(high - low) / Double(low) < 0.0005, "\(side): \(counts)")
+        }
+        let (status, _, text) = try compare(folder)
+        #expect(status == 0 && text.hasPrefix("Launch instructions unchanged"), "\(text)")
+    }
+
+    @Test("a Swift program with an async main is counted: valgrind 3.19 died in its dispatch_main, whose signal mask is read-only")
+    func asyncMain() throws {
+        let source = """
+            import Foundation
+            @main struct App {
+                static func work(_ n: Int) async -> Int { (0..<n).reduce(0, &+) }
+                static func main() async {
+                    async let a = work(100_000)
+                    async let b = work(200_000)
+                    let total = await a + b
+                    print("ready", try! JSONEncoder().encode(["total": total]).count)
+                }
+            }
+            """
+        let program = try AgentPrograms.build(
+            "counted-async", source: source, ext: "swift", compiler: try InsightPrograms.swiftc(), ["-O", "-parse-as-library"])
+        let folder = temporaryFolder()
+        try #require(try record(folder, base: [program], head: [program], extra: ["--count-runs", "2"]).status == 0)
+        let manifest = try JSONDecoder().decode(RecordManifest.self, from: Data(contentsOf: folder.appendingPathComponent("head/record.json")))
+        let counted = try #require(manifest.counted)
+        #expect(counted.count == 2 && counted.allSatisfy { ($0.instructions ?? 0) > 1_000_000 }, "\(counted.map(\.outcome))")
     }
 
     @Test("compare gates on instructions only where both sides were counted; asked for without counts, it says so")

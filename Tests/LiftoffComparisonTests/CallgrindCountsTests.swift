@@ -22,6 +22,40 @@ struct CallgrindCountsTests {
         #expect(byName["memset"]?.file == nil, "??? is no file")
         #expect(byName["shutdown"] == nil)
         #expect(counts.functions.first?.name == "memset", "the most first")
+        #expect(byName["main"]?.inclusiveInstructions == 1150, "its own 150 and the memset it called, 1,000")
+        #expect(byName["build_index"]?.inclusiveInstructions == 300 && byName["memset"]?.inclusiveInstructions == 1150)
+    }
+
+    @Test("a function's inclusive cost counts its calls to itself once, and is at most the launch's")
+    func inclusiveRecursion() throws {
+        let text = """
+            version: 1
+            cmd: ./walk
+            events: Ir
+            summary: 1000
+            fn=(1) main
+            1 10
+            cfn=(2) walk
+            calls=1 0
+            2 990
+            fn=(2)
+            3 600
+            cfn=(2)
+            calls=4 0
+            3 390
+            cfn=(3) leaf
+            calls=1 0
+            4 390
+            fn=(3)
+            5 390
+
+            """
+        let counts = try CallgrindCounts.read(data: Data(text.utf8))
+        let byName = Dictionary(uniqueKeysWithValues: counts.functions.map { ($0.name, $0) })
+        #expect(byName["main"]?.inclusiveInstructions == 1000)
+        #expect(byName["walk"]?.instructions == 600)
+        #expect(byName["walk"]?.inclusiveInstructions == 990, "its own 600 and leaf's 390; the recursive call's 390 not again")
+        #expect(byName["leaf"]?.inclusiveInstructions == 390)
     }
 
     @Test("with no ready part every part counts, to the exit; Ir is found among several events")
