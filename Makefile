@@ -12,7 +12,7 @@ TEST_VENV ?= .build/test-venv
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_OUT ?= Reports/demo
 
-.PHONY: pprof-proto all assets deps test-deps build build-tests demo install uninstall test-install docs test test-under-load examples test-server-example fuzz fuzz-smoke bench bench-agent bench-observer bench-spread bench-history perf-agreement changepoint-vectors clean
+.PHONY: pprof-proto all assets deps test-deps build build-tests demo install uninstall test-install docs test test-under-load examples test-server-example fuzz fuzz-smoke bench bench-agent bench-observer bench-spread bench-history bench-counts perf-agreement changepoint-vectors clean
 
 all: build
 
@@ -267,6 +267,13 @@ bench-spread: deps
 
 # The launch history: analyzing 1,000 commits of 50 metrics, and adding one commit, each paired
 # with a baseline (reading the entries; loading the runs) in the same run.
+# Reading a 50 MB callgrind output (counts.md).
+bench-counts:
+	rm -rf Reports/benchmarks/raw-counts && mkdir -p Reports/benchmarks/raw-counts
+	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark --target CountBenchmarks \
+		--format histogramSamples --path ../Reports/benchmarks/raw-counts --no-progress
+	python3 Benchmarks/report.py --only counts Reports/benchmarks/raw-counts Reports/benchmarks
+
 bench-history:
 	rm -rf Reports/benchmarks/raw-history && mkdir -p Reports/benchmarks/raw-history
 	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark --target HistoryBenchmarks \
