@@ -10,7 +10,7 @@ let package = Package(
     ],
     targets: [
         // What every paired benchmark shares: measuring two sides in alternating order.
-        .target(name: "BenchmarkPairs", path: "BenchmarkPairs"),
+        .target(name: "BenchmarkPairs", dependencies: [.product(name: "Benchmark", package: "benchmark")], path: "BenchmarkPairs"),
         .executableTarget(
             name: "SamplerBenchmarks",
             dependencies: [

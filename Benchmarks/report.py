@@ -837,6 +837,19 @@ def observer_report(results, observer_dirs):
     return "\n".join(lines)
 
 
+def paired_row(get, name, label, base_label, target, extra=()):
+    """A paired benchmark's table row (pairs, baseline and treatment medians, the treatment's
+    interval, any extra cells, the ratio, the target) and its verdict against `target` ns."""
+    base = get(name, "baselineNs")
+    treated = get(name, "treatedNs")
+    ratios = [r / 1e6 for r in get(name, "ratioPPM")]
+    t50 = statistics.median(treated)
+    low, high = median_interval(treated)
+    cells = [label, str(len(ratios)), f"{statistics.median(base) / 1e6:.1f} ms ({base_label})", f"{t50 / 1e6:.1f} ms",
+             f"{low / 1e6:.1f} – {high / 1e6:.1f} ms", *extra, f"{statistics.median(ratios):.2f}", f"≤ {target / 1e6:.0f} ms"]
+    return "| " + " | ".join(cells) + " |", verdict(t50, high, target)
+
+
 def history_report(results):
     analyze = "paired history: analyze 1,000 commits x 50 metrics vs reading them"
     add = "paired history: add one commit of 5 runs vs loading its runs"
@@ -861,17 +874,11 @@ def history_report(results):
     verdicts = []
     for name, label, base_label, target in ((analyze, "analyze 1,000 × 50", "read the entries", 1e9),
                                              (add, "add one commit", "read the profiles", 50e6)):
-        base = get(name, "baselineNs")
-        treated = get(name, "treatedNs")
         added = get(name, "addedNs") if (name, "addedNs") in results else []
-        ratios = [r / 1e6 for r in get(name, "ratioPPM")]
-        t50 = statistics.median(treated)
-        low, high = median_interval(treated)
         beyond = f"{statistics.median(added) / 1e6:.1f} ms" if added else "–"
-        lines.append(f"| {label} | {len(ratios)} | {statistics.median(base) / 1e6:.1f} ms ({base_label}) | "
-                     f"{t50 / 1e6:.1f} ms | {low / 1e6:.1f} – {high / 1e6:.1f} ms | {beyond} | "
-                     f"{statistics.median(ratios):.2f} | ≤ {target / 1e6:.0f} ms |")
-        verdicts.append(f"{label} {verdict(t50, high, target)} its {target / 1e6:.0f} ms target")
+        row, met = paired_row(get, name, label, base_label, target, extra=[beyond])
+        lines.append(row)
+        verdicts.append(f"{label} {met} its {target / 1e6:.0f} ms target")
         if name == add and added:
             a50 = statistics.median(added)
             _, a_high = median_interval(added)
@@ -900,15 +907,10 @@ def counts_report(results):
     lines.append("")
     lines.append("| work | pairs | baseline median | treatment median | its 95 % interval | ratio median | target |")
     lines.append("|---|---:|---:|---:|---|---:|---|")
-    base = get(name, "baselineNs")
-    treated = get(name, "treatedNs")
-    ratios = [r / 1e6 for r in get(name, "ratioPPM")]
-    t50 = statistics.median(treated)
-    low, high = median_interval(treated)
-    lines.append(f"| read 50 MB of counts | {len(ratios)} | {statistics.median(base) / 1e6:.1f} ms (read the bytes) | "
-                 f"{t50 / 1e6:.0f} ms | {low / 1e6:.0f} – {high / 1e6:.0f} ms | {statistics.median(ratios):.1f} | ≤ 2000 ms |")
+    row, met = paired_row(get, name, "read 50 MB of counts", "read the bytes", 2e9)
+    lines.append(row)
     lines.append("")
-    lines.append(f"Verdict: reading the counts {verdict(t50, high, 2e9)} its 2 s target.")
+    lines.append(f"Verdict: reading the counts {met} its 2 s target.")
     lines.append("")
     return "\n".join(lines)
 

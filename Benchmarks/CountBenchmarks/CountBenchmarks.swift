@@ -38,16 +38,6 @@ let callgrindFile: URL = {
     return file
 }()
 
-let ratioMetric = BenchmarkMetric.custom("ratioPPM", polarity: .prefersSmaller, useScalingFactor: false)
-let baselineMetric = BenchmarkMetric.custom("baselineNs", polarity: .prefersSmaller, useScalingFactor: false)
-let treatedMetric = BenchmarkMetric.custom("treatedNs", polarity: .prefersSmaller, useScalingFactor: false)
-
-func nanoseconds(_ body: () throws -> Void) rethrows -> UInt64 {
-    let start = DispatchTime.now().uptimeNanoseconds
-    try body()
-    return DispatchTime.now().uptimeNanoseconds - start
-}
-
 let benchmarks: @Sendable () -> Void = {
     let configuration = Benchmark.Configuration(
         metrics: [ratioMetric, baselineMetric, treatedMetric],

@@ -47,17 +47,8 @@ let runsFolder: String = {
     return folder.path
 }()
 
-let ratioMetric = BenchmarkMetric.custom("ratioPPM", polarity: .prefersSmaller, useScalingFactor: false)
-let baselineMetric = BenchmarkMetric.custom("baselineNs", polarity: .prefersSmaller, useScalingFactor: false)
-let treatedMetric = BenchmarkMetric.custom("treatedNs", polarity: .prefersSmaller, useScalingFactor: false)
 /// The treatment's time beyond its baseline's, pair by pair: the work the baseline does not do.
 let addedMetric = BenchmarkMetric.custom("addedNs", polarity: .prefersSmaller, useScalingFactor: false)
-
-func nanoseconds(_ body: () throws -> Void) rethrows -> UInt64 {
-    let start = DispatchTime.now().uptimeNanoseconds
-    try body()
-    return DispatchTime.now().uptimeNanoseconds - start
-}
 
 let benchmarks: @Sendable () -> Void = {
     let configuration = Benchmark.Configuration(
