@@ -105,9 +105,7 @@ static void in_child(void) {
     lo_read_process_counters(&lo_agent.premain_counters);
     lo_agent_set_program_flag(LO_AGENT_PROGRAM_BLOCKS_SIGPROF, 0);
     lo_agent_rules_after_fork();
-    // Most fork children exec within a fraction of a millisecond (a shell's): waiting for the
-    // sampler thread to get a core would be most of what they cost.
-    lo_agent_begin(0);
+    lo_agent_begin();
 }
 
 // LIFTOFF_AGENT_IMAGE=PID:START:IMAGE: the process an exec came from, when it started, and the
@@ -201,7 +199,7 @@ __attribute__((constructor)) static void lo_agent_start(int argc, char **argv, c
     value[length++] = ':';
     lo_agent_format_u64(value + length, (uint64_t)image + 1);
     setenv(LO_ENV_IMAGE, value, 1);
-    if (!lo_agent_start_sampling(1)) {
+    if (!lo_agent_start_sampling()) {
         lo_agent.pid = 0;
         return;
     }

@@ -490,23 +490,20 @@ void lo_agent_write_program(uint32_t flags) {
     write_recording(program_source, program_pid, !sampling, 0, flags | LO_AGENT_RECORDED_BY_PROGRAM, end);
 }
 
-int lo_agent_start_sampling(int waits) {
-    lo_config config = {lo_agent.rate_hz, 256, LO_SAMPLE_ALL_THREADS};
-    // The program starts once the sampler thread runs: on a busy machine it can wait long for a
-    // core, and a program that ran meanwhile would be seen only from its first tick. The start and
-    // the wait are in no sample.
+int lo_agent_start_sampling(void) {
+    // The first tick a period after the start, on the sampler's own grid: the program goes on at
+    // once, and one that ends within the period (most of a shell's children and the programs they
+    // exec) costs the thread's creation and no more. Its time until then is the first tick's.
+    lo_config config = {lo_agent.rate_hz, 256, LO_SAMPLE_ALL_THREADS | LO_DEFER_FIRST_TICK};
     lo_sampler_leave_out_calling_thread(1);
     int started = lo_sampler_start(&config) == LO_OK;
-    if (started) {
-        lo_sampler_register_current_thread();
-        if (waits) lo_sampler_await_running(1000000000ull);
-    }
+    if (started) lo_sampler_register_current_thread();
     lo_sampler_leave_out_calling_thread(0);
     return started;
 }
 
-int lo_agent_begin(int waits) {
-    if (!lo_agent_set_paths() || !lo_agent_start_sampling(waits)) {
+int lo_agent_begin(void) {
+    if (!lo_agent_set_paths() || !lo_agent_start_sampling()) {
         lo_agent.pid = 0;
         return 0;
     }
@@ -519,7 +516,7 @@ void lo_agent_resume(void) {
     if (!lo_agent_records() || atomic_load(&written) == 0) return;
     lo_agent.image++;
     lo_agent.premain_ns = lo_agent.main_entry_ns = lo_monotonic_ns();
-    lo_agent_begin(1);
+    lo_agent_begin();
 }
 
 void lo_agent_set_program_flag(uint32_t flag, int on) {

@@ -57,12 +57,12 @@ extern uint64_t lo_agent_fork_ns;
 int lo_agent_records(void);
 // Sets lo_agent.path and .temporary for the current image: 0 when the folder's path is too long.
 int lo_agent_set_paths(void);
-// Starts the sampler on every thread at lo_agent.rate_hz, and with `waits` returns once its thread
-// runs: 0 when it cannot start.
-int lo_agent_start_sampling(int waits);
+// Starts the sampler on every thread at lo_agent.rate_hz, its first tick a period later: 0 when it
+// cannot start.
+int lo_agent_start_sampling(void);
 // Sets the paths, starts sampling and opens a new recording (a fork child's, the next image's);
 // on failure the process is not recorded (lo_agent.pid = 0): 0.
-int lo_agent_begin(int waits);
+int lo_agent_begin(void);
 // Claims the one write of this recording: 0 when it is written, being written, or not recorded.
 int lo_agent_claim_write(void);
 // Sets or clears one of the recording's program flags.

@@ -29,6 +29,7 @@ static _Atomic int g_keep_sampling;
 static pthread_t g_thread;
 static uint32_t g_rate_hz;
 static int g_all_threads;
+static int g_defer_first_tick;
 static _Atomic pid_t g_sampler_tid;   // the sampler thread's kernel id while it runs
 static _Atomic int g_sampler_looping; // the sampler thread is inside its loop
 static _Atomic int g_first_tick_done; // the session's first tick listed and checked every thread
@@ -61,8 +62,28 @@ static void *lo_sampler_main(void *unused) {
     atomic_store(&g_sampler_tid, lo_current_tid());
     atomic_store_explicit(&g_thread_running, 1, memory_order_release);
     syscall(SYS_futex, &g_thread_running, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
-    lo_threads_begin(g_all_threads, g_rate_hz, lo_current_tid());
     uint64_t next = lo_monotonic_ns();
+    if (g_defer_first_tick) {
+        // Nothing until the first tick, a period from now: a process ended by then costs no more.
+        next += period;
+        struct timespec deadline = {.tv_sec = (time_t)(next / 1000000000ull), .tv_nsec = (long)(next % 1000000000ull)};
+        pthread_mutex_lock(&g_wait_lock);
+        while (atomic_load(&g_keep_sampling)) {
+            if (pthread_cond_timedwait(&g_wait_cond, &g_wait_lock, &deadline) == ETIMEDOUT) break;
+        }
+        pthread_mutex_unlock(&g_wait_lock);
+        // Under the tick lock, as a tick: a session that ended meanwhile finds nothing begun.
+        pthread_mutex_lock(&g_tick_lock);
+        int going = atomic_load(&g_keep_sampling);
+        if (going) lo_threads_begin(g_all_threads, g_rate_hz, lo_current_tid());
+        pthread_mutex_unlock(&g_tick_lock);
+        if (!going) {
+            atomic_store(&g_sampler_looping, 0);
+            return NULL;
+        }
+    } else {
+        lo_threads_begin(g_all_threads, g_rate_hz, lo_current_tid());
+    }
     uint64_t tick = 0;
     for (;;) {
         pthread_mutex_lock(&g_tick_lock);
@@ -154,6 +175,7 @@ lo_status lo_sampler_start(const lo_config *config) {
     lo_reset_counts();
     g_rate_hz = rate;
     g_all_threads = config && (config->flags & LO_SAMPLE_ALL_THREADS);
+    g_defer_first_tick = config && (config->flags & LO_DEFER_FIRST_TICK);
     lo_walk_prepare();
     lo_handler_set_verify(config && (config->flags & LO_VERIFY_WALK));
     lo_snapshot_refresh();

@@ -322,9 +322,10 @@ void lo_snapshot_make_resident(void) {
 }
 
 void lo_snapshot_after_fork(void) {
-    // A dlclose under way in another thread of the parent is not under way here.
-    atomic_store(&g_unloading, 0);
-    atomic_store(&g_rebuild, 1);
+    // The child maps what the parent did, so the parent's snapshot (with its indexed unwind
+    // tables) holds, unless a dlclose was under way in another of the parent's threads: that one
+    // is not under way here, and the object it was unmapping may be gone or not.
+    if (atomic_exchange(&g_unloading, 0) != 0) atomic_store(&g_rebuild, 1);
 }
 
 void lo_snapshot_drop(void) {

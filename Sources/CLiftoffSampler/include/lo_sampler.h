@@ -61,6 +61,11 @@ extern "C" {
 /// the stacks on which they disagree (`lo_counts.walk_mismatches`). For tests: it costs a full
 /// libunwind unwind per sample.
 #define LO_VERIFY_WALK 2u
+/// `lo_config.flags`: the first tick one period after the start, not at once; the sampler thread
+/// does nothing until then (no thread list, no unwind tables indexed or mapped), so a process
+/// that ends within a period pays for no more than the thread's creation. The injected agent's:
+/// a shell's children and the programs they exec live a fraction of a millisecond.
+#define LO_DEFER_FIRST_TICK 4u
 
 /// Result codes of the sampler API.
 typedef enum lo_status {
