@@ -99,6 +99,7 @@ static void in_child(void) {
     lo_sampler_after_fork();
     lo_agent.parent = lo_agent.pid;
     lo_agent.pid = lo_agent_forked_pid;
+    lo_agent.is_root = 0;
     lo_agent.command_length = 0;
     lo_agent.image = 0;
     lo_agent.process_start_ns = lo_agent.premain_ns = lo_agent.main_entry_ns = lo_agent_fork_ns;
@@ -155,6 +156,10 @@ __attribute__((constructor)) static void lo_agent_start(int argc, char **argv, c
     uint32_t image = 0;
     uint64_t previous[3];
     const char *image_text = getenv(LO_ENV_IMAGE);
+    /* The process liftoff started, in its first program or a later one (exec). */
+    const char *root = getenv(LO_ENV_ROOT);
+    long root_pid = root ? strtol(root, NULL, 10) : 0;
+    lo_agent.is_root = !image_text || root_pid == (long)pid;
     if (image_text && parse_image(image_text, previous)) {
         if (previous[0] == (uint64_t)pid) {
             /* A program this process went on to run with exec. */
@@ -199,6 +204,10 @@ __attribute__((constructor)) static void lo_agent_start(int argc, char **argv, c
     value[length++] = ':';
     lo_agent_format_u64(value + length, (uint64_t)image + 1);
     setenv(LO_ENV_IMAGE, value, 1);
+    if (!image_text) {
+        lo_agent_format_u64(value, (uint64_t)pid);
+        setenv(LO_ENV_ROOT, value, 1);
+    }
     if (!lo_agent_start_sampling()) {
         lo_agent.pid = 0;
         return;

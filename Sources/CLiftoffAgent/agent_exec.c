@@ -157,7 +157,7 @@ static char *const *without_agent(char *const *envp, lo_env *env) {
     size_t count = 0;
     for (char *const *entry = envp; entry && *entry; entry++) {
         if (has_prefix(*entry, LO_ENV_IMAGE) || has_prefix(*entry, LO_ENV_OUT) || has_prefix(*entry, LO_ENV_RATE) ||
-            has_prefix(*entry, LO_ENV_CHILDREN)) {
+            has_prefix(*entry, LO_ENV_CHILDREN) || has_prefix(*entry, LO_ENV_ROOT)) {
             continue;
         }
         if (count == LO_MAX_ENV) return envp;

@@ -491,13 +491,19 @@ void lo_agent_write_program(uint32_t flags) {
 }
 
 int lo_agent_start_sampling(void) {
-    // The first tick a period after the start, on the sampler's own grid: the program goes on at
-    // once, and one that ends within the period (most of a shell's children and the programs they
-    // exec) costs the thread's creation and no more. Its time until then is the first tick's.
-    lo_config config = {lo_agent.rate_hz, 256, LO_SAMPLE_ALL_THREADS | LO_DEFER_FIRST_TICK};
+    // In a child, the first tick a period after the start: the program goes on at once, and one
+    // that ends within the period (most of a shell's children and the programs they exec) costs
+    // the sampler thread's creation and no more. The launch itself starts once the sampler thread
+    // runs: on a busy machine it can wait long for a core, and a program that ran meanwhile would
+    // be seen only from its first tick. The start and the wait are in no sample.
+    int root = lo_agent.is_root;
+    lo_config config = {lo_agent.rate_hz, 256, LO_SAMPLE_ALL_THREADS | (root ? 0 : LO_DEFER_FIRST_TICK)};
     lo_sampler_leave_out_calling_thread(1);
     int started = lo_sampler_start(&config) == LO_OK;
-    if (started) lo_sampler_register_current_thread();
+    if (started) {
+        lo_sampler_register_current_thread();
+        if (root) lo_sampler_await_running(1000000000ull);
+    }
     lo_sampler_leave_out_calling_thread(0);
     return started;
 }

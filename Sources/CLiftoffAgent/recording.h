@@ -16,6 +16,8 @@
 #define LO_ENV_RATE "LIFTOFF_AGENT_RATE"
 #define LO_ENV_CHILDREN "LIFTOFF_AGENT_CHILDREN"
 #define LO_ENV_IMAGE "LIFTOFF_AGENT_IMAGE"
+// The pid of the process liftoff started (the launch), which its own later programs (exec) find.
+#define LO_ENV_ROOT "LIFTOFF_AGENT_ROOT"
 #define LO_ENV_LAUNCH "LIFTOFF_LAUNCH_NS"
 // Set to 1 in the environment of a program Liftoff runs for itself: the agent does not follow it.
 #define LO_ENV_EXCLUDE "LIFTOFF_AGENT_EXCLUDE"
@@ -26,6 +28,7 @@ typedef struct lo_agent_state {
     uint32_t image;            // how many execs of this process came before this program
     uint32_t rate_hz;
     int follows_children;
+    int is_root;               // the process liftoff started: its start is sampled from the first moment
     uint64_t process_start_ns; // the spawn (or fork) of the process, else the agent's load
     uint64_t premain_ns;
     uint64_t main_entry_ns;
@@ -57,8 +60,11 @@ extern uint64_t lo_agent_fork_ns;
 int lo_agent_records(void);
 // Sets lo_agent.path and .temporary for the current image: 0 when the folder's path is too long.
 int lo_agent_set_paths(void);
-// Starts the sampler on every thread at lo_agent.rate_hz, its first tick a period later: 0 when it
-// cannot start.
+// Starts the sampler on every thread at lo_agent.rate_hz: 0 when it cannot start. In the process
+// liftoff started, the first tick comes at once and this returns once the sampler thread runs, so
+// the launch is seen from its first moment even when that thread waits for a core; in any other
+// (a child, most of which exec or end within a fraction of a millisecond), the first tick comes
+// a period later and nothing waits.
 int lo_agent_start_sampling(void);
 // Sets the paths, starts sampling and opens a new recording (a fork child's, the next image's);
 // on failure the process is not recorded (lo_agent.pid = 0): 0.

@@ -89,6 +89,7 @@ struct AgentLaunch {
         environment["LIFTOFF_AGENT_CHILDREN"] = followsChildren ? "1" : "0"
         environment["LIFTOFF_AGENT_RULES"] = checksRules ? "1" : nil
         environment["LIFTOFF_AGENT_IMAGE"] = nil
+        environment["LIFTOFF_AGENT_ROOT"] = nil
         return environment
     }
 
