@@ -39,14 +39,15 @@ struct RecordCommand: ParsableCommand {
             record.json says, for each run, which way it was recorded.
 
             With --baseline, the baseline and the command run interleaved (A B B A …) into \
-            OUT/base/ and OUT/head/, so drifts in machine load hit both alike.
+            OUT/base/ and OUT/head/, so drifts in machine load hit both alike. A run that \
+            crashes, exits non-zero or times out is recorded as failed and the others go on.
 
             --cache cold evicts, before every recorded run, the executable and every file its \
             first warm-up mapped (its linked libraries, for a program the agent does not sample), \
-            without root, and keeps in record.json and the run's profile each file's size and \
-            what stayed in memory; --cache warm makes sure a warm-up ran first. liftoff compare \
-            refuses to compare sides recorded with different modes unless --allow-mixed-cache. A run that \
-            crashes, exits non-zero or times out is recorded as failed and the others go on.
+            without root, and keeps in record.json and the run's profile each file's size, what \
+            stayed in memory and what the run read of it; --cache warm makes sure a warm-up ran \
+            first. liftoff compare refuses to compare sides recorded with different modes unless \
+            --allow-mixed-cache.
 
             Examples:
               liftoff record --runs 20 --out runs/head -- ./MyApp

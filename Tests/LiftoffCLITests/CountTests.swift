@@ -46,7 +46,7 @@ struct CountTests {
         return (json.status, document, text.stdout)
     }
 
-    @Test("a C launch counts the same every time; a 2 % injected change fails the gate within 0.1 point, naming the function; base against itself is unchanged")
+    @Test("a C launch counts the same every time, within 5·10⁻⁶; a 2 % injected change fails the gate within 0.1 point, naming the function; base against itself is unchanged")
     func injectedChange() throws {
         let program = try AnyPrograms.build("counted", Self.program, ["-O1", "-g"])
         // About 2 % more instructions in extra_work.
@@ -58,7 +58,10 @@ struct CountTests {
         #expect(try head.counts().count == 3 && base.counts().count == 3, "three counted runs a side by default")
         for side in [base, head] {
             let counts = try side.counts().map(\.instructions)
-            #expect(Set(counts).count == 1, "a C launch is deterministic under callgrind: \(counts)")
+            // Deterministic to a few instructions in millions (on a busy machine, 18,804,571 and
+            // 18,804,585 were seen); a fifth of the 1 % threshold would still decide.
+            let low = try #require(counts.min()), high = try #require(counts.max())
+            #expect(Double(high - low) <= 5e-6 * Double(low), "a C launch is deterministic under callgrind: \(counts)")
         }
         let (status, json, text) = try compare(folder)
         #expect(status == 2, "regressed: \(text)")
@@ -141,7 +144,7 @@ struct CountTests {
         print("ready", index.count, total)
         """
 
-    @Test("a Swift launch with Foundation, Codable and Dispatch counts within 0.05 % from run to run, deterministic enough for three runs to decide 1 %")
+    @Test("a Swift launch with Foundation, Codable and Dispatch counts within 0.05 % from run to run: against itself, unchanged in all 20 ways its six runs split three a side")
     func swiftDeterminism() throws {
         let program = try AgentPrograms.build("counted-swift", source: Self.swiftLaunch, ext: "swift", compiler: try InsightPrograms.swiftc(), ["-O"])
         let folder = temporaryFolder()
@@ -156,6 +159,21 @@ struct CountTests {
         }
         let (status, _, text) = try compare(folder)
         #expect(status == 0 && text.hasPrefix("Launch instructions unchanged"), "\(text)")
+        // The same program against itself, every way its six counted launches split into three a
+        // side (20 ways): unchanged each time.
+        let all = try ["base", "head"].flatMap { try RunSet.load(folder.appendingPathComponent($0).path).counts() }
+        try #require(all.count == 6)
+        var verdicts: [Verdict] = []
+        for a in 0..<6 {
+            for b in (a + 1)..<6 {
+                for c in (b + 1)..<6 {
+                    let base = [a, b, c].map { all[$0] }
+                    let head = (0..<6).filter { ![a, b, c].contains($0) }.map { all[$0] }
+                    verdicts.append(InstructionComparison(base: base, head: head).verdict)
+                }
+            }
+        }
+        #expect(verdicts.count == 20 && verdicts.allSatisfy { $0 == .unchanged }, "\(verdicts)")
     }
 
     @Test("a Swift program with an async main is counted: valgrind 3.19 died in its dispatch_main, whose signal mask is read-only")
