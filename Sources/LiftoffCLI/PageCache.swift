@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LiftoffProfile
+import LiftoffSampler
 
 #if canImport(Glibc)
 import Glibc
@@ -203,31 +204,12 @@ extension PageCache {
     }
 
     /// The program interpreter (`PT_INTERP`) an ELF64 executable names, read from its first
-    /// pages; nil for a statically linked program or anything that is not ELF64.
+    /// pages (the program headers come first; the file is not mapped); nil for a statically
+    /// linked program or anything that is not ELF64.
     static func interpreter(of path: String) -> String? {
         guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
         defer { try? handle.close() }
-        guard let head = try? handle.read(upToCount: 65_536), head.count >= 64,
-            head.starts(with: [0x7f, 0x45, 0x4c, 0x46]), head[4] == 2, head[5] == 1
-        else { return nil }
-        func integer(_ offset: Int, _ size: Int) -> Int? {
-            guard offset >= 0, size <= 8, offset <= head.count - size else { return nil }
-            var value: UInt64 = 0
-            for index in (0..<size).reversed() { value = value << 8 | UInt64(head[head.startIndex + offset + index]) }
-            return value > UInt64(Int.max) ? nil : Int(value)
-        }
-        guard let table = integer(0x20, 8), let entrySize = integer(0x36, 2), let count = integer(0x38, 2), entrySize >= 56 else { return nil }
-        for index in 0..<count {
-            let (entry, overflow) = index.multipliedReportingOverflow(by: entrySize)
-            let (start, beyond) = table.addingReportingOverflow(entry)
-            guard !overflow, !beyond, let type = integer(start, 4) else { return nil }
-            guard type == 3 else { continue }  // PT_INTERP
-            guard let offset = integer(start + 8, 8), let size = integer(start + 32, 8), size > 1, size < 4096,
-                offset <= head.count - size
-            else { return nil }
-            let bytes = head[(head.startIndex + offset)..<(head.startIndex + offset + size - 1)]
-            return String(decoding: bytes, as: UTF8.self)
-        }
-        return nil
+        guard let head = try? handle.read(upToCount: 65_536) else { return nil }
+        return head.withUnsafeBytes { ELFSymbolTable.interpreter(in: $0) }
     }
 }

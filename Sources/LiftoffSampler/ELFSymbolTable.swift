@@ -4,7 +4,7 @@ import Foundation
 /// The function symbols of one ELF object, read from its `.symtab` and `.dynsym` sections
 /// and sorted by address, with the string tables they name kept for lookups; and the object's
 /// build-id and `.gnu_debuglink`, which lead to a separate debug file with the full symbol table.
-struct ELFSymbolTable: Sendable {
+package struct ELFSymbolTable: Sendable {
     typealias Symbol = lo_elf_symbol
 
     private(set) var symbols: [Symbol] = []
@@ -138,6 +138,28 @@ struct ELFSymbolTable: Sendable {
         return T(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: T.self))
     }
 
+    /// The program interpreter (`PT_INTERP`) an ELF64 little-endian image names, from its program
+    /// headers: `bytes` may be the file's first pages alone, as they come first. Nil for a statically
+    /// linked program, or when the headers and the name do not lie within `bytes`.
+    package static func interpreter(in bytes: UnsafeRawBufferPointer) -> String? {
+        func read<T: FixedWidthInteger>(_ offset: Int, as type: T.Type) -> T? { integer(in: bytes, at: offset, as: type) }
+        guard bytes.count >= 64, bytes[0] == 0x7F, bytes[1] == 0x45, bytes[2] == 0x4C, bytes[3] == 0x46,
+            bytes[4] == 2, bytes[5] == 1,
+            let headerOffset = read(0x20, as: UInt64.self), let headerSize = read(0x36, as: UInt16.self),
+            let headerCount = read(0x38, as: UInt16.self), headerSize >= 56, let first = Int(exactly: headerOffset)
+        else { return nil }
+        var found: String?
+        for index in 0..<Int(headerCount) {
+            let base = first &+ index &* Int(headerSize)
+            guard let type = read(base, as: UInt32.self), type == 3, let offset = read(base + 8, as: UInt64.self),
+                let size = read(base + 32, as: UInt64.self), let start = Int(exactly: offset),
+                let length = Int(exactly: min(size, 4096)), start >= 0, start <= bytes.count - length
+            else { continue }
+            found = String(decoding: bytes[start..<(start + length)].prefix { $0 != 0 }, as: UTF8.self)
+        }
+        return found
+    }
+
     private static func parse(_ bytes: UnsafeRawBufferPointer) -> ELFSymbolTable? {
         func read<T: FixedWidthInteger>(_ offset: Int, as type: T.Type) -> T? { integer(in: bytes, at: offset, as: type) }
         // e_ident: magic, ELFCLASS64, ELFDATA2LSB.
@@ -187,18 +209,7 @@ struct ELFSymbolTable: Sendable {
         }
 
         var table = ELFSymbolTable()
-        if let headerOffset = read(0x20, as: UInt64.self), let headerSize = read(0x36, as: UInt16.self),
-            let headerCount = read(0x38, as: UInt16.self), headerSize >= 56, let first = Int(exactly: headerOffset)
-        {
-            for index in 0..<Int(headerCount) {
-                let base = first &+ index &* Int(headerSize)
-                guard let type = read(base, as: UInt32.self), type == 3, let offset = read(base + 8, as: UInt64.self),
-                    let size = read(base + 32, as: UInt64.self), let start = Int(exactly: offset),
-                    let length = Int(exactly: min(size, 4096)), start >= 0, start <= bytes.count - length
-                else { continue }
-                table.interpreter = String(decoding: bytes[start..<(start + length)].prefix { $0 != 0 }, as: UTF8.self)
-            }
-        }
+        table.interpreter = interpreter(in: bytes)
         let note: UInt32 = 7
         let nobits: UInt32 = 8
         for section in sections {

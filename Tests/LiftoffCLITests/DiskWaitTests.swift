@@ -5,6 +5,8 @@ import LiftoffProfile
 import LiftoffTestSupport
 import Testing
 
+@testable import LiftoffCLI
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -186,6 +188,17 @@ struct DiskWaitTests {
         #expect(file.residentBytes == file.sizeBytes && (file.keptBy ?? "").contains("tmpfs"), "\(file)")
         let line = try #require(cold.stdout.split(separator: "\n").first { $0.hasPrefix("Cache: cold: ") }, "\(cold.stdout)")
         #expect(line.contains("slowinit40") && line.contains("tmpfs"), "\(line)")
+    }
+
+    @Test("a program the agent does not sample is evicted with the libraries its loader lists, found from its first pages")
+    func linkedFiles() throws {
+        let program = try PreMainTests.programWithSlowInitializer(milliseconds: 40)
+        let interpreter = try #require(PageCache.interpreter(of: program))
+        #expect(interpreter.hasSuffix("/ld-linux-x86-64.so.2") || interpreter.hasSuffix("/ld-linux-aarch64.so.1"), "\(interpreter)")
+        let files = PageCache.linkedFiles(of: program)
+        #expect(files.first == program)
+        #expect(files.contains { $0.hasSuffix("/libslowinit40.so") } && files.contains { $0.hasSuffix("/libc.so.6") }, "\(files)")
+        #expect(PageCache.interpreter(of: "/etc/hostname") == nil, "not ELF")
     }
 
     /// The cold launch of `program` recorded in `out` evicted the program and its library, none of
