@@ -850,16 +850,25 @@ def paired_row(get, name, label, base_label, target, extra=()):
     return "| " + " | ".join(cells) + " |", verdict(t50, high, target)
 
 
+def paired_report_start(results, title, target, name, missing):
+    """A paired report's heading and where it was measured, and whether `name` has results:
+    (lines, True), or (the whole report saying `missing`, False)."""
+    lines = [f"# {title}", ""]
+    lines.append(f"Measured {datetime.date.today().isoformat()} on {platform.node()} ({os.cpu_count()} CPUs), "
+                 f"release build, by `make {target}`.")
+    lines.append("")
+    if (name, "ratioPPM") not in results:
+        lines.append(f"{missing}: run `make {target}`.")
+        return "\n".join(lines) + "\n", False
+    return lines, True
+
+
 def history_report(results):
     analyze = "paired history: analyze 1,000 commits x 50 metrics vs reading them"
     add = "paired history: add one commit of 5 runs vs loading its runs"
-    lines = ["# The launch history", ""]
-    lines.append(f"Measured {datetime.date.today().isoformat()} on {platform.node()} ({os.cpu_count()} CPUs), "
-                 "release build, by `make bench-history`.")
-    lines.append("")
-    if (analyze, "ratioPPM") not in results:
-        lines.append("No history results: run `make bench-history`.")
-        return "\n".join(lines) + "\n"
+    lines, measured = paired_report_start(results, "The launch history", "bench-history", analyze, "No history results")
+    if not measured:
+        return lines
     get = getter(results)
     lines.append("Each treatment is paired with its baseline in alternating order. The store holds 1,000 entries of "
                  "50 metrics and 200 functions (a folder of JSON files, 10 of the metrics with a 4 % step); "
@@ -892,13 +901,9 @@ def history_report(results):
 
 def counts_report(results):
     name = "paired counts: read a 50 MB callgrind file vs its bytes"
-    lines = ["# Reading counted launches", ""]
-    lines.append(f"Measured {datetime.date.today().isoformat()} on {platform.node()} ({os.cpu_count()} CPUs), "
-                 "release build, by `make bench-counts`.")
-    lines.append("")
-    if (name, "ratioPPM") not in results:
-        lines.append("No results: run `make bench-counts`.")
-        return "\n".join(lines) + "\n"
+    lines, measured = paired_report_start(results, "Reading counted launches", "bench-counts", name, "No results")
+    if not measured:
+        return lines
     get = getter(results)
     lines.append("A callgrind output of 50 MB in callgrind's own shape (compressed object, file and function names, "
                  "relative positions, 24 cost lines and 3 `calls=` lines per function block, 30,000 functions) is read "
