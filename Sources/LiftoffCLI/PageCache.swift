@@ -172,6 +172,20 @@ enum PageCache {
 }
 
 extension PageCache {
+    /// The files a cold run of `command` starts without: those its first, unrecorded run mapped,
+    /// as the agent saw them (`firstRun`), or else the executable and the libraries it links; with
+    /// the executable, and without Liftoff's own agent and audit library, which stay in memory so
+    /// that profiling adds no cold read of its own.
+    static func filesToEvict(_ command: [String], firstRun: AgentLaunch?) -> [String] {
+        var files = firstRun?.mappedFiles() ?? []
+        if files.isEmpty { files = linkedFiles(of: command[0]) }
+        if let executable = Injectability.resolve(command[0]), !files.contains(executable) { files.insert(executable, at: 0) }
+        let own = Set([firstRun?.library, firstRun?.auditLibrary].compactMap { $0 }.map {
+            URL(fileURLWithPath: $0).resolvingSymlinksInPath().path
+        })
+        return files.filter { !own.contains(URL(fileURLWithPath: $0).resolvingSymlinksInPath().path) }
+    }
+
     /// The executable `program` (a path, or a name on the PATH) and the shared libraries the
     /// loader would map for it, as its dynamic loader lists them (`ld.so --list`, which maps the
     /// objects and runs none of their code); the executable alone when it is statically linked

@@ -189,11 +189,7 @@ struct ProfileCommand: ParsableCommand {
         runner.passesOutputThrough = false
         _ = try runner.run(launchVariable: ProfileRecorder.launchTimeVariable)
         guard cache == .cold else { return Profile.CacheState(mode: CacheMode.warm.rawValue) }
-        // Liftoff's own agent stays in memory: profiling must add no cold read of its own.
-        let own = URL(fileURLWithPath: agent).resolvingSymlinksInPath().path
-        var files = first.mappedFiles().filter { URL(fileURLWithPath: $0).resolvingSymlinksInPath().path != own }
-        if let executable = Injectability.resolve(command[0]), !files.contains(executable) { files.insert(executable, at: 0) }
-        return Profile.CacheState(mode: CacheMode.cold.rawValue, files: PageCache.evict(files))
+        return Profile.CacheState(mode: CacheMode.cold.rawValue, files: PageCache.evict(PageCache.filesToEvict(command, firstRun: first)))
     }
 
     /// `liftoff profile`'s exit status once the profile is written: the program's own, as a shell

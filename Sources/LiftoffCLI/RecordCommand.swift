@@ -148,7 +148,7 @@ struct RecordCommand: ParsableCommand {
                 let profile = side.folder.appendingPathComponent("runs/warmup.json")
                 _ = try? launch(side, log: side.folder.appendingPathComponent("runs/warmup.log"), profile: profile, pattern: pattern)
                 unlink(profile.path)
-                if round == 0, cache == .cold { side.cacheFiles = filesToEvict(side, agentLaunch: agentLaunch(side, profile: profile)) }
+                if round == 0, cache == .cold { side.cacheFiles = PageCache.filesToEvict(side.command, firstRun: agentLaunch(side, profile: profile)) }
                 agentLaunch(side, profile: profile)?.cleanUp()
             }
         }

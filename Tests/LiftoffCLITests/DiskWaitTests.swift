@@ -218,6 +218,8 @@ struct DiskWaitTests {
         let libc = try #require(cache.files.first { $0.path.hasSuffix("/libc.so.6") })
         #expect((libc.residentBytes ?? 0) > 0 && (libc.keptBy ?? "").hasPrefix("mapped by"), "\(libc)")
         #expect(cache.unknownFiles.isEmpty, "every file's residency was read: \(cache.unknownFiles)")
+        #expect(!cache.files.contains { $0.path.hasSuffix("/libLiftoffAgent.so") || $0.path.hasSuffix("/libLiftoffAudit.so") },
+                "Liftoff's own libraries stay in memory: \(cache.files.map(\.path))")
         #expect(try #require(profile.phases.preMain).bytesRead > 0, "cold: the program's files are read from storage before main")
         let line = try #require(summary.split(separator: "\n").first { $0.hasPrefix("Cache: cold: ") }, "\(summary)")
         #expect(line.contains("libc.so.6") && !line.contains("libslowinit40.so"), "only what stayed is named: \(line)")
@@ -257,6 +259,7 @@ struct DiskWaitTests {
             for run in manifest.runs {
                 let cache = try #require(run.cache, "run \(run.index) of \(side) keeps its page cache")
                 #expect(cache.mode == "cold")
+                #expect(!cache.files.contains { $0.path.contains("libLiftoff") }, "Liftoff's own libraries stay: \(cache.files.map(\.path))")
                 for path in [program, library] {
                     let file = try #require(cache.files.first { $0.path == path }, "\(path) is evicted: \(cache.files.map(\.path))")
                     #expect(file.residentBytes == 0, "run \(run.index) of \(side): \(file)")
