@@ -69,7 +69,7 @@ extension RecordCommand {
             }
             let arguments = [
                 valgrind, "--tool=callgrind", "--callgrind-out-file=\(output.path).%p", "--trace-children=yes", "--fair-sched=yes",
-                "--dump-instr=no", "--dump-after=lo_launch_ready", "--",
+                "--dump-instr=no", "--separate-recs=1", "--dump-after=lo_launch_ready", "--",
             ] + command
             var environment = ProcessInfo.processInfo.environment.merging(Self.countEnvironment) { _, counted in counted }
             environment["LD_PRELOAD"] = Self.countPreload()
