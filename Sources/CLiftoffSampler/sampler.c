@@ -43,6 +43,16 @@ static void lo_init_cond(void) {
     pthread_condattr_destroy(&attributes);
 }
 
+// Sleeps until `next` (CLOCK_MONOTONIC, ns), or until the session ends and wakes it.
+static void lo_sleep_until(uint64_t next) {
+    struct timespec deadline = {.tv_sec = (time_t)(next / 1000000000ull), .tv_nsec = (long)(next % 1000000000ull)};
+    pthread_mutex_lock(&g_wait_lock);
+    while (atomic_load(&g_keep_sampling)) {
+        if (pthread_cond_timedwait(&g_wait_cond, &g_wait_lock, &deadline) == ETIMEDOUT) break;
+    }
+    pthread_mutex_unlock(&g_wait_lock);
+}
+
 static void *lo_sampler_main(void *unused) {
     (void)unused;
     sigset_t blocked;
@@ -66,12 +76,7 @@ static void *lo_sampler_main(void *unused) {
     if (g_defer_first_tick) {
         // Nothing until the first tick, a period from now: a process ended by then costs no more.
         next += period;
-        struct timespec deadline = {.tv_sec = (time_t)(next / 1000000000ull), .tv_nsec = (long)(next % 1000000000ull)};
-        pthread_mutex_lock(&g_wait_lock);
-        while (atomic_load(&g_keep_sampling)) {
-            if (pthread_cond_timedwait(&g_wait_cond, &g_wait_lock, &deadline) == ETIMEDOUT) break;
-        }
-        pthread_mutex_unlock(&g_wait_lock);
+        lo_sleep_until(next);
         // Under the tick lock, as a tick: a session that ended meanwhile finds nothing begun.
         pthread_mutex_lock(&g_tick_lock);
         int going = atomic_load(&g_keep_sampling);
@@ -114,12 +119,7 @@ static void *lo_sampler_main(void *unused) {
             tick += missed;
             next += missed * period;
         }
-        struct timespec deadline = {.tv_sec = (time_t)(next / 1000000000ull), .tv_nsec = (long)(next % 1000000000ull)};
-        pthread_mutex_lock(&g_wait_lock);
-        while (atomic_load(&g_keep_sampling)) {
-            if (pthread_cond_timedwait(&g_wait_cond, &g_wait_lock, &deadline) == ETIMEDOUT) break;
-        }
-        pthread_mutex_unlock(&g_wait_lock);
+        lo_sleep_until(next);
     }
     atomic_store(&g_sampler_looping, 0);
     return NULL;
