@@ -90,7 +90,7 @@ public struct RunSet: Sendable {
             }
             if let schema = manifest?.schema, schema != RecordManifest.currentSchema {
                 throw RunSetError(
-                    "\(manifestURL.path) has schema \(schema); this liftoff reads \(RecordManifest.currentSchema) only.")
+                    "\(manifestURL.path) has schema \(String(reflecting: schema)); this liftoff reads \(RecordManifest.currentSchema) only.")
             }
         } else if let journal = try? Data(contentsOf: journalURL) {
             // An interrupted recording: its journal has every run that finished.

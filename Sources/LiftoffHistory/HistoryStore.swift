@@ -25,7 +25,7 @@ public struct FolderHistoryStore: HistoryStore {
         let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
         guard !entry.commit.isEmpty, entry.commit.count <= 200, entry.commit.allSatisfy(allowed.contains), !entry.commit.hasPrefix(".")
         else {
-            throw HistoryError("'\(entry.commit)' is not a commit name: use letters, digits, '-', '_' and '.' (a SHA, a tag).")
+            throw HistoryError("\(String(reflecting: entry.commit)) is not a commit name: use letters, digits, '-', '_' and '.' (a SHA, a tag).")
         }
         return "\(entry.commit)-\(entry.environment.key).json"
     }
@@ -130,7 +130,7 @@ extension HistoryEntry {
             throw HistoryError("\(source) is not a history entry (\(Self.reason(error))): skipped.")
         }
         guard entry.schema == currentSchema else {
-            throw HistoryError("\(source) has schema \(entry.schema); this liftoff reads \(currentSchema) only: skipped.")
+            throw HistoryError("\(source) has schema \(String(reflecting: entry.schema)); this liftoff reads \(currentSchema) only: skipped.")
         }
         guard !entry.commit.isEmpty, HistoryTime.parse(entry.time) != nil else {
             throw HistoryError("\(source) has no commit or no time that is ISO 8601: skipped.")

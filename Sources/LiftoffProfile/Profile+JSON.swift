@@ -72,7 +72,7 @@ extension Profile {
             let last = quoted.popLast() ?? ""
             let readable = quoted.isEmpty ? last : quoted.joined(separator: ", ") + " and " + last
             throw ProfileError(
-                .wrongSchema, "\(source) has schema \"\(schema)\", but this Liftoff reads \(readable).",
+                .wrongSchema, "\(source) has schema \(String(reflecting: schema)), but this Liftoff reads \(readable).",
                 value: schema)
         }
     }

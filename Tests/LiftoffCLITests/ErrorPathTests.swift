@@ -63,7 +63,7 @@ struct ErrorPathTests {
         ErrorPath(["compare", "{dir}/corrupt", "{dir}/exits"], 1, "Error: {dir}/corrupt/record.json is not a record.json written by liftoff record."),
         ErrorPath(
             ["compare", "{dir}/future", "{dir}/exits"], 1,
-            "Error: {dir}/future/record.json has schema liftoff.record/9; this liftoff reads liftoff.record/1 only."),
+            "Error: {dir}/future/record.json has schema \"liftoff.record/9\"; this liftoff reads liftoff.record/1 only."),
         ErrorPath(["compare", "{dir}/exits", "/nonexistent/runs"], 1, "Error: /nonexistent/runs does not exist."),
         ErrorPath(["compare", "{dir}/exits", "{dir}/empty"], 1, "Error: The head runs in {dir}/empty have no successful launch to compare."),
         ErrorPath(
