@@ -92,8 +92,11 @@ public struct LaunchComparison: Sendable {
         self.head = (head.folder.path, head.profiles.count, head.failedRuns)
         self.settings = settings
         self.gated = gated
-        var baseMetrics = Dictionary(base.metrics(groups).map { ($0.name, $0.values) }, uniquingKeysWith: { a, _ in a })
-        var headMetrics = head.metrics(groups)
+        // A library whose initializers stand out on one side is measured on both.
+        let initializers = Set(available.filter { $0.hasPrefix(RunSet.initializersPrefix) }.map { String($0.dropFirst(RunSet.initializersPrefix.count)) })
+        var baseMetrics = Dictionary(
+            base.metrics(groups, initializersOf: initializers).map { ($0.name, $0.values) }, uniquingKeysWith: { a, _ in a })
+        var headMetrics = head.metrics(groups, initializersOf: initializers)
         // A span, task or callback only one side has took no time on the other: 0 in each of its
         // runs, so a span head added is compared (and gated) as time head added.
         let headNames = Set(headMetrics.map(\.name))

@@ -199,7 +199,24 @@ public struct RunSet: Sendable {
     ///   which have metrics of their own);
     /// - with `counters`: `counter: NAME` for each of the kernel's counts of a run
     ///   (``RunCounters``), where `liftoff record` read them.
-    public func metrics(_ groups: Set<MetricGroup> = []) -> [(name: String, values: [Double])] {
+    ///
+    /// `initializers: OBJECT` is given for each object whose initializers took 1 ms or more in
+    /// any run (the ten slowest of each run), and for each of `initializersOf`, in every run that
+    /// has a loader timeline: a run where the object's initializers took less, or where it ran
+    /// none, has its value, not a gap, so a library that slows down in some runs compares
+    /// against all of them.
+    public func metrics(
+        _ groups: Set<MetricGroup> = [], initializersOf: Set<String> = []
+    ) -> [(name: String, values: [Double])] {
+        var initializerNames = initializersOf
+        if groups.contains(.phases) {
+            for profile in profiles {
+                guard let timeline = profile.phases.preMain?.loader else { continue }
+                for entry in timeline.slowestInitializers(atLeast: 1_000_000).prefix(10) {
+                    initializerNames.insert(timeline.objects[entry.object].fileName)
+                }
+            }
+        }
         var order: [String] = []
         var values: [String: [Double]] = [:]
         // One value per metric and run: a name that repeats within a run (a callback called
@@ -241,9 +258,15 @@ public struct RunSet: Sendable {
                         add("pre-main: mapping", Double(timeline.mappingNs) / 1e6)
                         add("pre-main: relocation", Double(timeline.relocationNs) / 1e6)
                         add("pre-main: initializers", Double(timeline.initializersNs) / 1e6)
-                        for entry in timeline.slowestInitializers(atLeast: 1_000_000).prefix(10) {
-                            add("initializers: \(timeline.objects[entry.object].fileName)", Double(entry.ns) / 1e6)
+                        var initializerNs = Dictionary(uniqueKeysWithValues: initializerNames.map { ($0, UInt64(0)) })
+                        for entry in timeline.slowestInitializers() {
+                            let name = timeline.objects[entry.object].fileName
+                            if let sum = initializerNs[name] {
+                                let (total, overflow) = sum.addingReportingOverflow(entry.ns)
+                                initializerNs[name] = overflow ? .max : total
+                            }
                         }
+                        for name in initializerNames.sorted() { add("\(Self.initializersPrefix)\(name)", Double(initializerNs[name] ?? 0) / 1e6) }
                     }
                 }
                 if let firstFrame = phases.firstFrameNs {
@@ -281,6 +304,9 @@ public struct RunSet: Sendable {
     }
 
     /// The name of the default metric for an app: its launch ends at its first frame.
+    /// The prefix of a library's initializers metric: `initializers: libfoo.so`.
+    public static let initializersPrefix = "initializers: "
+
     public static let timeToFirstFrame = "time to first frame"
 
     /// The name of the default metric for a server or CLI, which has no frames: its launch ends
@@ -316,7 +342,7 @@ public struct RunSet: Sendable {
     /// The group a metric's name belongs to, if it is not always present.
     public static func group(ofMetric name: String) -> MetricGroup? {
         if name.hasPrefix("pre-main") || name == "wrappers" || name == "main → first frame" || name == "main → ready"
-            || name.hasPrefix("callback: ") {
+            || name.hasPrefix("callback: ") || name.hasPrefix(initializersPrefix) {
             return .phases
         }
         if name.hasPrefix("task: ") { return .tasks }

@@ -119,4 +119,44 @@ struct PreMainTests {
         let gate = try BuiltTool.find().run(["check", folder.path, "--insight", "static-initializers=20ms"])
         #expect(gate.status == 2, "\(gate.stdout)\(gate.stderr)")
     }
+
+    @Test("compare measures a library's initializers on both sides when they stand out on one: a library that slows down is gated, not dropped")
+    func comparedInitializers() throws {
+        // One library whose initializer sleeps $GROW_MS: under 1 ms in base, 15 ms in head; 5 runs a side,
+        // the fewest whose Mann–Whitney test can pass the default significance of 0.01.
+        let program = try AgentPrograms.programWithLibrary(
+            "growinit", main: "int grow_value(void);\nint main(void) { return grow_value() == 7 ? 0 : 1; }\n",
+            library: "libgrowinit.so",
+            librarySource: """
+                #include <stdlib.h>
+                #include <time.h>
+                __attribute__((constructor)) static void grow_init(void) {
+                    const char *text = getenv("GROW_MS");
+                    long ms = text ? atol(text) : 0;
+                    struct timespec pause = {0, ms * 1000000L};
+                    if (ms > 0) nanosleep(&pause, 0);
+                }
+                int grow_value(void) { return 7; }
+                """)
+        let base = temporaryFolder(), head = temporaryFolder()
+        for (folder, ms) in [(base, "0"), (head, "15")] {
+            let result = try BuiltTool.find().run(
+                ["record", "--runs", "5", "--quiet", "--out", folder.path, "--", program], environment: ["GROW_MS": ms])
+            #expect(result.status == 0, "\(result.stderr)")
+        }
+        let metric = "initializers: libgrowinit.so"
+        // Base alone has no such metric (its initializer never took 1 ms); compared with head, it has one value a run.
+        #expect(try RunSet.load(base.path).metrics([.phases]).contains { $0.name == metric } == false)
+        let json = try BuiltTool.find().run(["compare", base.path, head.path, "--gate", metric, "--format", "json"])
+        #expect(json.status == 2, "a 15 ms slower initializer regresses: \(json.stdout)\(json.stderr)")
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        let rows = try #require(document["metrics"] as? [[String: Any]])
+        let row = try #require(rows.first { $0["metric"] as? String == metric }, "\(rows.compactMap { $0["metric"] })")
+        #expect(row["verdict"] as? String == "regressed", "\(row)")
+        // And the other way round, the library that sped up is listed as improved, not dropped.
+        let reverse = try BuiltTool.find().run(["compare", head.path, base.path, "--metrics", "phases", "--format", "json"])
+        let reversed = try #require(try JSONSerialization.jsonObject(with: Data(reverse.stdout.utf8)) as? [String: Any])
+        let reversedRows = try #require(reversed["metrics"] as? [[String: Any]])
+        #expect(reversedRows.contains { $0["metric"] as? String == metric && $0["verdict"] as? String == "improved" }, "\(reverse.stdout)")
+    }
 }
