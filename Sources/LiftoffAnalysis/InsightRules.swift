@@ -82,13 +82,18 @@ struct LibraryLoadingRule: InsightRule {
 
     func evaluate(_ launch: LaunchWindow, thresholdNs: UInt64) -> Insight? {
         let loader = launch.innermost(launch.frameFlags(Self.isLoader)).frame
+        let mainEntry = launch.profile.phases.mainEntryNs
+        // With the loader's timeline, the time before main is the static-initializers,
+        // relocation and library-mapping insights' own, object by object: only the loading
+        // after main (dlopen) is this rule's.
+        let afterMainOnly = launch.profile.phases.preMain?.loader != nil
         let samples = launch.mainSamples.filter {
             let stack = launch.profile.samples.stack[$0]
             return stack >= 0 && stack < loader.count && loader[stack] >= 0
+                && (!afterMainOnly || launch.profile.samples.timeNs[$0] >= mainEntry)
         }
         let cost = launch.ns(of: samples)
         guard cost >= thresholdNs, cost > 0 else { return nil }
-        let mainEntry = launch.profile.phases.mainEntryNs
         let beforeMain = launch.ns(of: samples.filter { launch.profile.samples.timeNs[$0] < mainEntry })
         let evidence = launch.evidence(of: samples, thread: launch.mainThreadID)
         let place = evidence.stacks.first?.programFrame.map { ", from \($0)" } ?? ""

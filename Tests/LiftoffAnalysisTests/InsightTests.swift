@@ -95,6 +95,13 @@ struct InsightTests {
         let found = try #require(Insights.of(launch.profile()).first)
         #expect(found.id == "library-loading" && found.costNs == 25_000_000)
         #expect(found.finding.contains("load_plugins") && found.finding.contains("1 ms of it before main"))
+        // With the loader's timeline, the time before main is its own insights': only the dlopen is counted.
+        var timed = launch.profile()
+        timed.phases.preMain = Profile.PreMain(
+            durationNs: 1_000_000, onCPUNs: 1_000_000, runnableNs: 0, blockedNs: 0, bytesRead: 0, majorFaults: 0, minorFaults: 10)
+        timed.phases.preMain?.loader = Profile.Loader(startNs: 0, relocatedNs: 500_000, initializedNs: 900_000, objects: [], initializers: [])
+        let afterMain = try #require(Insights.of(timed).first { $0.id == "library-loading" })
+        #expect(afterMain.costNs == 24_000_000 && !afterMain.finding.contains("before main"), "\(afterMain.finding)")
     }
 
     @Test("Swift runtime work on any thread: swift-runtime, with the runtime functions and the program's callers")
