@@ -60,12 +60,18 @@ struct DiskReadsRule: InsightRule {
         + "formatting deferred until it is needed."
     let defaultThresholdNs: UInt64 = 10_000_000
 
+    /// Before main: the loader's blocked time, when it read from storage, less what initializers
+    /// that read nothing spent off a CPU (a sleep or a lock is not the disk's).
+    static func beforeMainNs(_ launch: LaunchWindow) -> UInt64 {
+        guard let preMain = launch.profile.phases.preMain, preMain.bytesRead > 0 else { return 0 }
+        let notDisk = preMain.loader?.initializersOffCPUWithoutReadingNs ?? 0
+        return preMain.blockedNs - min(preMain.blockedNs, notDisk)
+    }
+
     func evaluate(_ launch: LaunchWindow, thresholdNs: UInt64) -> Insight? {
-        // Before main: the loader's blocked time, when it read from storage, less what initializers
-        // that read nothing spent off a CPU (a sleep or a lock is not the disk's).
         let preMain = launch.profile.phases.preMain
         let notDisk = preMain?.loader?.initializersOffCPUWithoutReadingNs ?? 0
-        let before = preMain.map { $0.bytesRead > 0 ? $0.blockedNs - min($0.blockedNs, notDisk) : 0 } ?? 0
+        let before = Self.beforeMainNs(launch)
         // After it: the disk waits of the launch's thread, which the launch waited for; the other
         // threads' are evidence.
         var samples: [Int] = []

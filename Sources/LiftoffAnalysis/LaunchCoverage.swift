@@ -32,10 +32,18 @@ public struct LaunchCoverage: Sendable, Equatable {
     /// unexplained, no naming).
     public static let worthSaying: UInt64 = 20_000_000
 
-    /// The rules that speak of the time before `main`.
-    static let preMainRules: Set<String> = [
-        "pre-main", "static-initializers", "relocation", "library-mapping", "disk-reads", "library-loading",
-    ]
+    /// The rules that speak of all of the time before `main`.
+    static let preMainRules: Set<String> = ["pre-main", "static-initializers", "relocation", "library-mapping"]
+
+    /// How much of the `ns` before `main` the insights that fired speak of: all of it for the
+    /// pre-main rules (and for library-loading without the loader's timeline, when it counted
+    /// loader samples before main), the disk's share of it for disk-reads.
+    static func preMainExplained(_ ns: UInt64, fired: Set<String>, _ launch: LaunchWindow) -> UInt64 {
+        if !fired.isDisjoint(with: preMainRules) { return ns }
+        if fired.contains("library-loading"), launch.profile.phases.preMain?.loader == nil { return ns }
+        if fired.contains("disk-reads") { return min(ns, DiskReadsRule.beforeMainNs(launch)) }
+        return 0
+    }
 
     /// The coverage of `insights` (found for `launch`).
     public init(_ launch: LaunchWindow, insights: [Insight]) {
@@ -49,7 +57,9 @@ public struct LaunchCoverage: Sendable, Equatable {
         let mainEntry = min(max(launch.profile.phases.mainEntryNs, launch.startNs), pathStart)
         if mainEntry > launch.startNs {
             let ns = mainEntry - launch.startNs
-            if !fired.isDisjoint(with: Self.preMainRules) { explained &+= ns } else { left["before main", default: 0] &+= ns }
+            let covered = Self.preMainExplained(ns, fired: fired, launch)
+            explained &+= covered
+            if covered < ns { left["before main", default: 0] &+= ns - covered }
         }
         if pathStart > mainEntry { left["not sampled", default: 0] &+= pathStart - mainEntry }
         let flags = Flags(launch)
@@ -65,7 +75,8 @@ public struct LaunchCoverage: Sendable, Equatable {
         unexplained = left.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(3).map { Part(what: $0.key, ns: $0.value) }
     }
 
-    /// The ids of the rules whose insight speaks of a stretch of the path.
+    /// The ids of the rules whose insight speaks of a stretch of the path: each rule for what it
+    /// counts, so that a rule that fired for one kind of time explains no other.
     /// Per stack, what the rules look for, found once.
     struct Flags {
         var loader: [Int32]
@@ -88,16 +99,15 @@ public struct LaunchCoverage: Sendable, Equatable {
             if stack >= 0, stack < flags.loader.count, flags.loader[stack] >= 0 { rules.insert("library-loading") }
             if stack >= 0, stack < flags.runtime.count, flags.runtime[stack] >= 0 { rules.insert("swift-runtime") }
         case .runnable:
-            rules.formUnion(["oversubscribed", "path-waited-for-core", "disk-reads", "main-thread-page-faults"])
+            rules.formUnion(["oversubscribed", "path-waited-for-core"])
         case .blocked:
             let kind = stack >= 0 && stack < launch.waitKindOfStack.count ? launch.waitKindOfStack[stack] : nil
             switch kind {
             case .sleep: rules.insert("main-thread-sleep")
             case .lock: rules.insert("main-thread-lock-wait")
             case .task: rules.insert("main-thread-blocked-by-task")
-            case .io: rules.formUnion(["main-thread-io", "disk-reads"])
-            case .parked: break
-            case nil: rules.formUnion(["disk-reads", "main-thread-page-faults"])
+            case .io: rules.insert("main-thread-io")
+            case .parked, nil: break
             }
         case .disk:
             rules.formUnion(["disk-reads", "main-thread-page-faults"])

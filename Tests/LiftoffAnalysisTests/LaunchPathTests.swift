@@ -106,6 +106,26 @@ struct LaunchPathTests {
         #expect(coverage.unexplainedNs == 201_000_000)
     }
 
+    @Test("an insight explains only the time it counts: a cold pre-main's disk-reads leaves an unknown wait and waits for a core unexplained")
+    func coverageByWhatEachRuleCounts() throws {
+        var launch = Self.launch(readyAtMs: 201)
+        launch.add(thread: 1, .blocked, ["main", "wait_for_peer", "libc.so.6|syscall"], fromMs: 1, toMs: 151)
+        launch.add(thread: 1, .runnable, ["main", "loadPlugins"], fromMs: 151, toMs: 161)
+        launch.add(thread: 1, .disk, ["main", "loadPlugins", "libc.so.6|memcpy"], fromMs: 161, toMs: 201)
+        var profile = launch.profile()
+        // 1 ms before main, 0.8 ms of it blocked while the loader read 2 MB.
+        profile.phases.preMain = Profile.PreMain(
+            durationNs: 1_000_000, onCPUNs: 200_000, runnableNs: 0, blockedNs: 800_000, bytesRead: 2_000_000, majorFaults: 40,
+            minorFaults: 100)
+        let window = LaunchWindow(profile)
+        let insights = Insights.of(window)
+        #expect(insights.contains { $0.id == "disk-reads" }, "\(insights.map(\.id))")
+        let coverage = LaunchCoverage(window, insights: insights)
+        // The disk's 40 ms and 0.8 ms of the time before main; not the 150 ms in syscall nor the 10 ms waiting for a core.
+        #expect(coverage.explainedNs == 40_800_000, "\(coverage)")
+        #expect(coverage.unexplained.map(\.what).prefix(2) == ["waiting in syscall, from wait_for_peer", "waiting for a core"], "\(coverage.unexplained)")
+    }
+
     @Test("library work is named by the function the program called, without its type arguments")
     func libraryWork() {
         func kind(_ name: String) -> LibraryWork? { LibraryWork.of(Profile.Frame(name: name, object: "lib.so")) }
