@@ -165,7 +165,8 @@ struct MainThreadWaitRule: InsightRule {
         let function = launch.waitingFunction(samples, kind) ?? "a wait"
         let place = evidence.stacks.first?.programFrame.map { ", called from \($0)" } ?? ""
         if kind == .lock || kind == .task,
-            let (other, stacks, ran) = launch.busiestOtherThread(during: samples, excluding: thread ?? launch.mainThreadID)
+            let (other, stacks, ran) = launch.busiestOtherThread(
+                during: samples, excluding: thread ?? launch.mainThreadID, preferring: launch.pathHolder(of: samples, waiter: thread ?? launch.mainThreadID))
         {
             let label = launch.profile.thread(withID: other).map(FlameTree.threadLabel) ?? "thread \(other)"
             // By the program's function each stack is in, heaviest first.
@@ -190,5 +191,22 @@ struct MainThreadWaitRule: InsightRule {
         }
         let finding = "\(who) \(verb) \(LaunchWindow.ms(cost)) in \(function)\(place)."
         return insight(launch, finding: finding, costNs: cost, thresholdNs: thresholdNs, evidence: evidence)
+    }
+}
+
+extension LaunchWindow {
+    /// The thread the path to ready followed from `waiter`'s wait in `samples`: the hop out of
+    /// `waiter` that overlaps the wait most.
+    func pathHolder(of samples: [Int], waiter: Int?) -> Int? {
+        guard let waiter, let first = samples.map({ profile.samples.timeNs[$0] }).min() else { return nil }
+        let last = samples.map { endNs(of: $0) }.max() ?? first
+        var best: (thread: Int, ns: UInt64)?
+        for hop in path.hops where hop.waiter == waiter {
+            let start = max(hop.startNs, first)
+            let end = min(hop.endNs, last)
+            guard end > start, end - start > best?.ns ?? 0 else { continue }
+            best = (hop.holder, end - start)
+        }
+        return best?.thread
     }
 }

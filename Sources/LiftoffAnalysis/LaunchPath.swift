@@ -41,10 +41,32 @@ public struct LaunchPath: Sendable {
         public var ran: Bool
     }
 
+    /// A wait on the path for another thread that the path could not follow: where the evidence ends.
+    public struct Stop: Sendable, Equatable {
+        /// Why the path went no further.
+        public enum Reason: String, Sendable, Equatable {
+            /// No other thread ran, or waited in the program's code, while it waited: what ended
+            /// the wait is not in the samples (another process, the kernel, a thread not sampled).
+            case noHolder = "no thread in the samples held it"
+            /// The path had already followed ``LaunchPath/maximumDepth`` waits into other threads.
+            case depthLimit = "waits this deep are not followed"
+        }
+        /// The thread that waited.
+        public var thread: Int
+        /// The wait's start, in nanoseconds from the origin.
+        public var startNs: UInt64
+        /// The wait's end.
+        public var endNs: UInt64
+        /// Why the path stops there.
+        public var reason: Reason
+    }
+
     /// The stretches, in time order, from the launch thread's first sample (or `main`) to the end of the launch.
     public private(set) var segments: [Segment] = []
     /// The waits the path followed into other threads, in time order.
     public private(set) var hops: [Hop] = []
+    /// The waits for another thread the path could not follow, in the order found.
+    public private(set) var stops: [Stop] = []
     /// The waiting samples of the threads on the path, each while its thread was on the path,
     /// whether or not the path followed it: what the wait rules look at.
     public private(set) var waitingSamples: [Int] = []
@@ -159,11 +181,15 @@ public struct LaunchPath: Sendable {
                             parent: Parent(thread: thread, samples: rows[index...last], depth: depth))
                         visiting.remove(holder.thread)
                     } else {
+                        stop(Stop(thread: thread, startNs: from, endNs: waitEnd, reason: .noHolder), launch)
                         for own in rows[index...last] { append(launch, thread: thread, sample: own, from: from, to: waitEnd, depth: depth) }
                     }
                     cursor = max(cursor, waitEnd)
                     index = last + 1
                     continue
+                }
+                if depth >= Self.maximumDepth, launch.followsWait(of: sample) {
+                    stop(Stop(thread: thread, startNs: from, endNs: to, reason: .depthLimit), launch)
                 }
             }
             append(launch, thread: thread, sample: sample, from: from, to: to, depth: depth)
@@ -171,6 +197,17 @@ public struct LaunchPath: Sendable {
             index += 1
         }
         if cursor < end { fillGap(launch, thread: thread, from: cursor, to: end, depth: depth, parent: parent) }
+    }
+
+    /// Notes where the path stops, as one stop with the one before when it goes on from it.
+    private mutating func stop(_ stop: Stop, _ launch: LaunchWindow) {
+        if let last = stops.last, last.thread == stop.thread, last.reason == stop.reason,
+            stop.startNs <= last.endNs &+ launch.intervalNs
+        {
+            stops[stops.count - 1].endNs = max(last.endNs, stop.endNs)
+        } else {
+            stops.append(stop)
+        }
     }
 
     /// A stretch in which `thread` shows nothing: the waiting thread's own samples, or unknown.
@@ -237,10 +274,18 @@ extension LaunchWindow {
     /// ended (it released the lock, signalled the semaphore, finished the joined work; or, for a
     /// wait the launch's end cut, wrote the ready line), the one that ran more meanwhile among
     /// those that stopped within a tick of each other; else the one that spent most of it in the
-    /// program's own code (a lock's holder waiting in turn). For a parked async `main`
+    /// program's own code (a lock's holder waiting in turn), an idle wait (an event loop's, a
+    /// parked thread's) counted only when no thread shows anything else. For a parked async `main`
     /// (`carryingMain`), a thread that carried `main`'s task meanwhile comes first, whether it ran
     /// or waited: the task went on there, and a wait of its own held the launch.
     func threadHolding(from start: UInt64, to end: UInt64, excluding: Set<Int>, carryingMain: Bool = false) -> (thread: Int, ran: Bool)? {
+        threadHolding(from: start, to: end, excluding: excluding, carryingMain: carryingMain, countingIdle: false)
+            ?? threadHolding(from: start, to: end, excluding: excluding, carryingMain: carryingMain, countingIdle: true)
+    }
+
+    private func threadHolding(
+        from start: UInt64, to end: UInt64, excluding: Set<Int>, carryingMain: Bool, countingIdle: Bool
+    ) -> (thread: Int, ran: Bool)? {
         var best: (thread: Int, lastRun: UInt64, ns: UInt64, ran: Bool)?
         var bestCarries = false
         for (thread, rows) in samplesByThread where !excluding.contains(thread) {
@@ -259,7 +304,11 @@ extension LaunchWindow {
                     lastRun = max(lastRun, to)
                 }
                 let stack = profile.samples.stack[sample]
-                if stack >= 0, stack < programFrameOfStack.count, programFrameOfStack[stack] >= 0 { own &+= to - from }
+                if stack >= 0, stack < programFrameOfStack.count, programFrameOfStack[stack] >= 0,
+                    countingIdle || state == .running || stack >= idleWaitOfStack.count || !idleWaitOfStack[stack]
+                {
+                    own &+= to - from
+                }
                 if carryingMain, stack >= 0, stack < asyncMainOfStack.count, asyncMainOfStack[stack] { carries = true }
             }
             let candidate = ran > 0 ? (thread: thread, lastRun: lastRun, ns: ran, ran: true) : (thread: thread, lastRun: UInt64(0), ns: own, ran: false)

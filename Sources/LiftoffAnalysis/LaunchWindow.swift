@@ -34,6 +34,9 @@ public struct LaunchWindow: Sendable {
     /// Per stack, whether it runs (or awaits from) an async `main`: the thread that carries `main`'s
     /// task while the main thread is parked.
     private(set) var asyncMainOfStack: [Bool] = []
+    /// Per stack, whether it is an idle wait (an event loop waiting for events, a parked thread):
+    /// a thread idle there held no one's wait.
+    private(set) var idleWaitOfStack: [Bool] = []
     /// The path that led to ready: the launch's thread and the threads it waited for.
     public private(set) var path = LaunchPath()
     /// The waits of the threads on the path, by kind.
@@ -67,6 +70,7 @@ public struct LaunchWindow: Sendable {
         programFrameOfStack = innermost(programFlagOfFrame).frame
         waitKindOfStack = MainThreadWait.kinds(of: self)
         asyncMainOfStack = innermost(frameFlags { $0.name.hasSuffix("async_MainTQ0_") }).frame.map { $0 >= 0 }
+        idleWaitOfStack = innermost(frameFlags { MainThreadWait.isIdleWait($0.name) }).frame.map { $0 >= 0 }
         path = LaunchPath(self)
         libraryWorkByStack = LibraryWork.ofStacks(path.cpuByStack.keys, in: self)
         mainThreadWaits = MainThreadWaits(self)
@@ -324,12 +328,21 @@ public struct LaunchWindow: Sendable {
         return names
     }
 
-    /// What another thread did while `samples` waited: the thread that ran most meanwhile; when
-    /// none ran, the thread that spent most of that time in the program's own code (waiting too:
-    /// a lock's holder asleep). Its stacks with the time each overlapped the wait, heaviest
-    /// first, and whether it ran.
+    /// What another thread did while `samples` waited: `preferring` (the thread the path to
+    /// ready followed from this wait) when it ran or waited in the program's code meanwhile;
+    /// else the thread that ran most meanwhile; when none ran, the thread that spent most of
+    /// that time in the program's own code (waiting too: a lock's holder asleep; an idle wait
+    /// only when no thread shows anything else). Its stacks
+    /// with the time each overlapped the wait, heaviest first, and whether it ran.
     func busiestOtherThread(
-        during samples: [Int], excluding thread: Int?
+        during samples: [Int], excluding thread: Int?, preferring: Int? = nil
+    ) -> (thread: Int, stacks: [(stack: Int, ns: UInt64)], ran: Bool)? {
+        busiestOtherThread(during: samples, excluding: thread, preferring: preferring, countingIdle: false)
+            ?? busiestOtherThread(during: samples, excluding: thread, preferring: preferring, countingIdle: true)
+    }
+
+    private func busiestOtherThread(
+        during samples: [Int], excluding thread: Int?, preferring: Int?, countingIdle: Bool
     ) -> (thread: Int, stacks: [(stack: Int, ns: UInt64)], ran: Bool)? {
         // The wait as sorted, merged intervals.
         var merged: [(start: UInt64, end: UInt64)] = []
@@ -357,6 +370,7 @@ public struct LaunchWindow: Sendable {
             return total
         }
         var best: (thread: Int, stacks: [Int: UInt64], ns: UInt64, ran: Bool)?
+        var preferred: (thread: Int, stacks: [Int: UInt64], ns: UInt64, ran: Bool)?
         for (other, rows) in samplesByThread where other != thread {
             var ran: [Int: UInt64] = [:]
             var own: [Int: UInt64] = [:]
@@ -365,10 +379,17 @@ public struct LaunchWindow: Sendable {
                 guard time > 0 else { continue }
                 let stack = profile.samples.stack[sample]
                 if profile.samples.state[sample] == .running { ran[stack, default: 0] &+= time }
-                if stack >= 0, stack < programFrameOfStack.count, programFrameOfStack[stack] >= 0 { own[stack, default: 0] &+= time }
+                if stack >= 0, stack < programFrameOfStack.count, programFrameOfStack[stack] >= 0,
+                    countingIdle || profile.samples.state[sample] == .running || stack >= idleWaitOfStack.count || !idleWaitOfStack[stack]
+                {
+                    own[stack, default: 0] &+= time
+                }
             }
             let ranNs = ran.values.reduce(0, &+)
             let ownNs = own.values.reduce(0, &+)
+            if other == preferring {
+                if ranNs > 0 { preferred = (other, ran, ranNs, true) } else if ownNs > 0 { preferred = (other, own, ownNs, false) }
+            }
             // Running beats waiting; then the most time.
             if ranNs > 0, !(best?.ran ?? false) || ranNs > best?.ns ?? 0 {
                 best = (other, ran, ranNs, true)
@@ -376,7 +397,7 @@ public struct LaunchWindow: Sendable {
                 best = (other, own, ownNs, false)
             }
         }
-        guard let best else { return nil }
+        guard let best = preferred ?? best else { return nil }
         let stacks = best.stacks.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map { (stack: $0.key, ns: $0.value) }
         return (best.thread, stacks, best.ran)
     }

@@ -210,6 +210,21 @@ package struct JSONWriter {
         bytes.append(UInt8(ascii: "]"))
     }
 
+    /// Appends `[{…},{…}]`: one object per element, whose members `write` adds (the first with
+    /// `key`, the rest with `field` or `nextKey`).
+    package mutating func objectArray<C: Collection>(_ values: C, _ write: (inout JSONWriter, C.Element) -> Void) {
+        bytes.append(UInt8(ascii: "["))
+        var first = true
+        for value in values {
+            if !first { bytes.append(UInt8(ascii: ",")) }
+            first = false
+            bytes.append(UInt8(ascii: "{"))
+            write(&self, value)
+            bytes.append(UInt8(ascii: "}"))
+        }
+        bytes.append(UInt8(ascii: "]"))
+    }
+
     private mutating func append(_ text: String) {
         bytes.append(contentsOf: text.utf8)
     }

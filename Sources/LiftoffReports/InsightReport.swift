@@ -12,6 +12,8 @@ public struct InsightReport: Sendable {
     public var coverage: LaunchCoverage?
     /// The path to ready the insights followed, when the launch was at hand.
     public var path: LaunchPath?
+    /// The label of each thread the path names: `worker (1234)`.
+    var threadLabels: [Int: String] = [:]
 
     /// The insights of `profile`'s launch.
     public init(_ profile: Profile, settings: InsightSettings = InsightSettings()) {
@@ -20,6 +22,9 @@ public struct InsightReport: Sendable {
         launchNs = launch.lengthNs
         coverage = LaunchCoverage(launch, insights: insights)
         path = launch.path
+        for thread in Set(launch.path.hops.flatMap { [$0.waiter, $0.holder] } + launch.path.stops.map(\.thread)) {
+            threadLabels[thread] = profile.thread(withID: thread).map(FlameTree.threadLabel) ?? "thread \(thread)"
+        }
     }
 
     /// Insights already found.
@@ -67,6 +72,32 @@ public struct InsightReport: Sendable {
         return lines
     }
 
+    /// The waits the path to ready followed from thread to thread, and where it stopped:
+    /// `Path to ready: main (1) waited for worker (2) at 10–70 ms, which ran.` and
+    /// `The path stops at main (1), 120–150 ms: no thread in the samples held it.` Nothing when
+    /// the path stayed on one thread and followed every wait it met.
+    public func pathLines() -> [String] {
+        guard let path, !path.hops.isEmpty || !path.stops.isEmpty else { return [] }
+        let label = { (thread: Int) in threadLabels[thread] ?? "thread \(thread)" }
+        let range = { (start: UInt64, end: UInt64) in "\(fmt(Double(start) / 1e6))–\(fmt(Double(end) / 1e6)) ms" }
+        var lines: [String] = []
+        if !path.hops.isEmpty {
+            let shown = path.hops.prefix(Self.pathLimit).map {
+                "\(label($0.waiter)) waited for \(label($0.holder)) at \(range($0.startNs, $0.endNs)), which \($0.ran ? "ran" : "waited too")"
+            }
+            let more = path.hops.count > Self.pathLimit ? "; and \(path.hops.count - Self.pathLimit) more" : ""
+            lines.append("Path to ready: " + shown.joined(separator: "; ") + more + ".")
+        }
+        for stop in path.stops.prefix(Self.pathLimit) {
+            lines.append("The path stops at \(label(stop.thread)), \(range(stop.startNs, stop.endNs)): \(stop.reason.rawValue).")
+        }
+        if path.stops.count > Self.pathLimit { lines.append("… and \(path.stops.count - Self.pathLimit) more stops.") }
+        return lines
+    }
+
+    /// How many hops and stops of the path the text and Markdown list.
+    static let pathLimit = 5
+
     /// Text for a terminal: the insights numbered, each with its cost, place, stacks and notes.
     public func text(limit: Int = .max, details: Bool = true) -> String {
         guard !insights.isEmpty else {
@@ -82,6 +113,7 @@ public struct InsightReport: Sendable {
             for note in insight.evidence.notes { lines.append("   \(note)") }
         }
         if insights.count > limit { lines.append("… and \(insights.count - limit) more: liftoff explain PROFILE.") }
+        if details { lines += pathLines() }
         lines += coverageLines()
         return lines.joined(separator: "\n") + "\n"
     }
@@ -109,6 +141,8 @@ public struct InsightReport: Sendable {
             for note in insight.evidence.notes.prefix(3) { lines.append("   \(MarkdownRenderer.inline(note))") }
             lines.append("   *\(MarkdownRenderer.inline(insight.why))*")
         }
+        let path = pathLines().map(MarkdownRenderer.inline)
+        if !path.isEmpty { lines += [""] + path }
         if !coverage.isEmpty { lines += [""] + coverage }
         lines.append("")
         return lines
@@ -140,6 +174,29 @@ public struct InsightReport: Sendable {
                 json.raw("}")
             }
             json.raw("]}")
+        }
+        if let path {
+            let label = { (thread: Int) in threadLabels[thread] ?? "thread \(thread)" }
+            json.nextKey("path")
+            json.raw("{")
+            json.key("hops")
+            json.objectArray(path.hops) { json, hop in
+                json.key("waiter")
+                json.string(label(hop.waiter))
+                json.field("holder", label(hop.holder))
+                json.field("startMs", Double(hop.startNs) / 1e6, digits: 3)
+                json.field("endMs", Double(hop.endNs) / 1e6, digits: 3)
+                json.field("holderRan", hop.ran)
+            }
+            json.nextKey("stops")
+            json.objectArray(path.stops) { json, stop in
+                json.key("thread")
+                json.string(label(stop.thread))
+                json.field("startMs", Double(stop.startNs) / 1e6, digits: 3)
+                json.field("endMs", Double(stop.endNs) / 1e6, digits: 3)
+                json.field("reason", stop.reason.rawValue)
+            }
+            json.raw("}")
         }
         json.raw("}\n")
         return json.text

@@ -40,6 +40,7 @@ struct LaunchPathTests {
         let launch = LaunchWindow(Self.lockChain().profile())
         let path = launch.path
         #expect(path.hops.map { [$0.waiter, $0.holder] } == [[1, 2], [2, 3]])
+        #expect(path.stops.isEmpty, "every wait was followed to the thread that ended it")
         #expect(path.threads.map(\.thread) == [3, 2, 1], "40 ms on loader, 20 ms on worker, 10 ms on main")
         #expect(path.threads.map(\.ns) == [40_000_000, 20_000_000, 10_000_000])
         #expect(path.cpuNs == 70_000_000, "every moment after main ran somewhere on the path")
@@ -104,6 +105,37 @@ struct LaunchPathTests {
         #expect(coverage.unexplained.map(\.what) == ["waiting in syscall, from wait_for_peer", "running in loadPlugins", "not sampled"])
         #expect(coverage.unexplained.map(\.ns) == [150_000_000, 30_000_000, 10_000_000])
         #expect(coverage.unexplainedNs == 201_000_000)
+    }
+
+    @Test("a lock wait no sampled thread held: the path stops there and says why; the lock-wait insight names no holder")
+    func pathStops() throws {
+        // The lock's holder is another process (a file lock), or a thread the sampler never saw.
+        var launch = Self.launch(readyAtMs: 71)
+        launch.add(thread: 1, .blocked, ["main", "load_settings"] + Self.lockWait, fromMs: 1, toMs: 51)
+        launch.add(thread: 1, .running, ["main", "draw"], fromMs: 51, toMs: 71)
+        let window = LaunchWindow(launch.profile())
+        #expect(window.path.hops.isEmpty)
+        #expect(window.path.stops == [LaunchPath.Stop(thread: 1, startNs: 1_000_000, endNs: 51_000_000, reason: .noHolder)])
+        let lock = try #require(Insights.of(window).first { $0.id == "main-thread-lock-wait" })
+        #expect(!lock.evidence.notes.contains { $0.hasPrefix("Meanwhile") }, "\(lock.evidence.notes)")
+    }
+
+    @Test("a lock wait's note names the thread the path followed, not the busiest one")
+    func holderIsThePathsThread() throws {
+        // main waits 60 ms; worker holds the lock and computes the last 10 ms before releasing it,
+        // while spinner runs the whole time but ends nothing.
+        var launch = Self.launch(readyAtMs: 71)
+        launch.threads += [Profile.ThreadInfo(id: 2, name: "worker", isMain: false), Profile.ThreadInfo(id: 3, name: "spinner", isMain: false)]
+        launch.add(thread: 1, .blocked, ["main", "load_settings"] + Self.lockWait, fromMs: 1, toMs: 61)
+        launch.add(thread: 2, .blocked, ["start", "warm_cache", "libc.so.6|read"], fromMs: 1, toMs: 51)
+        launch.add(thread: 2, .running, ["start", "warm_cache", "fill"], fromMs: 51, toMs: 61)
+        launch.add(thread: 3, .running, ["start", "spin"], fromMs: 1, toMs: 58)
+        launch.add(thread: 3, .blocked, ["start", "libc.so.6|epoll_wait"], fromMs: 58, toMs: 71)
+        launch.add(thread: 1, .running, ["main", "draw"], fromMs: 61, toMs: 71)
+        let window = LaunchWindow(launch.profile())
+        #expect(window.path.hops.map(\.holder) == [2], "worker ran last before the wait ended: \(window.path.hops)")
+        let lock = try #require(Insights.of(window).first { $0.id == "main-thread-lock-wait" })
+        #expect(lock.evidence.notes.contains("Meanwhile worker (2) ran fill for 10 ms."), "\(lock.evidence.notes)")
     }
 
     @Test("an insight explains only the time it counts: a cold pre-main's disk-reads leaves an unknown wait and waits for a core unexplained")
