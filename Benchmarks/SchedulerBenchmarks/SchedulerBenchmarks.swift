@@ -115,33 +115,51 @@ let benchmarks: @Sendable () -> Void = {
 
     // What the blocking-call rules add to a C library call while they are checked: 100,000
     // one-byte writes to /dev/null (a device, which no rule reports: the check finds its kind in
-    // its cache and goes on) with checks armed and not, in pairs, on the rules' UI thread and off it.
+    // its cache and goes on) through Liftoff's `write`, armed, against the same writes made with
+    // the C library's own `write` (the bare call), in pairs: on the rules' UI thread, off it, and
+    // off it in a program whose main queue worker threads drain (after `dispatch_main`, as an
+    // async `main` does), where each call also asks libdispatch which queue it runs.
     let checkedMetric = BenchmarkMetric.custom("checkedNs", polarity: .prefersSmaller, useScalingFactor: false)
     let blockingPairs = Benchmark.Configuration(
         metrics: [ratioMetric, rawMetric, checkedMetric],
         units: [ratioMetric: .count, rawMetric: .count, checkedMetric: .count], warmupIterations: 2,
         maxDuration: .seconds(30), maxIterations: 60)
-    func devNullWrites(_ fd: Int32) -> UInt64 {
+    typealias WriteFunction = @convention(c) (Int32, UnsafeRawPointer?, Int) -> Int
+    let bareWrite = unsafeBitCast(dlsym(UnsafeMutableRawPointer(bitPattern: -1), "write")!, to: WriteFunction.self)  // RTLD_NEXT
+    func devNullWrites(_ fd: Int32, bare: Bool) -> UInt64 {
         var byte: UInt8 = 0
         let start = DispatchTime.now().uptimeNanoseconds
-        for _ in 0..<100_000 { _ = write(fd, &byte, 1) }
+        if bare {
+            for _ in 0..<100_000 { _ = bareWrite(fd, &byte, 1) }
+        } else {
+            for _ in 0..<100_000 { _ = write(fd, &byte, 1) }
+        }
         return DispatchTime.now().uptimeNanoseconds - start
     }
-    for (place, onUIThread) in [("on the UI thread", true), ("off the UI thread", false)] {
-        Benchmark("paired: blocking-call checks \(place), 100000 writes to the null device, checked vs not", configuration: blockingPairs) {
+    let places = [
+        ("on the UI thread", true, false), ("off the UI thread", false, false),
+        ("off the UI thread, main queue on workers", false, true),
+    ]
+    for (place, onUIThread, mainQueueOnWorkers) in places {
+        Benchmark("paired: blocking-call checks \(place), 100000 writes to the null device, checked vs bare", configuration: blockingPairs) {
             benchmark in
             let fd = open("/dev/null", O_WRONLY | O_CLOEXEC)
             defer { close(fd) }
             // The UI thread is this one, or one that is not (pid 1's).
             lo_blocking_set_ui_thread(onUIThread ? Int32(CurrentThread.id) : 1)
-            defer { lo_blocking_set_ui_thread(0) }
+            let wasOnWorkers = lo_blocking_main_queue_on_workers()
+            lo_blocking_set_main_queue_on_workers(mainQueueOnWorkers ? 1 : 0)
+            defer {
+                lo_blocking_set_ui_thread(0)
+                lo_blocking_set_main_queue_on_workers(wasOnWorkers)
+            }
             for (round, _) in benchmark.scaledIterations.enumerated() {
                 let (plainNs, checkedNs) = inAlternatingOrder(
-                    round: round, baseline: { devNullWrites(fd) },
+                    round: round, baseline: { devNullWrites(fd, bare: true) },
                     treatment: {
                         lo_blocking_arm(1)
                         defer { lo_blocking_arm(-1) }
-                        return devNullWrites(fd)
+                        return devNullWrites(fd, bare: false)
                     })
                 benchmark.measurement(ratioMetric, Int(checkedNs * 1_000_000 / max(plainNs, 1)))
                 benchmark.measurement(rawMetric, Int(plainNs))

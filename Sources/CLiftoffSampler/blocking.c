@@ -6,7 +6,8 @@
 // calls the C library's function it stands for (dlsym RTLD_NEXT). While no rule is armed
 // (lo_blocking_arm: a test collecting violations, a launch in progress) a call costs one atomic
 // load more than the bare call. Armed, a call off the UI context costs a thread-local read and a
-// compare more; in the UI context -- the thread the rules treat as main, or any thread while it
+// compare more (and, once worker threads drain the main queue, a call into libdispatch asking
+// which queue the thread runs); in the UI context -- the thread the rules treat as main, or any thread while it
 // drains Dispatch's main queue (where the main actor runs) -- a call that may block is reported
 // to the registered reporter, with the C library's function, what it reached and how long it
 // waited, on the calling thread, before or after the real call.
@@ -78,9 +79,9 @@ __attribute__((weak, noreturn)) void dispatch_main(void) {
 }
 
 // Whether the calling thread runs where UI work does: the rules' main thread, or Dispatch's main queue.
-static int lo_in_ui_context(void) {
+static inline int lo_in_ui_context(void) {
     pid_t ui = atomic_load_explicit(&g_ui_tid, memory_order_relaxed);
-    if (lo_current_tid() == (ui != 0 ? ui : lo_main_tid())) return 1;
+    if (lo_tid() == (ui != 0 ? ui : lo_g_main_tid)) return 1;
     if (!atomic_load_explicit(&g_main_queue_on_workers, memory_order_relaxed)) return 0;
     lo_current_queue_t current = atomic_load_explicit(&g_current_queue, memory_order_relaxed);
     void *main_queue = atomic_load_explicit(&g_main_queue, memory_order_relaxed);
@@ -105,11 +106,17 @@ void lo_blocking_arm(int delta) {
 int lo_blocking_armed(void) { return atomic_load_explicit(&g_armed, memory_order_relaxed) > 0; }
 void lo_blocking_set_reporter(lo_blocking_reporter reporter) { atomic_store(&g_reporter, reporter); }
 void lo_blocking_set_ui_thread(pid_t tid) { atomic_store_explicit(&g_ui_tid, tid, memory_order_relaxed); }
+int lo_blocking_main_queue_on_workers(void) { return atomic_load(&g_main_queue_on_workers); }
+void lo_blocking_set_main_queue_on_workers(int on) {
+    pthread_once(&g_dispatch_once, lo_find_dispatch);
+    atomic_store(&g_main_queue_on_workers, on != 0);
+}
 
-// Whether a call made now is checked: armed, in the UI context, and not the reporter's own.
+// Whether a call made now is checked: armed, in the UI context, and not the reporter's own. Off
+// the UI context a call stops at the thread's id (and, after dispatch_main, libdispatch's answer).
 static inline int lo_checking(void) {
     if (__builtin_expect(atomic_load_explicit(&g_armed, memory_order_relaxed) <= 0, 1)) return 0;
-    return !t_reporting && !t_exempt && lo_in_ui_context();
+    return lo_in_ui_context() && !t_reporting && !t_exempt;
 }
 
 static void lo_report(int rule, const char *operation, uint64_t waited_ns, void *caller) {

@@ -12,9 +12,9 @@
 #include <string.h>
 #include <sys/syscall.h>
 
-static pid_t g_main_tid;
+pid_t lo_g_main_tid;
 static uint64_t g_premain_ns;
-static __thread pid_t t_tid __attribute__((tls_model("initial-exec")));
+__thread pid_t lo_t_tid __attribute__((tls_model("initial-exec")));
 static __thread const void *t_context __attribute__((tls_model("initial-exec")));
 
 uint64_t lo_clock_ns(clockid_t clock) {
@@ -37,24 +37,24 @@ int lo_thread_cpu_ns_of(pid_t tid, uint64_t *out) {
     return 0;
 }
 
-void lo_clock_after_fork(void) { t_tid = 0; }
+void lo_clock_after_fork(void) { lo_t_tid = 0; }
 
 pid_t lo_current_tid(void) {
-    pid_t tid = t_tid;
+    pid_t tid = lo_t_tid;
     if (tid == 0) {
         tid = (pid_t)syscall(SYS_gettid);
-        t_tid = tid;
+        lo_t_tid = tid;
     }
     return tid;
 }
 
 __attribute__((constructor)) static void lo_load(void) {
     g_premain_ns = lo_monotonic_ns();
-    g_main_tid = lo_current_tid();
+    lo_g_main_tid = lo_current_tid();
 }
 
-pid_t lo_main_tid(void) { return g_main_tid; }
-int lo_is_main_thread(void) { return lo_current_tid() == g_main_tid; }
+pid_t lo_main_tid(void) { return lo_g_main_tid; }
+int lo_is_main_thread(void) { return lo_current_tid() == lo_g_main_tid; }
 uint64_t lo_premain_ns(void) { return g_premain_ns; }
 
 void lo_set_thread_context(const void *context) { t_context = context; }

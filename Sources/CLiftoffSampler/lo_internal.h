@@ -29,6 +29,16 @@
 #include <unistd.h>
 
 // Writes a message with write(2) and aborts: usable anywhere, signal handlers included.
+// The calling thread's kernel id, kept per thread once asked (zero after a fork, until asked
+// again), and the main thread's, for checks that run on every call of a C library function.
+extern __thread pid_t lo_t_tid __attribute__((tls_model("initial-exec")));
+extern pid_t lo_g_main_tid;
+
+static inline pid_t lo_tid(void) {
+    pid_t tid = lo_t_tid;
+    return __builtin_expect(tid != 0, 1) ? tid : lo_current_tid();
+}
+
 #define LO_FAIL(message)                                                                  \
     do {                                                                                  \
         static const char lo_fail_text[] = "liftoff sampler: " message "\n";             \

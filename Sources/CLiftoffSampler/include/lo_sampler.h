@@ -369,6 +369,11 @@ void lo_blocking_arm(int delta);
 int lo_blocking_armed(void);
 /// The thread treated as the main thread for the checks (0: the process's main thread).
 void lo_blocking_set_ui_thread(pid_t tid);
+/// Whether Dispatch's main queue is drained by worker threads (the program called `dispatch_main`,
+/// as Swift's async `main` does), so that a call off the UI thread asks libdispatch which queue it
+/// runs; 1 or 0. The setter makes a benchmark or a test measure either case in one process.
+int lo_blocking_main_queue_on_workers(void);
+void lo_blocking_set_main_queue_on_workers(int on);
 /// Leaves the calling thread's calls unchecked until the matching `lo_blocking_exempt_end`
 /// (nested pairs count): Liftoff's own file writes, which no rule is about.
 void lo_blocking_exempt_begin(void);
