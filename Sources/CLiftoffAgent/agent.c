@@ -22,6 +22,7 @@
 #include "recording.h"
 #include "agent_exec.h"
 #include "agent_signals.h"
+#include "output.h"
 #include "rules.h"
 #include "lo_agent.h"
 #include "lo_sampler.h"
@@ -106,6 +107,7 @@ static void in_child(void) {
     lo_read_process_counters(&lo_agent.premain_counters);
     lo_agent_set_program_flag(LO_AGENT_PROGRAM_BLOCKS_SIGPROF, 0);
     lo_agent_rules_after_fork();
+    lo_agent_output_after_fork();
     lo_agent_begin();
 }
 
@@ -219,6 +221,7 @@ __attribute__((constructor)) static void lo_agent_start(int argc, char **argv, c
     }
     lo_agent_owns_sigprof = 1;
     lo_agent_rules_begin();
+    lo_agent_output_begin();
     pthread_atfork(before_fork, in_parent, in_child);
     atexit(on_exit_handler);
     lo_agent_install_exit_signals();

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "recording.h"
+#include "output.h"
 #include "rules.h"
 #include "lo_agent.h"
 #include "lo_sampler.h"
@@ -407,6 +408,16 @@ static void write_recording(const lo_sampler_source *source, pid_t pid, int stop
     /* The thread rules' findings (`liftoff profile --rules`), as lines (rules.c). */
     static char violations[LO_RULES_SITES_TEXT];
     put_string(&w, violations, lo_agent_violations_text(violations, sizeof violations));
+
+    /* What it wrote to standard output and error, and which thread wrote it (output.c). */
+    const lo_output_copy *writes = NULL;
+    size_t write_count = lo_agent_output_snapshot(&writes);
+    put_word(&w, write_count);
+    for (size_t index = 0; index < write_count; index++) {
+        put_word(&w, writes[index].time_ns);
+        put_word(&w, (uint64_t)writes[index].tid | (uint64_t)writes[index].fd << 32);
+        put_string(&w, writes[index].text, writes[index].length);
+    }
 
     /* No fsync: `liftoff` reads the file right away, and the rename keeps it whole. */
     flush(&w);

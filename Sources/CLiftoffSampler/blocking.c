@@ -389,8 +389,26 @@ FILE *fopen64(const char *path, const char *mode) {
 int socket(int domain, int type, int protocol) { return lo_opened(lo_real_socket()(domain, type, protocol)); }
 
 LO_INTERPOSE(ssize_t, read, (int fd, void *buffer, size_t count), (fd, buffer, count), lo_check_fd("read", fd, 0, LO_CALLER))
-LO_INTERPOSE(ssize_t, write, (int fd, const void *buffer, size_t count), (fd, buffer, count),
-             lo_check_fd("write", fd, 1, LO_CALLER))
+// Standard output and error, handed to the output hook when one watches them (the agent: which
+// thread wrote a --ready line). Told before the call, with the bytes the call is given.
+static _Atomic(lo_output_hook) lo_output_watch;
+void lo_set_output_hook(lo_output_hook hook) { atomic_store(&lo_output_watch, hook); }
+
+static inline void lo_note_output(int fd, const void *buffer, size_t count) {
+    if (__builtin_expect((unsigned)fd - 1u < 2u, 0)) {
+        lo_output_hook hook = atomic_load_explicit(&lo_output_watch, memory_order_relaxed);
+        if (hook != NULL) hook(fd, buffer, count);
+    }
+}
+
+static ssize_t lo_checked_write(int fd, const void *buffer, size_t count) {
+    lo_check_fd("write", fd, 1, LO_CALLER);
+    LO_MUSTTAIL return lo_real_write()(fd, buffer, count);
+}
+ssize_t write(int fd, const void *buffer, size_t count) {
+    lo_note_output(fd, buffer, count);
+    LO_MUSTTAIL return (lo_checking() ? lo_checked_write : lo_real_write())(fd, buffer, count);
+}
 LO_INTERPOSE(ssize_t, pread, (int fd, void *buffer, size_t count, off_t offset), (fd, buffer, count, offset),
              lo_check_fd("pread", fd, 0, LO_CALLER))
 LO_INTERPOSE(ssize_t, pread64, (int fd, void *buffer, size_t count, off_t offset), (fd, buffer, count, offset),
@@ -401,8 +419,24 @@ LO_INTERPOSE(ssize_t, pwrite64, (int fd, const void *buffer, size_t count, off_t
              lo_check_fd("pwrite", fd, 1, LO_CALLER))
 LO_INTERPOSE(ssize_t, readv, (int fd, const struct iovec *vector, int count), (fd, vector, count),
              lo_check_fd("readv", fd, 0, LO_CALLER))
-LO_INTERPOSE(ssize_t, writev, (int fd, const struct iovec *vector, int count), (fd, vector, count),
-             lo_check_fd("writev", fd, 1, LO_CALLER))
+static ssize_t lo_checked_writev(int fd, const struct iovec *vector, int count) {
+    lo_check_fd("writev", fd, 1, LO_CALLER);
+    LO_MUSTTAIL return lo_real_writev()(fd, vector, count);
+}
+ssize_t writev(int fd, const struct iovec *vector, int count) {
+    if (__builtin_expect((unsigned)fd - 1u < 2u, 0) && atomic_load_explicit(&lo_output_watch, memory_order_relaxed) != NULL) {
+        // The start of what the vector holds, as one piece.
+        char joined[LO_OUTPUT_NOTED];
+        size_t used = 0;
+        for (int index = 0; index < count && vector != NULL && used < sizeof joined; index++) {
+            size_t take = vector[index].iov_len < sizeof joined - used ? vector[index].iov_len : sizeof joined - used;
+            if (take > 0 && vector[index].iov_base != NULL) memcpy(joined + used, vector[index].iov_base, take);
+            used += take;
+        }
+        lo_note_output(fd, joined, used);
+    }
+    LO_MUSTTAIL return (lo_checking() ? lo_checked_writev : lo_real_writev())(fd, vector, count);
+}
 LO_INTERPOSE(int, fsync, (int fd), (fd), lo_check_fd("fsync", fd, 1, LO_CALLER))
 LO_INTERPOSE(int, fdatasync, (int fd), (fd), lo_check_fd("fdatasync", fd, 1, LO_CALLER))
 // A descriptor closed or replaced is told afresh when next used.

@@ -232,13 +232,14 @@ public final class LaunchRecorder: Sendable {
     }
 
     /// Marks the moment the program is ready (the first frame's equivalent for a server or
-    /// tool); only the first call counts.
+    /// tool); only the first call counts. The calling thread is where the path to ready ends.
     public func ready() {
         let time = nowNs
+        let thread = CurrentThread.id
         let first = state.withLock { state -> Bool in
             guard state.firstFrameNs == nil, state.launchEndedNs == nil else { return false }
             state.firstFrameNs = time
-            state.marks.append(Profile.Mark(name: .ready, timeNs: time))
+            state.marks.append(Profile.Mark(name: .ready, timeNs: time, threadID: thread))
             return true
         }
         if first { launchBecameReady() }

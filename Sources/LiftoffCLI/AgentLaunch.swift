@@ -102,10 +102,21 @@ struct AgentLaunch {
 
     /// The profile of every recording: one per process, the one `liftoff` started first.
     /// - Throws: `AgentRecording.ReadError` when there is no recording or one is unreadable.
-    func profile(rootProcessID: Int32, readyNs: UInt64?, keepsExecutorFrames: Bool = false) throws -> Profile {
+    /// With `ready` (the `--ready` expression and the streams it watched), the ready mark names
+    /// the thread whose write made the line it matched.
+    func profile(
+        rootProcessID: Int32, readyNs: UInt64?, ready: (pattern: NSRegularExpression, streams: ReadyStreams)? = nil,
+        keepsExecutorFrames: Bool = false
+    ) throws -> Profile {
         let recordings = try AgentRecording.loadAll(in: folder)
+        let readyThread = readyNs == nil ? nil : ready.flatMap { ready in
+            AgentRecording.readyWriter(of: recordings, descriptors: Set(ready.streams.descriptors.map(Int.init))) { line in
+                ready.pattern.firstMatch(in: line, range: NSRange(line.startIndex..., in: line)) != nil
+            }
+        }
         var profile = AgentRecording.profile(
-            of: recordings, rootProcessID: Int(rootProcessID), readyNs: readyNs, keepsExecutorFrames: keepsExecutorFrames)
+            of: recordings, rootProcessID: Int(rootProcessID), readyNs: readyNs, readyThread: readyThread,
+            keepsExecutorFrames: keepsExecutorFrames)
         if profile.phases.preMain != nil, profile.phases.preMain?.loader == nil, auditLibrary != nil {
             profile.phases.preMain?.loaderNote =
                 "The loader did not run Liftoff's audit library (LD_AUDIT was cleared on the way, or the loader ignores it for this program), so the time before main is not split by object."

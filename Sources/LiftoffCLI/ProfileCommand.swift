@@ -117,7 +117,9 @@ struct ProfileCommand: ParsableCommand {
             profile = ownProfile
         } else {
             do {
-                profile = try launch.profile(rootProcessID: result.pid, readyNs: readyNs, keepsExecutorFrames: executorFrames)
+                profile = try launch.profile(
+                    rootProcessID: result.pid, readyNs: readyNs, ready: try watch.pattern().map { ($0, watch.readyStream) },
+                    keepsExecutorFrames: executorFrames)
             } catch let error as AgentRecording.ReadError {
                 guard case .signalled = result.outcome else {
                     throw CLIError("\(error.description) The program ended with \(result.outcome.description); its output is in \(log.path).")

@@ -270,7 +270,9 @@ struct RecordCommand: ParsableCommand {
                     return failed("exited (\(result.outcome.description)) without a line matching --ready on \(watch.readyStream.phrase)")
                 }
                 do {
-                    var agentProfile = try agentLaunch.profile(rootProcessID: result.pid, readyNs: result.readyNs ?? result.exitNs)
+                    var agentProfile = try agentLaunch.profile(
+                        rootProcessID: result.pid, readyNs: result.readyNs ?? result.exitNs,
+                        ready: result.readyNs == nil ? nil : pattern.map { ($0, watch.readyStream) })
                     agentProfile.cache = cache
                     try agentProfile.write(to: profileURL)
                     recordedBy = "agent"

@@ -63,11 +63,20 @@ extension Profile {
         public var name: MarkName
         /// When, ns since the origin.
         public var timeNs: UInt64
+        /// The thread that made it, when known: for `ready`, the thread that called
+        /// `LaunchRecorder.ready()` or wrote the line `--ready` matched.
+        public var threadID: Int?
 
         /// Creates a mark.
-        public init(name: MarkName, timeNs: UInt64) {
+        public init(name: MarkName, timeNs: UInt64, threadID: Int? = nil) {
             self.name = name
             self.timeNs = timeNs
+            self.threadID = threadID
+        }
+
+        private enum CodingKeys: String, CodingKey {
+            case name, timeNs
+            case threadID = "thread"
         }
     }
 

@@ -66,6 +66,34 @@ extension AgentRecording {
         return spans
     }
 
+    /// The thread that wrote the first line `matches` accepts, of the writes the agent kept of
+    /// the processes' standard output and error (`descriptors`: 1, 2 or both): each thread's
+    /// writes to a descriptor joined into lines (Swift's `print` writes a line in pieces), a line
+    /// taken as soon as what it has so far matches.
+    public static func readyWriter(
+        of recordings: [AgentRecording], descriptors: Set<Int>, matches: (String) -> Bool
+    ) -> Int? {
+        readyWriter(of: recordings.flatMap(\.outputs), descriptors: descriptors, matches: matches)
+    }
+
+    /// The thread that wrote the first line `matches` accepts, of `writes` (in any order).
+    public static func readyWriter(of writes: [OutputWrite], descriptors: Set<Int>, matches: (String) -> Bool) -> Int? {
+        let writes = writes.filter { descriptors.contains($0.descriptor) }.sorted { ($0.timeNs, $0.thread) < ($1.timeNs, $1.thread) }
+        var lines: [Int: String] = [:]  // thread << 2 | descriptor: its line so far
+        for write in writes {
+            let key = write.thread << 2 | write.descriptor
+            var line = (lines[key] ?? "") + write.text
+            var found = false
+            while let newline = line.firstIndex(of: "\n") {
+                if matches(String(line[..<newline])) { found = true }
+                line = String(line[line.index(after: newline)...])
+            }
+            if found || !line.isEmpty && matches(line) { return write.thread }
+            lines[key] = String(line.suffix(4096))
+        }
+        return nil
+    }
+
     /// One profile of a tree of processes: every program each ran, symbolized against its own
     /// objects, on one timeline that starts with the first process. A process that replaced
     /// itself with `exec` keeps the earlier programs' samples as its pre-exec phase, and the
@@ -74,9 +102,11 @@ extension AgentRecording {
     ///   - recordings: the recordings, in any order.
     ///   - rootProcessID: the process `liftoff` started; by default the one that started first.
     ///   - readyNs: nanoseconds from the first process's start to the moment it was ready, if known.
+    ///   - readyThread: the thread that wrote the ready line, when known (``readyWriter(of:descriptors:matches:)``).
     ///   - keepsExecutorFrames: see ``ProfileBuilder/keepsExecutorFrames``.
     public static func profile(
-        of recordings: [AgentRecording], rootProcessID: Int? = nil, readyNs: UInt64? = nil, keepsExecutorFrames: Bool = false
+        of recordings: [AgentRecording], rootProcessID: Int? = nil, readyNs: UInt64? = nil, readyThread: Int? = nil,
+        keepsExecutorFrames: Bool = false
     ) -> Profile {
         var byProcess: [Int: [AgentRecording]] = [:]
         for recording in recordings { byProcess[recording.processID, default: []].append(recording) }
@@ -203,7 +233,7 @@ extension AgentRecording {
                 profile.threads[index].name = "\(program) · \(profile.threads[index].name)"
             }
         }
-        if let readyNs { profile.marks = [Profile.Mark(name: .ready, timeNs: readyNs)] }
+        if let readyNs { profile.marks = [Profile.Mark(name: .ready, timeNs: readyNs, threadID: readyThread)] }
         profile.asyncTasks = TaskEvent.asyncTasks(from: taskEvents, originNs: origin)
         if !spans.isEmpty { profile.spans = spans }
         profile.attributeSamples()

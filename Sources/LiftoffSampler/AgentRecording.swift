@@ -61,6 +61,31 @@ public struct AgentRecording: Sendable {
     /// The loader's timeline before `main`, from Liftoff's audit library (handed to the agent,
     /// or `PID-IMAGE.loader` beside the recording), in `CLOCK_MONOTONIC` nanoseconds.
     public var loader: Profile.Loader?
+    /// The latest writes to standard output and error (format 7), the oldest first, with the
+    /// thread that made each: what tells which thread wrote a `--ready` line.
+    public var outputs: [OutputWrite] = []
+
+    /// One write to standard output or error: when (`CLOCK_MONOTONIC` nanoseconds), by which
+    /// thread, to which descriptor (1 or 2), and its first bytes (120 at most).
+    public struct OutputWrite: Sendable, Equatable {
+        /// When the call was made.
+        public var timeNs: UInt64
+        /// The writing thread's kernel id.
+        public var thread: Int
+        /// 1 (standard output) or 2 (standard error).
+        public var descriptor: Int
+        /// Its first bytes.
+        public var text: String
+
+        /// A write.
+        public init(timeNs: UInt64, thread: Int, descriptor: Int, text: String) {
+            self.timeNs = timeNs
+            self.thread = thread
+            self.descriptor = descriptor
+            self.text = text
+        }
+    }
+
     /// The audit library's lines as the agent handed them over (format 5), parsed into ``loader``
     /// when the recordings of a launch are read together.
     var loaderText = ""
@@ -90,8 +115,8 @@ public struct AgentRecording: Sendable {
             throw ReadError(description: "\(url.path) is not a recording of Liftoff's agent.")
         }
         let format = try reader.word()
-        guard (3...6).contains(format) else {
-            throw ReadError(description: "\(url.path) is an agent recording of format \(format); this Liftoff reads formats 3 to 6.")
+        guard (3...7).contains(format) else {
+            throw ReadError(description: "\(url.path) is an agent recording of format \(format); this Liftoff reads formats 3 to 7.")
         }
         let pid = Int(clamping: try reader.word())
         let parent = Int(clamping: try reader.word())
@@ -159,6 +184,16 @@ public struct AgentRecording: Sendable {
         }
         let loaderText = format >= 5 ? String(decoding: try reader.bytes(), as: UTF8.self) : ""
         let rulesText = format >= 6 ? String(decoding: try reader.bytes(), as: UTF8.self) : ""
+        var outputs: [OutputWrite] = []
+        if format >= 7 {
+            for _ in 0..<(try reader.count(limit: 1 << 16)) {
+                let time = try reader.word()
+                let packed = try reader.word()
+                let text = String(decoding: try reader.bytes(), as: UTF8.self)
+                outputs.append(
+                    OutputWrite(timeNs: time, thread: Int(UInt32(truncatingIfNeeded: packed)), descriptor: Int(UInt16(truncatingIfNeeded: packed >> 32)), text: text))
+            }
+        }
         var recording = AgentRecording(
             processID: pid, processStartNs: start, preMainNs: premain, mainEntryNs: mainEntry, endNs: end, rateHz: rate,
             counts: counts, commandLine: commandLine, threadNames: names, samples: samples, objects: objects)
@@ -166,6 +201,7 @@ public struct AgentRecording: Sendable {
         recording.parentProcessID = parent
         recording.image = image
         recording.loaderText = loaderText
+        recording.outputs = outputs
         (recording.violations, recording.droppedViolations) = parseViolations(rulesText)
         if flags & 1 != 0 { recording.endingSignal = Int((flags >> 8) & 0xff) }
         recording.endedByExec = flags & 2 != 0

@@ -37,11 +37,13 @@
  * lines, lo_audit.h; empty when it did not run); and (format 6) the thread rules' findings with
  * LIFTOFF_AGENT_RULES=1 (a string of lines, rules.c: rule, count, thread, time, the stack's
  * addresses in hex and the operation, tab-separated; "dropped N" when more sites were found
- * than kept; empty without the rules).
+ * than kept; empty without the rules); and (format 7) what the program wrote to standard output
+ * and error (a count, then for each write, the oldest first: its time, thread | descriptor << 32,
+ * and a string of its first bytes; output.h).
  */
 
 #define LO_AGENT_MAGIC 0x31544E4547414F4CULL /* "LOAGENT1" */
-#define LO_AGENT_FORMAT 6
+#define LO_AGENT_FORMAT 7
 
 /* Where Liftoff's audit library (libLiftoffAudit.so) hands over its records of the loader's
    timeline once every initializer ran (la_preinit): the recording carries them, and the audit

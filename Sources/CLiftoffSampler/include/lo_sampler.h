@@ -373,6 +373,12 @@ void lo_blocking_set_ui_thread(pid_t tid);
 /// as Swift's async `main` does), so that a call off the UI thread asks libdispatch which queue it
 /// runs; 1 or 0. The setter makes a benchmark or a test measure either case in one process.
 int lo_blocking_main_queue_on_workers(void);
+/// Called with what a `write` or `writev` to standard output (1) or error (2) is given, on the
+/// writing thread, before the call: at most `LO_OUTPUT_NOTED` bytes of a `writev`.
+typedef void (*lo_output_hook)(int fd, const void *bytes, size_t length);
+#define LO_OUTPUT_NOTED 128
+/// Sets the hook `write` and `writev` call for standard output and error; NULL (the default): none.
+void lo_set_output_hook(lo_output_hook hook);
 void lo_blocking_set_main_queue_on_workers(int on);
 /// Leaves the calling thread's calls unchecked until the matching `lo_blocking_exempt_end`
 /// (nested pairs count): Liftoff's own file writes, which no rule is about.
