@@ -87,6 +87,11 @@ struct MainThreadWaits {
         let idleOfStack = launch.innermost(idle).frame
         for sample in launch.path.waitingSamples where seen.insert(sample).inserted {
             let stack = launch.profile.samples.stack[sample]
+            // A wait the path followed into the thread that made the launch ready waited for its work.
+            if launch.path.waitsForReady.contains(sample) {
+                samples[.task, default: []].append(sample)
+                continue
+            }
             guard stack >= 0, stack < launch.waitKindOfStack.count, let kind = launch.waitKindOfStack[stack] else { continue }
             // Another thread's event loop waiting for events is idle, not reading: the path ends there.
             if kind == .io, launch.profile.samples.thread[sample] != launch.mainThreadID, idleOfStack[stack] >= 0 { continue }
@@ -162,7 +167,10 @@ struct MainThreadWaitRule: InsightRule {
         } else {
             who = "Threads on the launch's path"
         }
-        let function = launch.waitingFunction(samples, kind) ?? "a wait"
+        // A wait for the ready line's writer may be in any call (a read of a pipe): named as the call it is.
+        let function =
+            launch.waitingFunction(samples, kind) ?? [MainThreadWait.io, .lock, .sleep].lazy.compactMap { launch.waitingFunction(samples, $0) }.first
+            ?? "a wait"
         let place = evidence.stacks.first?.programFrame.map { ", called from \($0)" } ?? ""
         if kind == .lock || kind == .task,
             let (other, stacks, ran) = launch.busiestOtherThread(

@@ -65,6 +65,9 @@ public struct LaunchPath: Sendable {
     public private(set) var segments: [Segment] = []
     /// The waits the path followed into other threads, in time order.
     public private(set) var hops: [Hop] = []
+    /// The launch thread's waiting samples the path followed into the thread that made the
+    /// launch ready (whatever the call it waited in): waits for that thread's work.
+    public private(set) var waitsForReady: Set<Int> = []
     /// The waits for another thread the path could not follow, in the order found.
     public private(set) var stops: [Stop] = []
     /// The waiting samples of the threads on the path, each while its thread was on the path,
@@ -154,7 +157,12 @@ public struct LaunchPath: Sendable {
             }
             if launch.profile.samples.state[sample] == .blocked {
                 waitingSamples.append(sample)
-                if depth < Self.maximumDepth, launch.followsWait(of: sample) {
+                // Any wait of the launch's thread (I/O, an event loop, a wait no rule names) while
+                // the thread that wrote the ready line worked goes on in that thread.
+                let towardReady =
+                    depth == 0 && !launch.followsWait(of: sample)
+                    && launch.readyThreadID.map { !visiting.contains($0) && launch.hasSamples(of: $0, from: from, to: to) } ?? false
+                if depth < Self.maximumDepth, launch.followsWait(of: sample) || towardReady {
                     // The wait as one stretch: this and the following samples that wait the same way,
                     // at the same place (a gap between them, where a busy machine let no sample be
                     // taken, is still that wait: nothing shows the thread woke). A late answer's row
@@ -173,7 +181,12 @@ public struct LaunchPath: Sendable {
                     }
                     let waitEnd = min(reach, end)
                     let parked = stack >= 0 && stack < launch.waitKindOfStack.count && launch.waitKindOfStack[stack] == .parked
-                    if let holder = launch.threadHolding(from: from, to: waitEnd, excluding: visiting, carryingMain: parked) {
+                    let holding =
+                        towardReady
+                        ? launch.readyThreadID.map { ($0, launch.ran($0, from: from, to: waitEnd)) }
+                        : launch.threadHolding(from: from, to: waitEnd, excluding: visiting, carryingMain: parked)
+                    if let holder = holding {
+                        if towardReady { waitsForReady.formUnion(rows[index...last]) }
                         hops.append(Hop(waiter: thread, holder: holder.thread, startNs: from, endNs: waitEnd, ran: holder.ran))
                         visiting.insert(holder.thread)
                         walk(
@@ -264,6 +277,20 @@ public struct LaunchPath: Sendable {
 extension LaunchWindow {
     /// Whether a waiting sample waits for another thread, so that the path follows it: a lock, a
     /// semaphore, a condition, a join, or an async `main` parked while workers run its tasks.
+    /// Whether `thread` has a sample between two times.
+    func hasSamples(of thread: Int, from start: UInt64, to end: UInt64) -> Bool {
+        guard let rows = samplesByThread[thread] else { return false }
+        return !LaunchPath.overlapping(rows, start, end, self).isEmpty
+    }
+
+    /// Whether `thread` ran (or waited for a core) between two times.
+    func ran(_ thread: Int, from start: UInt64, to end: UInt64) -> Bool {
+        guard let rows = samplesByThread[thread] else { return false }
+        return LaunchPath.overlapping(rows, start, end, self).contains {
+            profile.samples.state[rows[$0]] == .running || profile.samples.state[rows[$0]] == .runnable
+        }
+    }
+
     func followsWait(of sample: Int) -> Bool {
         let stack = profile.samples.stack[sample]
         guard stack >= 0, stack < waitKindOfStack.count, let kind = waitKindOfStack[stack] else { return false }

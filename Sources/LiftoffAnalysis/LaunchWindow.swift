@@ -16,6 +16,10 @@ public struct LaunchWindow: Sendable {
     /// spans, or an app's life-cycle callbacks), else the program's main thread (the first
     /// process's, when there are several). The `main-thread-*` rules watch it.
     public let mainThreadID: Int?
+    /// The thread that made the launch ready, when the profile says and it was sampled: the one
+    /// that called `LaunchRecorder.ready()` or wrote the line `--ready` matched. The launch
+    /// thread's waits while it worked go on in it.
+    public let readyThreadID: Int?
     /// Whether that thread is the program's main thread (an async CLI's launch runs on a pool thread).
     public let launchesOnMainThread: Bool
     /// Sample indices per thread id, in time order, of samples inside the window.
@@ -53,6 +57,8 @@ public struct LaunchWindow: Sendable {
             ?? profile.threads.first { $0.isMain })?.id
         let firstSpan = profile.spans.filter { $0.parent == nil }.min { ($0.startNs, $0.threadID) < ($1.startNs, $1.threadID) }
         mainThreadID = firstSpan?.threadID ?? main
+        let readyThread = profile.marks.first { $0.name == .ready }?.threadID
+        readyThreadID = readyThread.flatMap { thread in profile.samples.thread.contains(thread) ? thread : nil }
         launchesOnMainThread = mainThreadID == main
         var byThread: [Int: [Int]] = [:]
         let times = profile.samples.timeNs

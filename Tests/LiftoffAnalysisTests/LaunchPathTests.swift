@@ -107,6 +107,28 @@ struct LaunchPathTests {
         #expect(coverage.unexplainedNs == 201_000_000)
     }
 
+    @Test("main waiting in read while the thread that wrote the ready line works: the path goes on in that thread")
+    func readyThread() throws {
+        var launch = Self.launch(readyAtMs: 101)
+        launch.threads.append(Profile.ThreadInfo(id: 2, name: "worker", isMain: false))
+        launch.add(thread: 1, .blocked, ["main", "libc.so.6|read"], fromMs: 1, toMs: 101)
+        launch.add(thread: 2, .running, ["start", "build_catalog"], fromMs: 1, toMs: 101)
+        var profile = launch.profile()
+        #expect(Insights.of(profile).contains { $0.id == "main-thread-io" }, "without the mark, main's read is its own")
+        profile.marks = [Profile.Mark(name: .ready, timeNs: 101_000_000, threadID: 2)]
+        let window = LaunchWindow(profile)
+        #expect(window.readyThreadID == 2)
+        #expect(window.path.hops.map { [$0.waiter, $0.holder] } == [[1, 2]] && window.path.hops.first?.ran == true)
+        let ids = Insights.of(window).map(\.id)
+        #expect(ids.contains("launch-cpu") && !ids.contains("main-thread-io"), "\(ids)")
+        // main's read was a wait for the worker's work, and says what it ran.
+        let waited = try #require(Insights.of(window).first { $0.id == "main-thread-blocked-by-task" })
+        #expect(waited.evidence.notes.contains("Meanwhile worker (2) ran build_catalog for 100 ms."), "\(waited.evidence.notes)")
+        // A mark naming a thread the sampler never saw changes nothing.
+        profile.marks = [Profile.Mark(name: .ready, timeNs: 101_000_000, threadID: 77)]
+        #expect(LaunchWindow(profile).readyThreadID == nil)
+    }
+
     @Test("a lock wait no sampled thread held: the path stops there and says why; the lock-wait insight names no holder")
     func pathStops() throws {
         // The lock's holder is another process (a file lock), or a thread the sampler never saw.

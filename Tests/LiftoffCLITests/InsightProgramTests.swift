@@ -91,6 +91,35 @@ enum InsightPrograms {
         int main(void) { pthread_t thread; pthread_create(&thread, 0, server, 0); pthread_join(thread, 0); return 0; }
         """
 
+    /// An event-loop-style main that waits in `read` on a pipe while a worker indexes, prints
+    /// the ready line, and only then writes to the pipe: nothing but the ready line's writer
+    /// tells that main's wait is the worker's work.
+    static let readyFromWorker = """
+        #include <pthread.h>
+        #include <stdio.h>
+        #include <unistd.h>
+        static volatile double sink;
+        static int wake[2];
+        __attribute__((noinline)) void build_catalog(void) { for (long i = 0; i < 80000000; i++) sink += i * 0.5; }
+        static void *worker(void *arg) {
+            build_catalog();
+            printf("listening on port %d\\n", 8080);
+            fflush(stdout);
+            for (long i = 0; i < 400000000; i++) sink += 1;
+            char byte = 1;
+            write(wake[1], &byte, 1);
+            return arg;
+        }
+        int main(void) {
+            pipe(wake);
+            pthread_t thread;
+            pthread_create(&thread, 0, worker, 0);
+            char byte;
+            read(wake[0], &byte, 1);
+            return 0;
+        }
+        """
+
     /// An async launch whose work runs in a synchronous closure the Concurrency runtime calls
     /// (`TaskLocal.withValue`, as a span's or `withSpan`'s closure runs), built without
     /// optimization so that the runtime's generic `withValue` is the one called.
@@ -323,6 +352,23 @@ struct InsightProgramTests {
         // main's join is a wait for that work, and says what ran meanwhile.
         let join = try insight("main-thread-blocked-by-task", in: insights)
         #expect((join["notes"] as? [String])?.contains { $0.contains("prepare_index") } == true, "\(ids) \(join)")
+    }
+
+    @Test("a ready line printed by a worker while main waits in read: the ready mark names the worker, and the path and its CPU are the worker's, not main's I/O")
+    func readyFromWorker() throws {
+        let program = try AnyPrograms.build("insight-ready-worker", InsightPrograms.readyFromWorker, ["-O1", "-g", "-lpthread"])
+        let (ids, insights, folder) = try explain([program], profileOptions: ["--ready", "^listening on port"])
+        let profile = try Profile.load(from: folder.appendingPathComponent("profile.json"))
+        let ready = try #require(profile.marks.first { $0.name == .ready })
+        let worker = try #require(profile.threads.first { !$0.isMain }, "\(profile.threads)")
+        #expect(ready.threadID == worker.id, "the worker printed the line: \(ready) \(profile.threads)")
+        let cpu = try insight("launch-cpu", in: insights)
+        #expect((cpu["finding"] as? String)?.contains("build_catalog") == true, "\(cpu["finding"] ?? "")")
+        #expect(!ids.contains("main-thread-io"), "main's read waited for the worker: \(ids)")
+        let waited = try insight("main-thread-blocked-by-task", in: insights)
+        #expect((waited["notes"] as? [String])?.contains { $0.contains("build_catalog") } == true, "\(waited)")
+        let explained = try BuiltTool.find().run(["explain", folder.path])
+        #expect(explained.stdout.contains("Path to ready: main ("), "\(explained.stdout)")
     }
 
     @Test("twice as many busy threads as cores: oversubscribed")
