@@ -13,14 +13,15 @@
 // waited, on the calling thread, before or after the real call.
 //
 // What may block, by the descriptor a call uses, told once per descriptor number and kept until
-// Liftoff sees it closed or reused (close, dup2, dup3, and each open or socket it makes): a
-// regular file (on any file system but /proc and /sys: a file on tmpfs here may be on a disk on
-// another machine) is the disk, an IPv4 or IPv6 socket is the network; pipes, eventfds,
-// terminals, devices, Unix sockets and standard input, output and error are not reported. A
-// descriptor closed inside the C library (fclose) and reused by a call Liftoff does not see
-// keeps its old kind until Liftoff sees it again. Sleeps are always reported; poll, select and
-// epoll waits only with a finite, non-zero timeout (an event loop's idle wait has none); a name
-// lookup always (it may ask a server).
+// Liftoff sees it closed or reused (close, fclose, dup, dup2, dup3, and each open, socket, pipe,
+// socketpair, eventfd or accepted connection it makes): a regular file (on any file system but
+// /proc and /sys: a file on tmpfs here may be on a disk on another machine) is the disk, an IPv4
+// or IPv6 socket is the network; pipes, eventfds, terminals, devices, Unix sockets and standard
+// input, output and error are not reported. A descriptor closed or made where Liftoff does not
+// see it (inside the C library, or by memfd_create or timerfd_create) keeps its old kind until
+// Liftoff sees it again. Sleeps are always reported; poll, select and epoll waits only with a
+// finite, non-zero timeout (an event loop's idle wait has none); a name lookup always (it may
+// ask a server).
 //
 // While the reporter runs on a thread (it captures a stack, symbolizes, may read files) that
 // thread's calls are not checked.
@@ -250,6 +251,11 @@ typedef ssize_t (*lo_vec_t)(int, const struct iovec *, int);
 typedef int (*lo_fd_t)(int);
 typedef int (*lo_dup2_t)(int, int);
 typedef int (*lo_dup3_t)(int, int, int);
+typedef int (*lo_pipe_t)(int[2]);
+typedef int (*lo_pipe2_t)(int[2], int);
+typedef int (*lo_socketpair_t)(int, int, int, int[2]);
+typedef int (*lo_eventfd_t)(unsigned int, int);
+typedef int (*lo_fclose_t)(FILE *);
 typedef int (*lo_socket_t)(int, int, int);
 typedef int (*lo_connect_t)(int, const struct sockaddr *, socklen_t);
 typedef int (*lo_accept_t)(int, struct sockaddr *, socklen_t *);
@@ -291,6 +297,12 @@ LO_REAL(lo_fd_t, fdatasync)
 LO_REAL(lo_fd_t, close)
 LO_REAL(lo_dup2_t, dup2)
 LO_REAL(lo_dup3_t, dup3)
+LO_REAL(lo_fd_t, dup)
+LO_REAL(lo_pipe_t, pipe)
+LO_REAL(lo_pipe2_t, pipe2)
+LO_REAL(lo_socketpair_t, socketpair)
+LO_REAL(lo_eventfd_t, eventfd)
+LO_REAL(lo_fclose_t, fclose)
 LO_REAL(lo_socket_t, socket)
 LO_REAL(lo_connect_t, connect)
 LO_REAL(lo_accept_t, accept)
@@ -455,10 +467,54 @@ int dup3(int old, int new, int flags) {
     LO_MUSTTAIL return lo_real_dup3()(old, new, flags);
 }
 
-LO_INTERPOSE(int, accept, (int fd, struct sockaddr *address, socklen_t *length), (fd, address, length),
-             lo_check_fd("accept", fd, 0, LO_CALLER))
-LO_INTERPOSE(int, accept4, (int fd, struct sockaddr *address, socklen_t *length, int flags), (fd, address, length, flags),
-             lo_check_fd("accept", fd, 0, LO_CALLER))
+// Descriptors made by calls that open nothing by path (a pipe, a duplicate, an accepted
+// connection, an eventfd) may reuse a number a file had: their kind is told afresh. fclose closes
+// its descriptor inside the C library, where close is not seen.
+int dup(int fd) { return lo_opened(lo_real_dup()(fd)); }
+int eventfd(unsigned int value, int flags) { return lo_opened(lo_real_eventfd()(value, flags)); }
+
+int pipe(int fds[2]) {
+    int result = lo_real_pipe()(fds);
+    if (result == 0) {
+        lo_fd_forget(fds[0]);
+        lo_fd_forget(fds[1]);
+    }
+    return result;
+}
+
+int pipe2(int fds[2], int flags) {
+    int result = lo_real_pipe2()(fds, flags);
+    if (result == 0) {
+        lo_fd_forget(fds[0]);
+        lo_fd_forget(fds[1]);
+    }
+    return result;
+}
+
+int socketpair(int domain, int type, int protocol, int fds[2]) {
+    int result = lo_real_socketpair()(domain, type, protocol, fds);
+    if (result == 0) {
+        lo_fd_forget(fds[0]);
+        lo_fd_forget(fds[1]);
+    }
+    return result;
+}
+
+int fclose(FILE *file) {
+    if (file != NULL) lo_fd_forget(fileno(file));
+    LO_MUSTTAIL return lo_real_fclose()(file);
+}
+
+// accept blocks: its frame stays while it waits (as the opens' do), to tell the new descriptor afresh.
+int accept(int fd, struct sockaddr *address, socklen_t *length) {
+    if (lo_checking()) lo_check_fd("accept", fd, 0, LO_CALLER);
+    return lo_opened(lo_real_accept()(fd, address, length));
+}
+
+int accept4(int fd, struct sockaddr *address, socklen_t *length, int flags) {
+    if (lo_checking()) lo_check_fd("accept", fd, 0, LO_CALLER);
+    return lo_opened(lo_real_accept4()(fd, address, length, flags));
+}
 LO_INTERPOSE(int, connect, (int fd, const struct sockaddr *address, socklen_t length), (fd, address, length),
              lo_check_fd("connect", fd, 0, LO_CALLER))
 LO_INTERPOSE(ssize_t, send, (int fd, const void *buffer, size_t count, int flags), (fd, buffer, count, flags),

@@ -229,6 +229,41 @@ struct BlockingCallRulesTests {
         #expect(violations.filter { ThreadRules.blockingCallRules.contains($0.rule) }.isEmpty, "\(violations.map(\.message))")
     }
 
+    @Test("a pipe that takes the number of a file closed with fclose is a pipe, not the disk")
+    @MainActor
+    func reusedDescriptorIsToldAfresh() async throws {
+        let path = try BlockingFixtures.settingsFile()
+        // The file at a number no other test uses, as a stream.
+        let number: Int32 = 900
+        let opened = try #require(fopen(path, "r"))
+        #expect(dup2(fileno(opened), number) == number)
+        fclose(opened)
+        let file = try #require(fdopen(number, "r"))
+        // Told to be the disk by a read through it, then closed inside the C library.
+        let fileReads = await collectThreadViolations {
+            var byte: UInt8 = 0
+            _ = read(number, &byte, 1)
+            fclose(file)
+        }
+        #expect(fileReads.contains { $0.rule == ThreadRules.diskReadOnMain }, "\(fileReads.map(\.message))")
+        // A pipe's end moved to that number by a call Liftoff does not see.
+        var ends: [Int32] = [-1, -1]
+        #expect(pipe(&ends) == 0)
+        let moved = fcntl(ends[0], F_DUPFD, number)
+        defer {
+            close(ends[0])
+            close(ends[1])
+            close(moved)
+        }
+        #expect(moved == number)
+        let violations = await collectThreadViolations {
+            var byte: UInt8 = 1
+            _ = write(ends[1], &byte, 1)
+            _ = read(moved, &byte, 1)
+        }
+        #expect(violations.filter { ThreadRules.blockingCallRules.contains($0.rule) }.isEmpty, "\(violations.map(\.message))")
+    }
+
     @Test("outside any collection or launch, nothing is checked")
     @MainActor
     func unarmedIsSilent() throws {
