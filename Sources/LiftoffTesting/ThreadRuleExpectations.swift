@@ -113,7 +113,8 @@ public func collectThreadViolations(
 }
 
 /// Fails the current Swift Testing test, with each violating stack in the message, when
-/// `body` breaks a thread rule.
+/// `body` breaks a thread rule: at the line that broke it when the binary's debug information
+/// names one, else at this call.
 ///
 /// ```swift
 /// @Test func reloadKeepsUIOnMain() {
@@ -125,12 +126,13 @@ public func expectNoThreadViolations(
 ) rethrows {
     let (_, violations) = try collectThreadViolations(body)
     for violation in violations {
-        Issue.record(Comment(rawValue: violation.report()), sourceLocation: sourceLocation)
+        Issue.record(Comment(rawValue: violation.report()), sourceLocation: violation.sourceLocation ?? sourceLocation)
     }
 }
 
 /// Fails the current Swift Testing test, with each violating stack in the message, when the
-/// async `body` breaks a thread rule. `body` runs in the caller's isolation.
+/// async `body` breaks a thread rule: at the line that broke it when the binary's debug
+/// information names one, else at this call. `body` runs in the caller's isolation.
 ///
 /// ```swift
 /// @Test func reloadKeepsUIOnMain() async {
@@ -143,7 +145,7 @@ public func expectNoThreadViolations(
 ) async rethrows {
     let violations = try await collectThreadViolations(isolation: isolation, body)
     for violation in violations {
-        Issue.record(Comment(rawValue: violation.report()), sourceLocation: sourceLocation)
+        Issue.record(Comment(rawValue: violation.report()), sourceLocation: violation.sourceLocation ?? sourceLocation)
     }
 }
 

@@ -140,6 +140,20 @@ struct BlockingCallRulesTests {
         }
     }
 
+    @Test("expectNoThreadViolations fails at the line that slept, not at the expectation")
+    @MainActor
+    func expectationPointsAtTheBreach() {
+        let sleepLine = #line + 3
+        withKnownIssue {
+            expectNoThreadViolations {
+                usleep(2_000)
+            }
+        } matching: { issue in
+            issue.comments.contains { $0.rawValue.contains("sleep-on-main") }
+                && issue.sourceLocation?.fileName == "BlockingCallRulesTests.swift" && issue.sourceLocation?.line == sleepLine
+        }
+    }
+
     @Test("the same read in a detached task, off the main actor, is no violation")
     func detachedReadPasses() async throws {
         let path = try BlockingFixtures.settingsFile()
