@@ -7,8 +7,8 @@ import LiftoffProfile
 /// - `X` (complete) events for every task, span and hang on its thread, nested properly
 ///   (an interval that outlives the one enclosing it is cut at its end). Task arguments
 ///   carry the lane, status, wait, CPU time, critical path and could-defer flags.
-/// - `i` (instant) events for the process start, main entry, the first frame (global scope)
-///   and the profile's marks and state changes.
+/// - `i` (instant) events for the process start, main entry, the first frame (`ready` for a
+///   program without the app life cycle) (global scope) and the profile's marks and state changes.
 /// - Flow events (`s`/`f`) from each task to every task that waited for it.
 /// - The jobs of Swift tasks, in a process of their own ("Swift task jobs") with a track per
 ///   thread: a slice where each job ran and an instant-long one where it was enqueued, joined by a flow whose
@@ -123,7 +123,7 @@ public struct ChromeTraceRenderer: Sendable {
             ("process start", profile.phases.processStartNs, false),
             ("main entry", profile.phases.mainEntryNs, false),
         ]
-        if let firstFrame = profile.phases.firstFrameNs { instants.append(("first frame", firstFrame, true)) }
+        if let firstFrame = profile.phases.firstFrameNs { instants.append((profile.readyName, firstFrame, true)) }
         for mark in profile.marks where !(mark.name == .firstFrame && profile.phases.firstFrameNs == mark.timeNs) {
             instants.append((mark.name.rawValue, mark.timeNs, false))
         }

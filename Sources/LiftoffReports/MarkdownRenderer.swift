@@ -245,11 +245,14 @@ public struct MarkdownRenderer: Sendable {
     }
 
     private func framesAndBackground(_ profile: Profile) -> [String] {
-        var lines = [
-            "### Frames and budgets", "",
-            "Frames: \(profile.displayFrames.count), slow (over 16.7 ms) \(profile.slowFrameCount), "
-                + "frozen (over 700 ms) \(profile.frozenFrameCount).",
-        ]
+        // A program without the app life cycle (a server, a tool) draws no frames.
+        var lines = profile.hasLifeCycle || !profile.displayFrames.isEmpty
+            ? [
+                "### Frames and budgets", "",
+                "Frames: \(profile.displayFrames.count), slow (over 16.7 ms) \(profile.slowFrameCount), "
+                    + "frozen (over 700 ms) \(profile.frozenFrameCount).",
+            ]
+            : ["### Sampling", ""]
         let background = profile.spans.filter { $0.category == .backgroundTask }
         if !background.isEmpty {
             lines.append("Background tasks: " + background.prefix(rowsPerTable).map {

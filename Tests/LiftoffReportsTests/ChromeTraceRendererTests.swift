@@ -198,6 +198,21 @@ struct MarkdownRendererTests {
         #expect(MarkdownRenderer().render(launchProfile()) == expected + "\n")
     }
 
+    @Test("a server's profile speaks of its ready point, not frames: the trace's instant and the Markdown's sections")
+    func serverWords() throws {
+        var launch = LaunchBuilder()
+        launch.endMs = 60
+        launch.firstFrameMs = 50
+        launch.add(thread: 1, .running, ["main", "configure"], fromMs: 1, toMs: 50)
+        let profile = launch.profile()
+        #expect(!profile.hasLifeCycle)
+        let trace = try #require(try JSONSerialization.jsonObject(with: Data(ChromeTraceRenderer().render(profile).utf8)) as? [String: Any])
+        let names = (trace["traceEvents"] as? [[String: Any]] ?? []).filter { $0["ph"] as? String == "i" }.compactMap { $0["name"] as? String }
+        #expect(names.contains("ready") && !names.contains("first frame"), "\(names)")
+        let markdown = MarkdownRenderer().render(profile)
+        #expect(!markdown.contains("Frames") && markdown.contains("### Sampling\n\nStacks captured by signal"), "\(markdown)")
+    }
+
     @Test("a huge profile stays under 65,536 characters")
     func bounded() {
         var profile = launchProfile()
