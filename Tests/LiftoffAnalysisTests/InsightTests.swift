@@ -131,6 +131,40 @@ struct InsightTests {
         #expect(!Insights.of(profile).contains { $0.id == "pre-main" }, "under its 20 ms threshold")
     }
 
+    @Test("the loader's timeline: relocation names the objects with the most relocations, library-mapping the slowest to find and map")
+    func loaderInsights() throws {
+        var launch = LaunchBuilder()
+        launch.add(thread: 1, .running, ["main", "draw"], fromMs: 30, toMs: 40)
+        var profile = launch.profile()
+        let objects = [
+            Profile.LoadedObject(path: "/app/App", searchNs: nil, mappedNs: 1_000_000, sizeBytes: 9_000_000, relativeRelocations: 900, relocations: 1_000, pltRelocations: 50),
+            Profile.LoadedObject(path: "/opt/swift/libFoundation.so", searchNs: 1_000_000, mappedNs: 9_000_000, sizeBytes: 40_000_000, relativeRelocations: 60_000, relocations: 90_000, pltRelocations: 4_000),
+            Profile.LoadedObject(path: "/opt/swift/libswiftCore.so", searchNs: 9_000_000, mappedNs: 12_000_000, sizeBytes: 6_000_000, relativeRelocations: 20_000, relocations: 30_000, pltRelocations: 900),
+            Profile.LoadedObject(path: "/lib64/ld-linux-x86-64.so.2", searchNs: nil, mappedNs: 500_000, sizeBytes: 200_000, relativeRelocations: 0, relocations: 500_000, pltRelocations: 0),
+            Profile.LoadedObject(path: "/opt/liftoff/libLiftoffAgent.so", searchNs: 12_000_000, mappedNs: 13_000_000, sizeBytes: 1_000_000, relativeRelocations: 1, relocations: 100, pltRelocations: 0),
+        ]
+        profile.phases.preMain = Profile.PreMain(
+            durationNs: 29_000_000, onCPUNs: 20_000_000, runnableNs: 0, blockedNs: 9_000_000, bytesRead: 0, majorFaults: 0, minorFaults: 3_000)
+        // Mapped from 0.5 to 13 ms, relocated by 20 ms.
+        profile.phases.preMain?.loader = Profile.Loader(startNs: 500_000, relocatedNs: 20_000_000, initializedNs: 21_000_000, objects: objects, initializers: [])
+        let insights = Insights.of(profile)
+        let relocation = try #require(insights.first { $0.id == "relocation" }, "\(insights.map(\.id))")
+        #expect(relocation.costNs == 7_000_000)
+        // The loader's own relocations are not counted, nor is Liftoff's library named.
+        #expect(
+            relocation.finding == "Relocating 5 objects took 7 ms before main (121100 relocations; the most: libFoundation.so 90000, libswiftCore.so 30000, App 1000).",
+            "\(relocation.finding)")
+        #expect(relocation.evidence.notes.first == "/opt/swift/libFoundation.so: 90000 relocations, 60000 relative, 4000 in the PLT.")
+        let mapping = try #require(insights.first { $0.id == "library-mapping" }, "\(insights.map(\.id))")
+        #expect(mapping.costNs == 12_500_000)
+        #expect(mapping.finding.contains("the longest: libFoundation.so 8 ms, libswiftCore.so 3 ms"), "\(mapping.finding)")
+        // Under their thresholds, neither fires.
+        profile.phases.preMain?.loader = Profile.Loader(startNs: 500_000, relocatedNs: 13_000_000, initializedNs: 13_500_000, objects: objects, initializers: [])
+        profile.phases.preMain?.loader?.objects = objects.map { var object = $0; object.mappedNs = min(object.mappedNs, 9_000_000); return object }
+        let quiet = Insights.of(profile).map(\.id)
+        #expect(!quiet.contains("relocation") && !quiet.contains("library-mapping"), "\(quiet)")
+    }
+
     @Test("a cold launch's waits for the disk, before main and on the launch's thread after it, are disk-reads")
     func diskReads() throws {
         var launch = LaunchBuilder()
