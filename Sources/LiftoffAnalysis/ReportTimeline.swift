@@ -58,7 +58,8 @@ package struct ReportTimeline {
         }
         let main = profile.threads.first(where: \.isMain)?.id
         if let main, let loader = profile.phases.preMain?.loader {
-            result += loaderIntervals(loader, thread: main)
+            let phases = profile.phases
+            result += loaderIntervals(loader, thread: main, programStartNs: phases.programStartNs ?? phases.processStartNs)
         }
         if let main {
             for hang in profile.hangs {
@@ -72,13 +73,16 @@ package struct ReportTimeline {
     }
 
     /// The loader's work before `main` on the main thread, as the audit library timed it: the
-    /// whole of it, each object's search and mapping, relocation, and each initializer.
-    static func loaderIntervals(_ loader: Profile.Loader, thread: Int) -> [Interval] {
+    /// whole of it, each object's search and mapping, relocation, and each initializer; and before
+    /// it, from the program's exec, what no audit library sees (the kernel's exec, the loader
+    /// starting and loading the audit library).
+    static func loaderIntervals(_ loader: Profile.Loader, thread: Int, programStartNs: UInt64) -> [Interval] {
         func interval(_ name: String, _ start: UInt64, _ end: UInt64) -> Interval {
             Interval(name: name, category: .loader, threadID: thread, startNs: start, endNs: max(start, end))
         }
         let end = max(loader.initializedNs ?? loader.relocatedNs, loader.initializers.map(\.endNs).max() ?? 0)
         var result = [interval("loader", loader.startNs, end)]
+        if programStartNs < loader.startNs { result.append(interval(Profile.Loader.execTitle, programStartNs, loader.startNs)) }
         for object in loader.objects {
             guard let search = object.searchNs else { continue }
             result.append(interval("map \(object.fileName)", search, object.mappedNs))

@@ -85,6 +85,10 @@ extension Profile {
             }.sorted { ($0.ns, $1.object) > ($1.ns, $0.object) }
         }
 
+        /// The name of the time from the program's exec to the loader's first audited moment:
+        /// the kernel's exec, the loader starting, and loading the audit library.
+        public static let execTitle = "exec → loader"
+
         /// For reports: `Loader, object by object`.
         public static let title = "Loader, object by object"
 

@@ -87,13 +87,23 @@ struct LoaderTimelineTests {
             first >= loader.relocatedNs && first - loader.relocatedNs < 5_000_000 + offCore,
             "relocated \(loader.relocatedNs), first \(first), \(offCore) ns waiting for a core before main")
         #expect(loader.initializedNs.map { $0 >= initializer.endNs } == true)
+        // The parts add up to the time before main: what no audit library sees (the kernel's exec,
+        // the loader starting), mapping, relocation, the initializers, and the step from the last
+        // one to main; the parts the audit library cannot time are a small share of it.
+        let initialized = try #require(loader.initializedNs)
+        try #require(loader.startNs >= start && initialized >= loader.relocatedNs && profile.phases.mainEntryNs >= initialized)
+        let before = loader.startNs - start
+        let after = profile.phases.mainEntryNs - initialized
+        #expect(
+            before + loader.mappingNs + loader.relocationNs + (initialized - loader.relocatedNs) + after == profile.phases.mainEntryNs - start)
+        #expect(before + after < (profile.phases.mainEntryNs - start) / 5 + offCore, "exec → loader \(before) ns, initializers → main \(after) ns")
         // The table's 100,000 pointers are as many relative relocations.
         let table = try #require(loader.objects.first { $0.fileName == "libpointers100000.so" })
         #expect(table.relativeRelocations >= 100_000 && table.relocations >= table.relativeRelocations, "\(table)")
         #expect(run.stdout.contains("loader, object by object: "), "\(run.stdout)")
         // The Chrome trace draws the loader's work before the first sample, on the main thread.
         let trace = try String(contentsOf: run.out.appendingPathComponent("trace.json"), encoding: .utf8)
-        for name in ["\"loader\"", "\"relocation\"", "\"map libslowinit40.so\"", "\"initializer slow_init (libslowinit40.so)\""] {
+        for name in ["\"loader\"", "\"exec → loader\"", "\"relocation\"", "\"map libslowinit40.so\"", "\"initializer slow_init (libslowinit40.so)\""] {
             #expect(trace.contains(name), "trace.json has \(name)")
         }
         // Named with its time (checked above) and its function.
