@@ -198,7 +198,10 @@ struct FunctionTimes {
         return object
     }
 
-    init(_ profile: Profile, span: String?) {
+    /// The times of `profile`'s functions (within the spans named `span`); `inclusive: false`
+    /// leaves out the inclusive totals and the waits, for what needs only the CPU each function
+    /// was charged.
+    init(_ profile: Profile, span: String?, inclusive: Bool = true) {
         intervalMs = Double(max(profile.samplingIntervalNs, 1)) / 1e6
         let programFrames = LaunchWindow.programFrames(of: profile)
         let programObjects = LaunchWindow.programObjects(of: profile)
@@ -252,12 +255,13 @@ struct FunctionTimes {
             if profile.samples.state[sample] == .running {
                 if chargedTo[stack] == -2 { chargedTo[stack] = number(programOrLeaf(stack), .cpu) }
                 add(ms, chargedTo[stack], &cpuByNumber)
+                guard inclusive else { continue }
                 if onStack[stack] == nil {
                     var seen = Set<Int>()
                     onStack[stack] = profile.frameIndices(ofStack: stack).map { number($0, .cpu) }.filter { $0 >= 0 && seen.insert($0).inserted }
                 }
                 for function in onStack[stack]! { add(ms, function, &totalByNumber) }
-            } else if profile.samples.state[sample] == .blocked, ran.contains(profile.samples.thread[sample]) {
+            } else if inclusive, profile.samples.state[sample] == .blocked, ran.contains(profile.samples.thread[sample]) {
                 if waitedIn[stack] == -2 { waitedIn[stack] = number(programOrLeaf(stack), .waiting) }
                 add(ms, waitedIn[stack], &waitingByNumber)
             }
@@ -293,7 +297,7 @@ extension FunctionComparison {
     /// The functions with the most median CPU time over `profiles`, the most first (then by name),
     /// at most `limit` of them.
     public static func medians(of profiles: [Profile], limit: Int) -> [Median] {
-        let runs = profiles.concurrentMap { FunctionTimes($0, span: nil) }
+        let runs = profiles.concurrentMap { FunctionTimes($0, span: nil, inclusive: false) }
         var keys = Set<FunctionTimes.Key>()
         for run in runs { keys.formUnion(run.cpu.keys) }
         let medians = keys.map { key in

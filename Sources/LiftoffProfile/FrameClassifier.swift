@@ -1,3 +1,5 @@
+import Foundation
+
 /// Tells a library's own frames from the program's, by function name: reports fold a library's
 /// frames away from the top of a violation's or a hang's stack, so that it points at the caller.
 ///
@@ -90,14 +92,16 @@ public struct FrameClassifier: Sendable, Equatable {
 package enum ByteSearch {
     /// Whether `bytes` holds `word`.
     package static func find(_ word: UnsafeBufferPointer<UInt8>, in bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard let first = word.first, word.count <= bytes.count else { return word.isEmpty }
+        guard let first = word.first, word.count <= bytes.count, let base = bytes.baseAddress else { return word.isEmpty }
         var start = 0
-        while start <= bytes.count - word.count {
-            if bytes[start] == first {
-                var offset = 1
-                while offset < word.count, bytes[start + offset] == word[offset] { offset += 1 }
-                if offset == word.count { return true }
-            }
+        let last = bytes.count - word.count
+        while start <= last {
+            // The C library's memchr finds the next candidate a vector at a time.
+            guard let found = memchr(base + start, Int32(first), last - start + 1) else { return false }
+            start = UnsafeRawPointer(found) - UnsafeRawPointer(base)
+            var offset = 1
+            while offset < word.count, bytes[start + offset] == word[offset] { offset += 1 }
+            if offset == word.count { return true }
             start += 1
         }
         return false

@@ -39,7 +39,13 @@ extension Profile {
         let decoder = JSONDecoder()
         var profile: Profile
         do {
-            profile = try decoder.decode(Profile.self, from: data)
+            if let split = ProfileColumns.split(data), let rest = try? decoder.decode(Profile.self, from: split.rest) {
+                profile = rest
+                profile.samples = split.samples
+                profile.stacks = split.stacks
+            } else {
+                profile = try decoder.decode(Profile.self, from: data)
+            }
         } catch {
             if JSONShape.endsEarly(data) {
                 throw ProfileError(.truncated, "\(source) is truncated: the JSON document ends early.", value: source)
