@@ -198,8 +198,10 @@ static char *const *before_exec(char *const *envp, lo_env *env, int *ended) {
         return agent_environment(envp, env, pid, lo_agent.process_start_ns, next);
     }
     if (!lo_agent.follows_children || atomic_load(&lo_agent_crashed)) return without_agent(envp, env);
-    // A child: forked (its fork time is known) or vforked (not: its constructor's time stands in).
-    uint64_t start = pid == lo_agent_forked_pid ? lo_agent_fork_ns : 0;
+    // A child: forked (its fork time is known) or vforked (as a shell runs a command: it runs
+    // nothing but this exec, so the exec's time is its start, and the new program's pre-main is
+    // measured from it).
+    uint64_t start = pid == lo_agent_forked_pid ? lo_agent_fork_ns : lo_monotonic_ns();
     return agent_environment(envp, env, pid, start, 0);
 }
 

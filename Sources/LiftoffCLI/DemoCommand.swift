@@ -261,9 +261,12 @@ struct DemoCommand: ParsableCommand {
             for process in profile.processes.prefix(12) {
                 let programs = process.programs.map(\.fileName)
                 let parent = profile.processes.contains { $0.id == process.parentID } ? ", child of \(process.parentID)" : ""
+                // The time before main of the programs the agent measured (not the launch's own, said above).
+                let preMain = process.programs.compactMap { program in program.preMain.map { "\(program.fileName) \(ms($0.durationNs))" } }
                 lines.append(
                     "  \(process.label): \(ms(process.startNs)) → \(ms(process.endNs))\(parent)"
-                        + (programs.count > 1 ? "; \(programs.joined(separator: " → "))" : ""))
+                        + (programs.count > 1 ? "; \(programs.joined(separator: " → "))" : "")
+                        + (preMain.isEmpty ? "" : "; before main: \(preMain.joined(separator: ", "))"))
             }
             if profile.processes.count > 12 { lines.append("  … and \(profile.processes.count - 12) more (see profile.json)") }
         }

@@ -72,6 +72,10 @@ extension Profile {
         public var startNs: UInt64
         /// When it ended or called `exec`.
         public var endNs: UInt64
+        /// Its time from `exec` to `main` by the kernel's counts, and the loader's timeline, when
+        /// the agent ran in it (absent for a fork child that has not run `exec`, which has no
+        /// loader, and for the launch's own program, whose is ``Profile/Phases/preMain``).
+        public var preMain: PreMain?
 
         /// The file name of the program: `python3.11` for `/usr/bin/python3.11 -c …`.
         public var fileName: String {
@@ -80,10 +84,11 @@ extension Profile {
         }
 
         /// Creates a program record.
-        public init(commandLine: [String], startNs: UInt64, endNs: UInt64) {
+        public init(commandLine: [String], startNs: UInt64, endNs: UInt64, preMain: PreMain? = nil) {
             self.commandLine = commandLine
             self.startNs = startNs
             self.endNs = endNs
+            self.preMain = preMain
         }
     }
 

@@ -54,7 +54,10 @@ public struct MarkdownRenderer: Sendable {
             lines.append("| Process | Parent | Start | End | Programs |")
             lines.append("|---|---|---:|---:|---|")
             for process in profile.processes {
-                let programs = process.programs.map(\.fileName)
+                // Each program with its time before main, where the agent measured it.
+                let programs = process.programs.map { program in
+                    program.fileName + (program.preMain.map { " (\(ReportText.ms(Double($0.durationNs) / 1e6)) before main)" } ?? "")
+                }
                 lines.append(
                     "| \(MarkdownRenderer.inline(process.label)) | \(process.parentID) | \(ReportText.ms(Double(process.startNs) / 1e6)) | "
                         + "\(ReportText.ms(Double(process.endNs) / 1e6)) | \(MarkdownRenderer.inline(programs.joined(separator: " → "))) |")

@@ -177,10 +177,21 @@ extension AgentRecording {
                     id: first.processID, parentID: first.parentProcessID, commandLine: last.commandLine,
                     startNs: relative(first.processStartNs), endNs: relative(last.endNs),
                     programs: images.enumerated().map { position, image in
-                        Profile.Program(
+                        let earlier = position > 0 ? images[position - 1] : nil
+                        // A fork child's first program is its parent's, already past main: no loader ran.
+                        // The launch's own program's is the profile's (its phases).
+                        let forked = earlier == nil && image.mainEntryNs == image.processStartNs
+                        let launchOwn = first.processID == root.processID && position == images.count - 1
+                        var preMain =
+                            forked || launchOwn
+                            ? nil
+                            : image.countersBeforeMain?.preMain(
+                                since: earlier?.countersAtEnd?.timeNs ?? image.processStartNs, earlier: earlier?.countersAtEnd)
+                        preMain?.loader = image.loader?.mapTimes(relative)
+                        return Profile.Program(
                             commandLine: image.commandLine,
-                            startNs: relative(position == 0 ? image.processStartNs : images[position - 1].endNs),
-                            endNs: relative(image.endNs))
+                            startNs: relative(earlier?.endNs ?? image.processStartNs),
+                            endNs: relative(image.endNs), preMain: preMain)
                     },
                     signal: last.endingSignal,
                     programProfilerSignals: images.contains(where: \.installedOwnProfilerSignal)

@@ -97,6 +97,30 @@ struct PreMainTests {
         #expect(profile.phases.programStartNs != nil, "sleep's pre-main is its own, after sh")
     }
 
+    @Test("each program of the tree keeps its own time before main and loader timeline, not only the launch's")
+    func childrenKeepTheirPreMain() throws {
+        let program = try PreMainTests.programWithSlowInitializer(milliseconds: 40)
+        let out = temporaryFolder()
+        // sh runs the program twice as children, then itself ends.
+        let result = try BuiltTool.find().run(["profile", "--out", out.path, "--", "/bin/sh", "-c", "\(program); \(program); true"])
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        let profile = try Profile.load(from: out.appendingPathComponent("profile.json"))
+        let children = profile.processes.dropFirst().flatMap(\.programs).filter { $0.fileName == "slowinit40" }
+        #expect(children.count == 2, "\(profile.processes.map(\.programs))")
+        for child in children {
+            let preMain = try #require(child.preMain, "\(child)")
+            // The initializer's 40 ms sleep is the child's pre-main, off a CPU: blocked, then waiting for a core once woken.
+            #expect(preMain.blockedNs + preMain.runnableNs >= 39_000_000, "\(preMain)")
+            #expect(preMain.durationNs >= 40_000_000 && preMain.durationNs <= child.endNs - child.startNs, "\(preMain) \(child)")
+            let loader = try #require(preMain.loader)
+            #expect(loader.initializers.contains { $0.function == "slow_init" && $0.durationNs >= 39_000_000 }, "\(loader.initializers)")
+            #expect(child.startNs <= loader.startNs && loader.startNs <= child.endNs, "the timeline is on the profile's clock")
+        }
+        // The launch's own program (sh) keeps its in the phases, not twice.
+        #expect(profile.processes.first?.programs.last?.preMain == nil && profile.phases.preMain != nil)
+        #expect(result.stdout.contains("before main: slowinit40 4"), "\(result.stdout)")
+    }
+
     @Test("record carries the program's pre-main, its loader's parts and the wrappers' time as metrics")
     func recordedMetrics() throws {
         let program = try PreMainTests.programWithSlowInitializer(milliseconds: 40)
