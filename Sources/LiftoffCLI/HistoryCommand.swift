@@ -129,7 +129,10 @@ struct HistoryAddCommand: ParsableCommand {
         let started = Date()
         let runs: RunSet
         do {
-            runs = try RunSet.load(folder)
+            // A folder `record --baseline` wrote holds base/ and head/: the head runs are the commit's.
+            let head = URL(fileURLWithPath: folder).appendingPathComponent("head")
+            let recordedHere = FileManager.default.fileExists(atPath: URL(fileURLWithPath: folder).appendingPathComponent("record.json").path)
+            runs = try RunSet.load(!recordedHere && FileManager.default.fileExists(atPath: head.appendingPathComponent("record.json").path) ? head.path : folder)
         } catch let error as RunSetError {
             throw CLIError(error.description)
         }
@@ -145,7 +148,8 @@ struct HistoryAddCommand: ParsableCommand {
         do {
             var entry = try HistoryEntry.of(runs, commit: commit, branch: branch, time: when, environment: environment)
             entry.recorded = HistoryTime.formatPrecisely(Date().timeIntervalSince1970)
-            try storage.opened.add(entry)
+            // Without --time, an entry added again keeps the time it was first added with.
+            try storage.opened.add(entry, keepingTime: time == nil)
             try StandardOutput.write(
                 "Added \(commit) (\(entry.runs) runs, \(entry.metrics.count) metrics, \(entry.functions.count) functions) to \(HistoryStoreOptions.describe(storage.store)) "
                     + "in environment \(environment.key) in \(Int(Date().timeIntervalSince(started) * 1000)) ms.\n")

@@ -3,10 +3,17 @@ import LiftoffProfile
 
 /// Where a history's entries are kept.
 public protocol HistoryStore: Sendable {
-    /// Adds an entry; adding the same commit in the same environment again replaces it.
-    func add(_ entry: HistoryEntry) throws
+    /// Adds an entry; adding the same commit in the same environment again replaces it, and
+    /// with `keepingTime` keeps the time it was first added with (an entry whose time was not
+    /// given is then the same file however often it is added).
+    func add(_ entry: HistoryEntry, keepingTime: Bool) throws
     /// Every readable entry, and one sentence per entry that could not be read (skipped).
     func load() throws -> (entries: [HistoryEntry], skipped: [String])
+}
+
+extension HistoryStore {
+    /// Adds an entry; adding the same commit in the same environment again replaces it.
+    public func add(_ entry: HistoryEntry) throws { try add(entry, keepingTime: false) }
 }
 
 /// A folder of one JSON file per entry, `COMMIT-ENVIRONMENT.json`: written whole (to a temporary
@@ -30,14 +37,15 @@ public struct FolderHistoryStore: HistoryStore {
         return "\(entry.commit)-\(entry.environment.key).json"
     }
 
-    public func add(_ entry: HistoryEntry) throws {
+    public func add(_ entry: HistoryEntry, keepingTime: Bool) throws {
         var entry = entry
         let name = try Self.fileName(entry)
         // Added again: it keeps its place in the order of same-time commits, so the file is the same.
         if let data = try? Data(contentsOf: folder.appendingPathComponent(name)),
-            let existing = try? HistoryEntry.decode(data, source: name), existing.recorded != nil
+            let existing = try? HistoryEntry.decode(data, source: name)
         {
-            entry.recorded = existing.recorded
+            if existing.recorded != nil { entry.recorded = existing.recorded }
+            if keepingTime { entry.time = existing.time }
         }
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)

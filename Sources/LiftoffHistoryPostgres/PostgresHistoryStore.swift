@@ -23,7 +23,7 @@ public struct PostgresHistoryStore: HistoryStore {
         text.hasPrefix("postgres://") || text.hasPrefix("postgresql://")
     }
 
-    public func add(_ entry: HistoryEntry) throws {
+    public func add(_ entry: HistoryEntry, keepingTime: Bool) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         var entry = entry
@@ -32,10 +32,9 @@ public struct PostgresHistoryStore: HistoryStore {
             // Added again: it keeps its place among same-time commits, as in a folder.
             let existing = try session.query(
                 "SELECT entry FROM \(Self.table) WHERE commit_id = $1 AND environment = $2", [entry.commit, entry.environment.key])
-            if let text = existing.first?.first ?? nil, let old = try? HistoryEntry.decode(Data(text.utf8), source: "the database"),
-                old.recorded != nil
-            {
-                entry.recorded = old.recorded
+            if let text = existing.first?.first ?? nil, let old = try? HistoryEntry.decode(Data(text.utf8), source: "the database") {
+                if old.recorded != nil { entry.recorded = old.recorded }
+                if keepingTime { entry.time = old.time }
             }
             let json = String(decoding: try encoder.encode(entry), as: UTF8.self) + "\n"
             _ = try session.query(

@@ -33,6 +33,27 @@ struct HistoryCommandTests {
         #expect(entry.environment.cores > 0 && !entry.environment.cpu.isEmpty)
     }
 
+    @Test("history add of a record --baseline folder adds its head runs; added again without --time, the entry keeps its time and bytes")
+    func addBaselineFolderTwice() throws {
+        let program = try AnyPrograms.build("insight-cpu", InsightPrograms.busyOneThread, ["-O1", "-g"])
+        let runs = temporaryFolder()
+        let recorded = try BuiltTool.find().run(
+            ["record", "--runs", "2", "--warmup", "0", "--quiet", "--baseline", "/bin/true", "--out", runs.path, "--", program])
+        try #require(recorded.status == 0, "\(recorded.stdout)\(recorded.stderr)")
+        let store = temporaryFolder().appendingPathComponent("history")
+        let add = ["history", "add", runs.path, "--commit", "abc123", "--store", store.path]
+        let first = try BuiltTool.find().run(add)
+        #expect(first.status == 0, "\(first.stdout)\(first.stderr)")
+        let name = try #require(try FileManager.default.contentsOfDirectory(atPath: store.path).first)
+        let bytes = try Data(contentsOf: store.appendingPathComponent(name))
+        let entry = try HistoryEntry.decode(bytes, source: name)
+        // The head's functions, not /bin/true's.
+        #expect(entry.functions.first?.name == "parse_all", "\(entry.functions.prefix(3))")
+        Thread.sleep(forTimeInterval: 1.1)
+        #expect(try BuiltTool.find().run(add).status == 0)
+        #expect(try Data(contentsOf: store.appendingPathComponent(name)) == bytes, "the same entry, byte for byte, a second later")
+    }
+
     @Test("history add labels an entry with the page cache its runs were recorded with, and refuses a --cache that contradicts them")
     func cacheLabel() throws {
         let cold = try cacheRunFolder("cold", readyMs: 120, bytesRead: 9_000_000)
