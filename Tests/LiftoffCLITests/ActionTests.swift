@@ -78,6 +78,7 @@ struct ActionTests {
         let check = try dryRun(workspace, temp: temp, inputs + ["history=check"])
         let summary = try String(contentsOf: temp.appendingPathComponent("step-summary.md"), encoding: .utf8)
         #expect(summary.contains("## Launch history") && summary.contains("3 commits on "), "\(summary)\n\(check.output)")
+        #expect(summary.contains("The check decides on every metric, wall times included"), "\(summary)")
         #expect(try git(origin, "ls-tree", "-r", "--name-only", "liftoff-history") == files, "check pushes nothing")
     }
 
