@@ -170,7 +170,9 @@ public final class ELFSymbolizer: Symbolizer {
     public func frames(at address: UInt) -> [SymbolizedFrame] {
         state.withLock { state in
             if let cached = state.cache[address] { return cached }
-            let frames = resolve(address, &state)
+            // Liftoff's own reads (symbol tables, DWARF), made while this symbolizer is locked:
+            // unchecked by the blocking-call rules, whose reporter symbolizes in turn.
+            let frames = BlockingCalls.exempt { resolve(address, &state) }
             state.cache[address] = frames
             return frames
         }
