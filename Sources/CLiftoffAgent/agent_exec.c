@@ -187,11 +187,14 @@ static char *const *without_agent(char *const *envp, lo_env *env) {
 
 // Before an exec: the environment the new program gets, and whether this process's recording
 // was written for it (sampling resumes if the exec fails).
-static char *const *before_exec(char *const *envp, lo_env *env, int *ended) {
+static char *const *before_exec(char *const *envp, lo_env *env, int *ended, const char *target) {
     *ended = 0;
     if (lo_agent.directory[0] == 0) return envp;
     pid_t pid = (pid_t)syscall(SYS_getpid);
     if (lo_agent_records()) {
+        // The recording names the program the process goes on as: if that one leaves no
+        // recording (static, setuid), the profile can say which program it could not follow.
+        lo_agent_set_exec_target(target);
         lo_agent_write_stopped(LO_AGENT_ENDED_BY_EXEC);
         *ended = 1;
         uint32_t next = lo_agent.image == UINT32_MAX ? UINT32_MAX : lo_agent.image + 1;
@@ -243,11 +246,11 @@ typedef int (*lo_spawn_function)(pid_t *, const char *, const posix_spawn_file_a
                                  char *const[], char *const[]);
 
 // Runs the exec `call` with `passed`, the environment the new program gets (see before_exec).
-#define LO_EXEC(call)                                                    \
+#define LO_EXEC(target, call)                                            \
     do {                                                                 \
         lo_env env;                                                      \
         int ended;                                                       \
-        char *const *passed = before_exec(envp, &env, &ended);           \
+        char *const *passed = before_exec(envp, &env, &ended, target);   \
         int result = (call);                                             \
         after_failed_exec(ended);                                        \
         return result;                                                   \
@@ -259,22 +262,22 @@ int execve(const char *path, char *const argv[], char *const envp[]) {
     if (faccessat(AT_FDCWD, path, X_OK, AT_EACCESS) != 0) {
         return LO_NEXT(lo_execve_function, "execve")(path, argv, envp);
     }
-    LO_EXEC(LO_NEXT(lo_execve_function, "execve")(path, argv, passed));
+    LO_EXEC(path, LO_NEXT(lo_execve_function, "execve")(path, argv, passed));
 }
 
 int execvpe(const char *file, char *const argv[], char *const envp[]) {
-    LO_EXEC(LO_NEXT(lo_execve_function, "execvpe")(file, argv, passed));
+    LO_EXEC(file, LO_NEXT(lo_execve_function, "execvpe")(file, argv, passed));
 }
 
 int execv(const char *path, char *const argv[]) { return execve(path, argv, environ); }
 int execvp(const char *file, char *const argv[]) { return execvpe(file, argv, environ); }
 
 int fexecve(int fd, char *const argv[], char *const envp[]) {
-    LO_EXEC(LO_NEXT(lo_fexecve_function, "fexecve")(fd, argv, passed));
+    LO_EXEC(argv[0] != NULL ? argv[0] : "", LO_NEXT(lo_fexecve_function, "fexecve")(fd, argv, passed));
 }
 
 int execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags) {
-    LO_EXEC(LO_NEXT(lo_execveat_function, "execveat")(dirfd, path, argv, passed, flags));
+    LO_EXEC(path, LO_NEXT(lo_execveat_function, "execveat")(dirfd, path, argv, passed, flags));
 }
 
 // execl, execle, execlp: their arguments, up to the NULL that ends them, as an array on the stack

@@ -7,7 +7,6 @@
 // Each note keeps the first LO_OUTPUT_TEXT bytes, the thread and the time, in a ring of the
 // latest LO_OUTPUT_RECORDS.
 
-#define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdarg.h>
 #include <stdatomic.h>

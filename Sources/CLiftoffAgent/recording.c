@@ -337,6 +337,15 @@ static void put_thread_names_now(writer *w) {
 // Writes the recording of `pid` from `source`'s store: the agent's own sampler, or the sampler of
 // a program that records itself (lo_agent_write_program).
 // `from_loader`: not in a signal handler, so the loader can list the objects.
+// The program the exec that ends this recording goes on as (lo_agent_set_exec_target).
+static char g_exec_target[PATH_MAX];
+
+void lo_agent_set_exec_target(const char *path) {
+    size_t length = path ? strnlen(path, sizeof g_exec_target - 1) : 0;
+    if (length) memcpy(g_exec_target, path, length);
+    g_exec_target[length] = 0;
+}
+
 static void write_recording(const lo_sampler_source *source, pid_t pid, int stopped, int from_loader, uint32_t flags,
                             uint64_t end) {
     static writer w;
@@ -418,6 +427,8 @@ static void write_recording(const lo_sampler_source *source, pid_t pid, int stop
         put_word(&w, (uint64_t)writes[index].tid | (uint64_t)writes[index].fd << 32);
         put_string(&w, writes[index].text, writes[index].length);
     }
+    /* The program an exec goes on as, when this recording ends with one. */
+    put_string(&w, g_exec_target, (flags & LO_AGENT_ENDED_BY_EXEC) ? strlen(g_exec_target) : 0);
 
     /* No fsync: `liftoff` reads the file right away, and the rename keeps it whole. */
     flush(&w);

@@ -71,6 +71,8 @@ int lo_agent_start_sampling(void);
 int lo_agent_begin(void);
 // Claims the one write of this recording: 0 when it is written, being written, or not recorded.
 int lo_agent_claim_write(void);
+// The program an exec is about to run (its path as given), written into the recording.
+void lo_agent_set_exec_target(const char *path);
 // Sets or clears one of the recording's program flags.
 void lo_agent_set_program_flag(uint32_t flag, int on);
 

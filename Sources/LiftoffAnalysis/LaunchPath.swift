@@ -48,7 +48,7 @@ public struct LaunchPath: Sendable {
             /// No other thread ran, or waited in the program's code, while it waited: what ended
             /// the wait is not in the samples (another process, the kernel, a thread not sampled).
             case noHolder = "no thread in the samples held it"
-            /// The path had already followed ``LaunchPath/maximumDepth`` waits into other threads.
+            /// The path had already followed as many waits into other threads as it follows (four).
             case depthLimit = "waits this deep are not followed"
         }
         /// The thread that waited.

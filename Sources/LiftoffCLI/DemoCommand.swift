@@ -266,7 +266,8 @@ struct DemoCommand: ParsableCommand {
                 lines.append(
                     "  \(process.label): \(ms(process.startNs)) → \(ms(process.endNs))\(parent)"
                         + (programs.count > 1 ? "; \(programs.joined(separator: " → "))" : "")
-                        + (preMain.isEmpty ? "" : "; before main: \(preMain.joined(separator: ", "))"))
+                        + (preMain.isEmpty ? "" : "; before main: \(preMain.joined(separator: ", "))")
+                        + (process.unfollowedExec.map { "; then ran \($0), which the agent could not enter" } ?? ""))
             }
             if profile.processes.count > 12 { lines.append("  … and \(profile.processes.count - 12) more (see profile.json)") }
         }

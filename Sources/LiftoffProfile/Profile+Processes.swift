@@ -27,13 +27,18 @@ extension Profile {
         /// written by the agent because the program ended by a signal before it wrote its own
         /// profile: its spans and events are not in them.
         public var recordedItself: Bool?
+        /// The program it went on as with `exec` that left no recording, as the exec named it: a
+        /// statically linked, setuid or capability-raising program cannot load the agent. The
+        /// process's end is then that exec's moment.
+        public var unfollowedExec: String?
 
         /// Creates a process record.
         public init(
             id: Int, parentID: Int, commandLine: [String], startNs: UInt64, endNs: UInt64, programs: [Program] = [],
             signal: Int? = nil, programProfilerSignals: Int? = nil, blocksProfilerSignal: Bool? = nil,
-            recordedItself: Bool? = nil
+            recordedItself: Bool? = nil, unfollowedExec: String? = nil
         ) {
+            self.unfollowedExec = unfollowedExec
             self.recordedItself = recordedItself
             self.programProfilerSignals = programProfilerSignals
             self.blocksProfilerSignal = blocksProfilerSignal

@@ -57,7 +57,7 @@ public struct MarkdownRenderer: Sendable {
                 // Each program with its time before main, where the agent measured it.
                 let programs = process.programs.map { program in
                     program.fileName + (program.preMain.map { " (\(ReportText.ms(Double($0.durationNs) / 1e6)) before main)" } ?? "")
-                }
+                } + (process.unfollowedExec.map { ["\($0) (not followed)"] } ?? [])
                 lines.append(
                     "| \(MarkdownRenderer.inline(process.label)) | \(process.parentID) | \(ReportText.ms(Double(process.startNs) / 1e6)) | "
                         + "\(ReportText.ms(Double(process.endNs) / 1e6)) | \(MarkdownRenderer.inline(programs.joined(separator: " → "))) |")

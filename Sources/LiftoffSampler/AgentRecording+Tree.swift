@@ -197,7 +197,8 @@ extension AgentRecording {
                     programProfilerSignals: images.contains(where: \.installedOwnProfilerSignal)
                         ? images.reduce(0) { $0.addingSaturating($1.programSignals) } : nil,
                     blocksProfilerSignal: images.contains(where: \.blocksProfilerSignal) ? true : nil,
-                    recordedItself: images.contains(where: \.recordedByProgram) ? true : nil))
+                    recordedItself: images.contains(where: \.recordedByProgram) ? true : nil,
+                    unfollowedExec: last.endedByExec ? (last.execTarget ?? "an unnamed program") : nil))
         }
         let endNs = records.map(\.endNs).max() ?? 0
         // Pre-main and main entry are the final program's: what the process ran before its last
@@ -213,6 +214,13 @@ extension AgentRecording {
         phases.preMain = rootLast.countersBeforeMain?.preMain(
             since: wrapper?.countersAtEnd?.timeNs ?? rootLast.processStartNs, earlier: wrapper?.countersAtEnd)
         phases.preMain?.loader = rootLast.loader?.mapTimes(relative)
+        if rootLast.endedByExec {
+            // The launch went on as a program the agent could not enter: what is known is the program before it.
+            let target = rootLast.execTarget ?? "a program"
+            let before = rootLast.commandLine.first.map { $0.split(separator: "/").last.map(String.init) ?? $0 } ?? "the program before it"
+            phases.preMain?.loaderNote =
+                "The launch went on as \(target), which left no recording (a statically linked, setuid or capability-raising program cannot load Liftoff's agent): the time before main is \(before)'s, and the profile ends at that exec."
+        }
         var metadata = ProfileRecorder.metadata(commandLine: rootLast.commandLine, startTime: Date(), rateHz: root.rateHz)
         metadata.buildConfiguration = "unknown (profiled by the agent)"
         var profile = builder.build(

@@ -61,6 +61,10 @@ public struct AgentRecording: Sendable {
     /// The loader's timeline before `main`, from Liftoff's audit library (handed to the agent,
     /// or `PID-IMAGE.loader` beside the recording), in `CLOCK_MONOTONIC` nanoseconds.
     public var loader: Profile.Loader?
+    /// The program this one went on as with `exec`, as the exec named it (format 7), when the
+    /// recording ended with one.
+    public var execTarget: String?
+
     /// The latest writes to standard output and error (format 7), the oldest first, with the
     /// thread that made each: what tells which thread wrote a `--ready` line.
     public var outputs: [OutputWrite] = []
@@ -185,6 +189,7 @@ public struct AgentRecording: Sendable {
         let loaderText = format >= 5 ? String(decoding: try reader.bytes(), as: UTF8.self) : ""
         let rulesText = format >= 6 ? String(decoding: try reader.bytes(), as: UTF8.self) : ""
         var outputs: [OutputWrite] = []
+        var execTarget = ""
         if format >= 7 {
             for _ in 0..<(try reader.count(limit: 1 << 16)) {
                 let time = try reader.word()
@@ -193,6 +198,7 @@ public struct AgentRecording: Sendable {
                 outputs.append(
                     OutputWrite(timeNs: time, thread: Int(UInt32(truncatingIfNeeded: packed)), descriptor: Int(UInt16(truncatingIfNeeded: packed >> 32)), text: text))
             }
+            execTarget = String(decoding: try reader.bytes(), as: UTF8.self)
         }
         var recording = AgentRecording(
             processID: pid, processStartNs: start, preMainNs: premain, mainEntryNs: mainEntry, endNs: end, rateHz: rate,
@@ -202,6 +208,7 @@ public struct AgentRecording: Sendable {
         recording.image = image
         recording.loaderText = loaderText
         recording.outputs = outputs
+        recording.execTarget = execTarget.isEmpty ? nil : execTarget
         (recording.violations, recording.droppedViolations) = parseViolations(rulesText)
         if flags & 1 != 0 { recording.endingSignal = Int((flags >> 8) & 0xff) }
         recording.endedByExec = flags & 2 != 0

@@ -343,6 +343,19 @@ struct AgentTests {
         #expect(timed.status == 0, "\(timed.stderr)")
     }
 
+    @Test("a static program reached through a wrapper's exec: the profile names it as not followed and says whose pre-main it shows")
+    func staticThroughWrapper() throws {
+        let staticProgram = try AgentPrograms.build(
+            "static-wrapped", source: "int main(void) { return 0; }", ext: "c", compiler: "/usr/bin/cc", ["-static"])
+        let run = try profile(["/bin/sh", "-c", "exec \(staticProgram)"])
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+        let profile = try #require(run.profile)
+        #expect(profile.processes.first?.unfollowedExec == staticProgram, "\(profile.processes)")
+        let note = try #require(profile.phases.preMain?.loaderNote, "\(String(describing: profile.phases.preMain))")
+        #expect(note.contains("went on as \(staticProgram), which left no recording") && note.contains("sh's"), "\(note)")
+        #expect(run.stdout.contains("which left no recording"), "\(run.stdout)")
+    }
+
     @Test("record samples a program without Liftoff with the agent: every run has a profile, and compare gets its phases")
     func recordWithAgent() throws {
         let program = try AgentPrograms.build(

@@ -39,7 +39,8 @@
  * addresses in hex and the operation, tab-separated; "dropped N" when more sites were found
  * than kept; empty without the rules); and (format 7) what the program wrote to standard output
  * and error (a count, then for each write, the oldest first: its time, thread | descriptor << 32,
- * and a string of its first bytes; output.h).
+ * and a string of its first bytes; output.h), then the path of the program an exec went on as
+ * (a string, empty unless the recording ended by exec).
  */
 
 #define LO_AGENT_MAGIC 0x31544E4547414F4CULL /* "LOAGENT1" */
