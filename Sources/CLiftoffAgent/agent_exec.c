@@ -192,12 +192,18 @@ static char *const *before_exec(char *const *envp, lo_env *env, int *ended, cons
     if (lo_agent.directory[0] == 0) return envp;
     pid_t pid = (pid_t)syscall(SYS_getpid);
     if (lo_agent_records()) {
+        uint32_t next = lo_agent.image == UINT32_MAX ? UINT32_MAX : lo_agent.image + 1;
+        // A fork child that goes on as another program before it was sampled (a shell running a
+        // command) recorded nothing: the next program's recording says when the process started
+        // and who its parent is, so this one is not written (half the files of a shell's tree).
+        if (pid == lo_agent_forked_pid && lo_agent_recording_is_empty()) {
+            return agent_environment(envp, env, pid, lo_agent.process_start_ns, next);
+        }
         // The recording names the program the process goes on as: if that one leaves no
         // recording (static, setuid), the profile can say which program it could not follow.
         lo_agent_set_exec_target(target);
         lo_agent_write_stopped(LO_AGENT_ENDED_BY_EXEC);
         *ended = 1;
-        uint32_t next = lo_agent.image == UINT32_MAX ? UINT32_MAX : lo_agent.image + 1;
         return agent_environment(envp, env, pid, lo_agent.process_start_ns, next);
     }
     if (!lo_agent.follows_children || atomic_load(&lo_agent_crashed)) return without_agent(envp, env);

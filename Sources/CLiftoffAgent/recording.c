@@ -337,6 +337,18 @@ static void put_thread_names_now(writer *w) {
 // Writes the recording of `pid` from `source`'s store: the agent's own sampler, or the sampler of
 // a program that records itself (lo_agent_write_program).
 // `from_loader`: not in a signal handler, so the loader can list the objects.
+int lo_agent_recording_is_empty(void) {
+    const lo_sampler_source *source = lo_sampler_this_source();
+    size_t words = 0;
+    const uint64_t *store = source->store(&words);
+    if (store != NULL && words > 0) return 0;
+    if (source->task_events(NULL, 0) > 0) return 0;
+    const lo_output_copy *writes = NULL;
+    if (lo_agent_output_snapshot(&writes) > 0) return 0;
+    char finding[2];
+    return lo_agent_violations_text(finding, sizeof finding) == 0;
+}
+
 // The program the exec that ends this recording goes on as (lo_agent_set_exec_target).
 static char g_exec_target[PATH_MAX];
 

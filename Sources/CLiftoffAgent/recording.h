@@ -73,6 +73,9 @@ int lo_agent_begin(void);
 int lo_agent_claim_write(void);
 // The program an exec is about to run (its path as given), written into the recording.
 void lo_agent_set_exec_target(const char *path);
+// Whether this process's recording would hold nothing of its own: no sample, no Swift task
+// event, no thread-rule finding, no write to standard output or error.
+int lo_agent_recording_is_empty(void);
 // Sets or clears one of the recording's program flags.
 void lo_agent_set_program_flag(uint32_t flag, int on);
 

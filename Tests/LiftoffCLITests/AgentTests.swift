@@ -343,6 +343,22 @@ struct AgentTests {
         #expect(timed.status == 0, "\(timed.stderr)")
     }
 
+    @Test("a shell's forked commands: each process is its command alone, from its fork on, with no recording of the fork's copy of the shell")
+    func forkedCommands() throws {
+        let run = try profile(["/bin/bash", "-c", "for i in 1 2 3 4 5; do /bin/true; done"])
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+        let profile = try #require(run.profile)
+        let children = profile.processes.dropFirst()
+        #expect(children.count == 5, "\(profile.processes.map(\.label))")
+        for child in children {
+            #expect(child.programs.map(\.fileName) == ["true"], "\(child.programs)")
+            #expect(child.parentID == profile.processes.first?.id)
+            // From the fork: the exec and true's loader come after its start.
+            let program = try #require(child.programs.first)
+            #expect(child.startNs == program.startNs && program.startNs < child.endNs)
+        }
+    }
+
     @Test("a static program reached through a wrapper's exec: the profile names it as not followed and says whose pre-main it shows")
     func staticThroughWrapper() throws {
         let staticProgram = try AgentPrograms.build(
