@@ -52,6 +52,44 @@ struct HistoryStoreTests {
         #expect(flat.text().contains("No change point in 2 metrics."))
     }
 
+    @Test("a history of 400 commits, 50 metrics and 200 functions at the noise of counted launches (0.05 %) names the one commit and the one function that made launches slower; the flat one names none")
+    func atScale() throws {
+        func history(stepAt: Int) -> [HistoryEntry] {
+            let series = (0..<50).map { SyntheticSeries.make(count: 400, noise: 0.0005, seed: UInt64(1_000 + $0)) }
+            let functionSeries = (0..<200).map { SyntheticSeries.make(count: 400, noise: 0.0005, seed: UInt64(5_000 + $0)) }
+            return (0..<400).map { index in
+                let extra = index >= stepAt ? 6.0 : 0
+                var metrics: [String: Double] = ["time to ready": series[0][index] + extra]
+                for metric in 1..<50 { metrics["span: step \(metric)"] = series[metric][index] / Double(metric) }
+                var functions = [HistoryEntry.Function(name: "parse_config", object: "the program", ms: functionSeries[0][index] / 4 + extra)]
+                for function in 1..<200 {
+                    functions.append(HistoryEntry.Function(name: "function\(function)", object: "the program", ms: functionSeries[function][index] / 50))
+                }
+                return HistoryEntry(
+                    commit: String(format: "c%04d", index), branch: "main", time: HistoryTime.format(1_790_000_000 + Double(index) * 60),
+                    environment: SyntheticHistory.environment, runs: 5, metrics: metrics, functions: functions)
+            }
+        }
+        let analysis = HistoryAnalysis(entries: history(stepAt: 287))
+        let changes = analysis.changes
+        #expect(changes.map(\.metric) == ["time to ready"], "\(analysis.text())")
+        let change = try #require(changes.first)
+        #expect(change.commit == "c0287" && change.isRegression)
+        #expect(change.functions.first?.name == "parse_config", "\(change.functions.prefix(3))")
+        let flat = HistoryAnalysis(entries: history(stepAt: .max))
+        #expect(flat.changes.isEmpty, "\(flat.text())")
+    }
+
+    @Test("a sparkline draws the lowest value lowest and the highest highest, one bar per value; a flat or hostile series stays drawable")
+    func sparkline() {
+        #expect(HistoryAnalysis.sparkline([1, 2, 3, 4, 5, 6, 7, 8]) == "▁▂▃▄▅▆▇█")
+        #expect(HistoryAnalysis.sparkline([10, 10, 10]) == "▄▄▄")
+        #expect(HistoryAnalysis.sparkline([100, 100, 106, 106]) == "▁▁██")
+        #expect(HistoryAnalysis.sparkline([]) == "")
+        #expect(HistoryAnalysis.sparkline([-Double.greatestFiniteMagnitude, .greatestFiniteMagnitude]) == "▁█")
+        #expect(HistoryAnalysis.sparkline([1, .nan, 2]) == "▁·█")
+    }
+
     @Test("times are ISO 8601 with or without fractions, in UTC or with an offset; impossible dates are refused")
     func timesAreRead() {
         #expect(HistoryTime.parse("2026-11-28T09:30:00Z") == 1_795_858_200)
