@@ -48,6 +48,44 @@ struct PreMainRule: InsightRule {
     }
 }
 
+/// The programs the launch's process ran before the program itself, with `exec`: `env`, a wrapper
+/// script, a version manager's shim (pyenv, rbenv, asdf), and the processes they started.
+struct WrappersRule: InsightRule {
+    let id = "wrappers"
+    let title = "Programs ran before the program"
+    let why =
+        "Each program a wrapper runs before the real one (env, a shell script, a version manager's shim that asks "
+        + "which version to use) is a process start, a loader and its own work, often with children of its own. "
+        + "Start the program by its full path where the launch matters (a service's command line, a container's "
+        + "entry point), or have the shim resolve once (pyenv's and rbenv's `exec` of the resolved path, asdf's "
+        + "`reshim`)."
+    let defaultThresholdNs: UInt64 = 10_000_000
+
+    func evaluate(_ launch: LaunchWindow, thresholdNs: UInt64) -> Insight? {
+        let phases = launch.profile.phases
+        guard let programStart = phases.programStartNs, programStart > phases.processStartNs else { return nil }
+        let cost = programStart - phases.processStartNs
+        guard cost >= thresholdNs, cost > 0, let root = launch.profile.processes.first, root.programs.count > 1 else { return nil }
+        let ms = LaunchWindow.ms
+        let before = root.programs.dropLast()
+        let chain = before.map(\.fileName)
+        let program = root.programs.last?.fileName ?? "the program"
+        var evidence = Insight.Evidence(
+            thread: launch.mainThreadLabel, threadID: launch.mainThreadID, startNs: phases.processStartNs, endNs: programStart)
+        // The child processes the wrappers started meanwhile, the longest first.
+        let children = launch.profile.processes.dropFirst().filter { $0.startNs < programStart }
+            .sorted { ($0.endNs - min($0.endNs, $0.startNs), $1.id) > ($1.endNs - min($1.endNs, $1.startNs), $0.id) }
+        for child in children.prefix(4) {
+            evidence.notes.append("\(child.label) ran \(ms(child.endNs - min(child.endNs, child.startNs))) meanwhile.")
+        }
+        var finding = "The launch ran \(chain.count) program\(chain.count == 1 ? "" : "s") before \(program) "
+            + "(\(chain.joined(separator: " → "))), \(ms(cost)) before \(program) began"
+        if !children.isEmpty { finding += ", with \(children.count) child process\(children.count == 1 ? "" : "es") of theirs" }
+        finding += "."
+        return insight(launch, finding: finding, costNs: cost, thresholdNs: thresholdNs, evidence: evidence)
+    }
+}
+
 /// Waits for the disk: libraries and data read before `main`, and page faults and reads that
 /// waited for storage after it.
 struct DiskReadsRule: InsightRule {

@@ -28,6 +28,7 @@ public enum Insights {
         LaunchCPURule(),
         LibraryWorkRule(),
         LibraryLoadingRule(),
+        WrappersRule(),
         PreMainRule(),
         StaticInitializersRule(),
         RelocationRule(),

@@ -56,7 +56,11 @@ public struct LaunchCoverage: Sendable, Equatable {
         let pathStart = segments.first?.startNs ?? launch.endNs
         let mainEntry = min(max(launch.profile.phases.mainEntryNs, launch.startNs), pathStart)
         if mainEntry > launch.startNs {
-            let ns = mainEntry - launch.startNs
+            // The wrappers' time (programs the process ran before the program itself), then the program's own.
+            let programStart = min(max(launch.profile.phases.programStartNs ?? launch.startNs, launch.startNs), mainEntry)
+            let wrappers = programStart - launch.startNs
+            if fired.contains("wrappers") { explained &+= wrappers } else if wrappers > 0 { left["programs run before the program", default: 0] &+= wrappers }
+            let ns = mainEntry - programStart
             let covered = Self.preMainExplained(ns, fired: fired, launch)
             explained &+= covered
             if covered < ns { left["before main", default: 0] &+= ns - covered }

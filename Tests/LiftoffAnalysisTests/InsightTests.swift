@@ -131,6 +131,37 @@ struct InsightTests {
         #expect(!Insights.of(profile).contains { $0.id == "pre-main" }, "under its 20 ms threshold")
     }
 
+    @Test("programs the process ran before the program itself (a version manager's shim): wrappers, with the chain and the children, and explained in the coverage")
+    func wrappers() throws {
+        var launch = LaunchBuilder()
+        launch.endMs = 100
+        launch.firstFrameMs = 100
+        launch.add(thread: 1, .running, ["main", "serve"], fromMs: 61, toMs: 100)
+        var profile = launch.profile()
+        profile.phases.programStartNs = 60_000_000
+        profile.phases.mainEntryNs = 61_000_000
+        profile.processes = [
+            Profile.ProcessRecord(
+                id: 1, parentID: 0, commandLine: ["/srv/app"], startNs: 0, endNs: 100_000_000,
+                programs: [
+                    Profile.Program(commandLine: ["/usr/bin/env", "bash", "/shims/app"], startNs: 0, endNs: 2_000_000),
+                    Profile.Program(commandLine: ["/bin/bash", "/shims/app"], startNs: 2_000_000, endNs: 60_000_000),
+                    Profile.Program(commandLine: ["/srv/app"], startNs: 60_000_000, endNs: 100_000_000),
+                ]),
+            Profile.ProcessRecord(id: 7, parentID: 1, commandLine: ["/bin/bash", "/shims/which-version"], startNs: 5_000_000, endNs: 45_000_000),
+        ]
+        let insights = Insights.of(profile)
+        let found = try #require(insights.first { $0.id == "wrappers" }, "\(insights.map(\.id))")
+        #expect(found.costNs == 60_000_000)
+        #expect(found.finding == "The launch ran 2 programs before app (env → bash), 60 ms before app began, with 1 child process of theirs.", "\(found.finding)")
+        #expect(found.evidence.notes == ["which-version (7) ran 40 ms meanwhile."], "\(found.evidence.notes)")
+        let coverage = LaunchCoverage(LaunchWindow(profile), insights: insights)
+        #expect(!coverage.unexplained.contains { $0.what == "programs run before the program" }, "\(coverage)")
+        // Without the insight, the wrappers' time is named for what it is.
+        let bare = LaunchCoverage(LaunchWindow(profile), insights: [])
+        #expect(bare.unexplained.contains { $0.what == "programs run before the program" && $0.ns == 60_000_000 }, "\(bare)")
+    }
+
     @Test("the loader's timeline: relocation names the objects with the most relocations, library-mapping the slowest to find and map")
     func loaderInsights() throws {
         var launch = LaunchBuilder()
