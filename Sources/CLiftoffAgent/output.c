@@ -43,6 +43,8 @@ void lo_agent_output_begin(void) { lo_set_output_hook(note); }
 
 void lo_agent_output_after_fork(void) { atomic_store(&g_next, 0); }
 
+size_t lo_agent_output_count(void) { return (size_t)atomic_load_explicit(&g_next, memory_order_relaxed); }
+
 size_t lo_agent_output_snapshot(const lo_output_copy **out) {
     uint64_t next = atomic_load_explicit(&g_next, memory_order_acquire);
     uint64_t first = next > LO_OUTPUT_RECORDS ? next - LO_OUTPUT_RECORDS : 0;

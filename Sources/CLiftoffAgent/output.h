@@ -23,6 +23,8 @@ typedef struct lo_output_copy {
 void lo_agent_output_begin(void);
 // In a fork child: forgets the parent's writes.
 void lo_agent_output_after_fork(void);
+// How many writes were noted since the agent began in this process (without copying them).
+size_t lo_agent_output_count(void);
 // The writes kept, oldest first, copied out of the ring (async-signal-safe): their count.
 size_t lo_agent_output_snapshot(const lo_output_copy **out);
 

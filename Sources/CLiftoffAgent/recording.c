@@ -343,10 +343,7 @@ int lo_agent_recording_is_empty(void) {
     const uint64_t *store = source->store(&words);
     if (store != NULL && words > 0) return 0;
     if (source->task_events(NULL, 0) > 0) return 0;
-    const lo_output_copy *writes = NULL;
-    if (lo_agent_output_snapshot(&writes) > 0) return 0;
-    char finding[2];
-    return lo_agent_violations_text(finding, sizeof finding) == 0;
+    return lo_agent_output_count() == 0 && !lo_agent_rules_found();
 }
 
 // The program the exec that ends this recording goes on as (lo_agent_set_exec_target).

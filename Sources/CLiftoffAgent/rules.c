@@ -149,6 +149,8 @@ static void append_number(char *buffer, size_t capacity, size_t *used, uint64_t 
 // One line a site: rule, count, thread, time (CLOCK_MONOTONIC ns), the stack's addresses in hex
 // (leaf first, comma-separated) and the operation, tab-separated; then "dropped N" when the
 // table was full. Async-signal-safe: a crash's handler writes the recording.
+int lo_agent_rules_found(void) { return atomic_load(&site_count) > 0 || atomic_load(&sites_dropped) > 0; }
+
 size_t lo_agent_violations_text(char *buffer, size_t capacity) {
     size_t used = 0;
     int count = atomic_load(&site_count);

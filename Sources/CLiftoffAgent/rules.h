@@ -15,6 +15,8 @@ void lo_agent_rules_begin(void);
 void lo_agent_rules_end(void);
 // In a fork child: forgets the parent's findings (the checks go on as the parent's did).
 void lo_agent_rules_after_fork(void);
+// Whether the rules found anything (a site, or sites dropped) in this process.
+int lo_agent_rules_found(void);
 // The findings as lines for the recording (format 6); async-signal-safe. Returns the length.
 size_t lo_agent_violations_text(char *buffer, size_t capacity);
 
