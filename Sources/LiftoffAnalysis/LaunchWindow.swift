@@ -57,8 +57,6 @@ public struct LaunchWindow: Sendable {
             ?? profile.threads.first { $0.isMain })?.id
         let firstSpan = profile.spans.filter { $0.parent == nil }.min { ($0.startNs, $0.threadID) < ($1.startNs, $1.threadID) }
         mainThreadID = firstSpan?.threadID ?? main
-        let readyThread = profile.marks.first { $0.name == .ready }?.threadID
-        readyThreadID = readyThread.flatMap { thread in profile.samples.thread.contains(thread) ? thread : nil }
         launchesOnMainThread = mainThreadID == main
         var byThread: [Int: [Int]] = [:]
         let times = profile.samples.timeNs
@@ -71,6 +69,8 @@ public struct LaunchWindow: Sendable {
             byThread[key]?.sort { times[$0] < times[$1] }
         }
         samplesByThread = byThread
+        // The thread that made the launch ready, when it was sampled in the launch.
+        readyThreadID = profile.marks.first { $0.name == .ready }?.threadID.flatMap { byThread[$0] == nil ? nil : $0 }
         programObjects = Self.programObjects(of: profile)
         programFlagOfFrame = frameFlags(isProgram)
         programFrameOfStack = innermost(programFlagOfFrame).frame
