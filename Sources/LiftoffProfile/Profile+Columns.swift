@@ -43,20 +43,23 @@ enum ProfileColumns {
         var stacksTable: Profile.StackTable
     }
 
-    /// A column as read: each number's sign and magnitude.
+    /// A column as read: each number's magnitude, and where the few negative ones are (a root
+    /// stack's parent, -1).
     struct Column {
         var magnitudes: [UInt64] = []
-        var negative: [Bool] = []
-        var anyNegative = false
+        var negatives: [Int] = []
 
         /// As `Int`s, or nil when one does not fit.
         func ints() -> [Int]? {
             var result = [Int]()
             result.reserveCapacity(magnitudes.count)
+            var negativesLeft = negatives.makeIterator()
+            var nextNegative = negativesLeft.next()
             for (index, magnitude) in magnitudes.enumerated() {
-                if anyNegative, negative[index] {
+                if index == nextNegative {
                     guard magnitude <= UInt64(Int.max) + 1 else { return nil }
-                    result.append(magnitude == UInt64(Int.max) + 1 ? Int.min : -Int(magnitude))
+                    result.append(magnitude == UInt64(Int.max) + 1 ? .min : -Int(magnitude))
+                    nextNegative = negativesLeft.next()
                 } else {
                     guard magnitude <= UInt64(Int.max) else { return nil }
                     result.append(Int(magnitude))
@@ -67,14 +70,8 @@ enum ProfileColumns {
 
         /// As unsigned numbers of `T`, or nil when one is negative or does not fit.
         func unsigned<T: FixedWidthInteger & UnsignedInteger>(_: T.Type) -> [T]? {
-            guard !anyNegative else { return nil }
-            var result = [T]()
-            result.reserveCapacity(magnitudes.count)
-            for magnitude in magnitudes {
-                guard magnitude <= UInt64(T.max) else { return nil }
-                result.append(T(magnitude))
-            }
-            return result
+            guard negatives.isEmpty, magnitudes.allSatisfy({ $0 <= UInt64(T.max) }) else { return nil }
+            return magnitudes.map { T(truncatingIfNeeded: $0) }
         }
     }
 
@@ -194,9 +191,8 @@ enum ProfileColumns {
                 }
                 // Digits, and no leading zero but a lone 0 (as JSON says).
                 guard at > start, bytes[start] != 0x30 || at - start == 1 else { return nil }
+                if negative && value != 0 { column.negatives.append(column.magnitudes.count) }
                 column.magnitudes.append(value)
-                column.negative.append(negative && value != 0)
-                if negative && value != 0 { column.anyNegative = true }
                 skipSpace()
                 guard at < bytes.count else { return nil }
                 if bytes[at] == UInt8(ascii: ",") {
