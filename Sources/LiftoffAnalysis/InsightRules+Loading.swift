@@ -73,11 +73,10 @@ struct WrappersRule: InsightRule {
         var evidence = Insight.Evidence(
             thread: launch.mainThreadLabel, threadID: launch.mainThreadID, startNs: phases.processStartNs, endNs: programStart)
         // The child processes the wrappers started meanwhile, the longest first.
+        let length = { (process: Profile.ProcessRecord) in process.endNs - min(process.endNs, process.startNs) }
         let children = launch.profile.processes.dropFirst().filter { $0.startNs < programStart }
-            .sorted { ($0.endNs - min($0.endNs, $0.startNs), $1.id) > ($1.endNs - min($1.endNs, $1.startNs), $0.id) }
-        for child in children.prefix(4) {
-            evidence.notes.append("\(child.label) ran \(ms(child.endNs - min(child.endNs, child.startNs))) meanwhile.")
-        }
+            .sorted { (length($0), $1.id) > (length($1), $0.id) }
+        for child in children.prefix(4) { evidence.notes.append("\(child.label) ran \(ms(length(child))) meanwhile.") }
         var finding = "The launch ran \(chain.count) program\(chain.count == 1 ? "" : "s") before \(program) "
             + "(\(chain.joined(separator: " → "))), \(ms(cost)) before \(program) began"
         if !children.isEmpty { finding += ", with \(children.count) child process\(children.count == 1 ? "" : "es") of theirs" }
