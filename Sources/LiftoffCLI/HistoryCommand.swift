@@ -113,7 +113,7 @@ struct HistoryAddCommand: ParsableCommand {
 
     @Option(
         name: .long,
-        help: "Whether the runs had the program's files in the page cache: warm or cold (default: as record --cache recorded them; warm when it did not say).")
+        help: "Whether the runs had the program's files in the page cache: warm, cold or cold-system (default: as record --cache recorded them; warm when it did not say).")
     var cache: String?
 
     @OptionGroup var storage: HistoryStoreOptions
@@ -122,7 +122,9 @@ struct HistoryAddCommand: ParsableCommand {
         if let time, HistoryTime.parse(time) == nil {
             throw ValidationError("--time '\(time)' is not ISO 8601 (2026-11-28T08:00:00Z) or seconds since 1970.")
         }
-        if let cache, !["warm", "cold"].contains(cache) { throw ValidationError("--cache is warm or cold, not '\(cache)'.") }
+        if let cache, !["warm", "cold", "cold-system"].contains(cache) {
+            throw ValidationError("--cache is warm, cold or cold-system, not '\(cache)'.")
+        }
     }
 
     func run() throws {
@@ -140,8 +142,8 @@ struct HistoryAddCommand: ParsableCommand {
         if runs.cacheMode == "mixed" {
             throw CLIError("The runs in \(folder) started with different page caches (cold and not); add each mode's runs as an entry of its own.")
         }
-        let recorded = runs.cacheMode == "cold" ? "cold" : "warm"
-        if let cache, cache != recorded, runs.cacheMode == "cold" || runs.cacheMode == "warm" {
+        let recorded = CacheMode.isCold(runs.cacheMode) ? runs.cacheMode : "warm"
+        if let cache, cache != recorded, CacheMode.isCold(runs.cacheMode) || runs.cacheMode == "warm" {
             throw CLIError("--cache \(cache) was given, but the runs in \(folder) were recorded with --cache \(runs.cacheMode).")
         }
         let environment = HistoryEntry.environment(of: runs, cache: cache ?? recorded)

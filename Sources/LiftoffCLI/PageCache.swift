@@ -15,6 +15,15 @@ enum CacheMode: String, ExpressibleByArgument, CaseIterable, Sendable {
     case warm
     /// Its files are evicted first: the executable and every file a first, unrecorded run mapped.
     case cold
+    /// The whole page cache is dropped first (as root), as after a reboot: every file the launch
+    /// touches, the C library's and the dentries on its paths included, starts cold.
+    case coldSystem = "cold-system"
+
+    /// Whether the launch starts without its files in memory.
+    var isCold: Bool { self == .cold || self == .coldSystem }
+
+    /// Whether `mode`, as a profile or `record.json` keeps it, starts without its files in memory.
+    static func isCold(_ mode: String?) -> Bool { mode.flatMap(CacheMode.init(rawValue:))?.isCold ?? false }
 }
 
 /// Evicting files from the page cache and telling how much of them stays, without root:
@@ -127,10 +136,50 @@ enum PageCache {
         return result.mapValues { Array($0) }
     }
 
+    /// Drops the whole page cache, dentries and inodes included (`sync`, then 3 to
+    /// `/proc/sys/vm/drop_caches`), as `--cache cold-system` asks, then reads `keep` (Liftoff's own
+    /// agent and audit library) back into memory, so that profiling adds no cold read of its own.
+    /// Dropping is no setting: nothing is left to restore. Pages a process maps stay.
+    /// - Throws: `CLIError` in one sentence when the kernel refuses (it needs root).
+    static func dropAll(keeping keep: [String]) throws {
+        sync()
+        let fd = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw CLIError(dropRefusal(errno)) }
+        defer { close(fd) }
+        let written = "3\n".withCString { write(fd, $0, 2) }
+        guard written == 2 else { throw CLIError(dropRefusal(errno)) }
+        for path in keep { touch(path) }
+    }
+
+    /// Refuses `--cache cold-system` before anything runs when the page cache cannot be dropped.
+    /// - Throws: `ValidationError` in one sentence.
+    static func checkCanDrop() throws {
+        if access("/proc/sys/vm/drop_caches", W_OK) != 0 { throw ValidationError(dropRefusal(errno)) }
+    }
+
+    /// Why the page cache could not be dropped, in one sentence.
+    static func dropRefusal(_ code: Int32) -> String {
+        let reason = String(cString: strerror(code))
+        return "--cache cold-system drops the whole page cache, which only root may do (/proc/sys/vm/drop_caches: \(reason)); "
+            + "--cache cold evicts the launch's own files without root."
+    }
+
+    /// Reads all of `path` once, so that its pages are in memory.
+    static func touch(_ path: String) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        while buffer.withUnsafeMutableBytes({ read(fd, $0.baseAddress, $0.count) }) > 0 {}
+    }
+
     /// One sentence on a cold start's state, or nil when nothing stayed.
     static func sentence(_ state: Profile.CacheState) -> String {
         func mb(_ bytes: UInt64) -> String { String(format: "%.1f MB", Double(bytes) / 1e6) }
-        var line = "Cache: \(state.mode): \(state.files.count) files (\(mb(state.sizeBytes))) evicted before the launch"
+        let files = "\(state.files.count) files (\(mb(state.sizeBytes)))"
+        var line = state.mode == CacheMode.coldSystem.rawValue
+            ? "Cache: cold-system: the whole page cache was dropped before the launch, with the \(files) it maps"
+            : "Cache: \(state.mode): \(files) evicted before the launch"
         let stayed = state.files.filter { ($0.residentBytes ?? 0) > 0 }
         let unknown = state.unknownFiles
         var unknownPart = ""

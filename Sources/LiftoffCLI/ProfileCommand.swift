@@ -67,13 +67,14 @@ struct ProfileCommand: ParsableCommand {
 
     @Option(
         name: .long,
-        help: "The page cache the launch starts with: as-is (the default), warm (it runs once unrecorded first) or cold (it runs once unrecorded to learn its files, then the executable and every file it mapped are evicted, and what stayed in memory is reported).")
+        help: "The page cache the launch starts with: as-is (the default), warm (it runs once unrecorded first), cold (it runs once unrecorded to learn its files, then the executable and every file it mapped are evicted, and what stayed in memory is reported) or cold-system (as cold, but the whole page cache is dropped, as root).")
     var cache: CacheMode = .asIs
 
     @Argument(parsing: .postTerminator, help: "The command to profile, after --.")
     var command: [String] = []
 
     func validate() throws {
+        if cache == .coldSystem { try PageCache.checkCanDrop() }
         guard !command.isEmpty else {
             throw ValidationError("Give the command to profile after --, for example: liftoff profile -- ./app")
         }
@@ -154,7 +155,7 @@ struct ProfileCommand: ParsableCommand {
             DemoCommand.summary(profile, result: nil, folder: folder.path),
         ]
         var shown = lines
-        if let cacheState, cacheState.mode == CacheMode.cold.rawValue {
+        if let cacheState, CacheMode.isCold(cacheState.mode) {
             shown.insert(contentsOf: [PageCache.sentence(cacheState), PageCache.readSentence(cacheState)].compactMap { $0 }, at: 1)
         }
         if !result.stoppedDaemons.isEmpty {
@@ -190,8 +191,10 @@ struct ProfileCommand: ParsableCommand {
             followsDaemons: false)
         runner.passesOutputThrough = false
         _ = try runner.run(launchVariable: ProfileRecorder.launchTimeVariable)
-        guard cache == .cold else { return Profile.CacheState(mode: CacheMode.warm.rawValue) }
-        return Profile.CacheState(mode: CacheMode.cold.rawValue, files: PageCache.evict(PageCache.filesToEvict(command, firstRun: first)))
+        guard cache.isCold else { return Profile.CacheState(mode: CacheMode.warm.rawValue) }
+        let files = PageCache.filesToEvict(command, firstRun: first)
+        if cache == .coldSystem { try PageCache.dropAll(keeping: [first.library, first.auditLibrary].compactMap { $0 }) }
+        return Profile.CacheState(mode: cache.rawValue, files: PageCache.evict(files))
     }
 
     /// `liftoff profile`'s exit status once the profile is written: the program's own, as a shell

@@ -46,7 +46,8 @@ struct RecordCommand: ParsableCommand {
             first warm-up mapped (its linked libraries, for a program the agent does not sample), \
             without root, and keeps in record.json and the run's profile each file's size, what \
             stayed in memory and what the run read of it; --cache warm makes sure a warm-up ran \
-            first. liftoff compare refuses to compare sides recorded with different modes unless \
+            first. --cache cold-system, as root, drops the whole page cache before every run \
+            instead (sync, then drop_caches), as after a reboot. liftoff compare refuses to compare sides recorded with different modes unless \
             --allow-mixed-cache.
 
             Examples:
@@ -72,7 +73,7 @@ struct RecordCommand: ParsableCommand {
 
     @Option(
         name: .long,
-        help: "The page cache each run starts with: as-is (the default), warm (at least one warm-up first) or cold (the files the first warm-up mapped are evicted before every run).")
+        help: "The page cache each run starts with: as-is (the default), warm (at least one warm-up first) cold (the files the first warm-up mapped are evicted before every run) or cold-system (the whole page cache is dropped before every run, as root).")
     var cache: CacheMode = .asIs
 
     @Flag(name: .long, help: "Print neither progress nor the summary (errors still show).")
@@ -106,6 +107,7 @@ struct RecordCommand: ParsableCommand {
     var command: [String] = []
 
     func validate() throws {
+        if cache == .coldSystem { try PageCache.checkCanDrop() }
         guard !command.isEmpty else {
             throw ValidationError("Give the command to launch after --, for example: liftoff record --out runs -- ./app")
         }
@@ -148,7 +150,7 @@ struct RecordCommand: ParsableCommand {
                 let profile = side.folder.appendingPathComponent("runs/warmup.json")
                 _ = try? launch(side, log: side.folder.appendingPathComponent("runs/warmup.log"), profile: profile, pattern: pattern)
                 unlink(profile.path)
-                if round == 0, cache == .cold { side.cacheFiles = PageCache.filesToEvict(side.command, firstRun: agentLaunch(side, profile: profile)) }
+                if round == 0, cache.isCold { side.cacheFiles = PageCache.filesToEvict(side.command, firstRun: agentLaunch(side, profile: profile)) }
                 agentLaunch(side, profile: profile)?.cleanUp()
             }
         }
@@ -159,7 +161,7 @@ struct RecordCommand: ParsableCommand {
                 let stem = String(format: "runs/run-%03d", index)
                 // An interrupt that lands between the check above and the run's start ends the
                 // rounds as one before the check does: the finished runs are kept.
-                let cacheState = prepareCache(side)
+                let cacheState = try prepareCache(side)
                 let recorded = Swift.Result { try recordRun(side, index: index, stem: stem, pattern: pattern, cache: cacheState) }
                 if case .failure = recorded, ProcessRunner.interruption != 0 { break rounds }
                 let entry = try recorded.get()
@@ -247,7 +249,7 @@ struct RecordCommand: ParsableCommand {
         unlink(profileURL.path)  // a profile left from an earlier recording
         let result = try launch(side, log: side.folder.appendingPathComponent(logName), profile: profileURL, pattern: pattern)
         let cache = cacheBefore.map(PageCache.afterRun)
-        if cache?.mode == CacheMode.cold.rawValue { side.lastCache = cache }
+        if CacheMode.isCold(cache?.mode) { side.lastCache = cache }
         let exitMs = Double(result.exitNs) / 1e6
         let readyMs = result.readyNs.map { Double($0) / 1e6 }
         side.lastTTFF = nil

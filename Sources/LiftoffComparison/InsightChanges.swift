@@ -57,11 +57,11 @@ extension InsightChange {
     public static let coldPenaltyID = "cold-penalty"
 
     /// What starting with the page cache emptied cost, when one side was recorded cold
-    /// (`record --cache cold`) and the other not: each side's median time to first frame (or
+    /// (`record --cache cold` or `cold-system`) and the other not: each side's median time to first frame (or
     /// to ready) and, in the finding, how much more the cold side spent before `main`, read from
     /// storage and waited for the disk after `main`. Nil unless exactly one side is cold.
     public static func coldPenalty(base: RunSet, head: RunSet) -> InsightChange? {
-        let baseCold = base.cacheMode == "cold", headCold = head.cacheMode == "cold"
+        let baseCold = base.startsCold, headCold = head.startsCold
         guard baseCold != headCold, !base.profiles.isEmpty, !head.profiles.isEmpty else { return nil }
         let (cold, warm) = headCold ? (head, base) : (base, head)
         func median(_ values: [Double]) -> Double? {
@@ -94,7 +94,7 @@ extension InsightChange {
         if let disk = diskWaits(cold), disk > 0 { parts.append("\(ms(disk)) of sampled disk waits") }
         let ratio = warmReady > 0 ? String(format: ", %.2f× as long to ready", coldReady / warmReady) : ""
         let finding =
-            "\(headCold ? "Head" : "Base") ran cold (its files evicted before each run) and \(headCold ? "base" : "head") \(warm.cacheMode)\(ratio)"
+            "\(headCold ? "Head" : "Base") ran cold (\(cold.cacheMode == "cold-system" ? "the whole page cache dropped" : "its files evicted") before each run) and \(headCold ? "base" : "head") \(warm.cacheMode)\(ratio)"
             + (parts.isEmpty ? "" : ": " + parts.joined(separator: ", "))
             + ". A static Swift runtime (-static-stdlib), stripped binaries and fewer libraries read less."
         return InsightChange(

@@ -41,12 +41,15 @@ public struct RunSet: Sendable {
     /// Whether any run was counted.
     public var isCounted: Bool { !countedFiles.isEmpty }
 
-    /// The page cache the runs started with: `cold`, `warm` or `as-is` (`record --cache`; a
+    /// The page cache the runs started with: `cold`, `cold-system`, `warm` or `as-is` (`record --cache`; a
     /// profile that does not say is `as-is`), or `mixed` when the runs differ.
     public var cacheMode: String {
         let modes = Set(profiles.map { $0.cache?.mode ?? "as-is" })
         return modes.count == 1 ? modes.first ?? "as-is" : modes.isEmpty ? "as-is" : "mixed"
     }
+
+    /// Whether the runs started with their files out of the page cache (`cold` or `cold-system`).
+    public var startsCold: Bool { cacheMode == "cold" || cacheMode == "cold-system" }
 
     /// The counted runs' instructions, each read from its callgrind files.
     /// - Throws: `RunSetError` naming a file that is missing or not callgrind's.

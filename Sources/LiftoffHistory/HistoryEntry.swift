@@ -16,7 +16,7 @@ public struct HistoryEntry: Codable, Sendable, Equatable {
         public var os: String
         /// The Liftoff version that recorded.
         public var liftoff: String
-        /// `warm` or `cold`: whether the program's files were in the page cache.
+        /// `warm`, `cold` or `cold-system`: whether the program's files were in the page cache.
         public var cache: String
 
         /// Creates an environment.

@@ -3,9 +3,11 @@ extension Profile {
     /// and, for a cold launch, each file it evicted and how much of it was still in memory when
     /// the launch began.
     public struct CacheState: Codable, Sendable, Equatable {
-        /// `cold` (files evicted first), `warm` (the launch ran once unrecorded first) or `as-is`.
+        /// `cold` (files evicted first), `cold-system` (the whole page cache dropped first), `warm`
+        /// (the launch ran once unrecorded first) or `as-is`.
         public var mode: String
-        /// For `cold`: the files evicted (the executable and every file its previous run mapped).
+        /// For `cold` and `cold-system`: the files evicted (the executable and every file its
+        /// previous run mapped).
         public var files: [CachedFile]
 
         /// Creates a cache state.

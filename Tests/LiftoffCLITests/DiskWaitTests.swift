@@ -172,6 +172,58 @@ struct DiskWaitTests {
         #expect(try #require(profile.phases.preMain).bytesRead > 0, "\(String(describing: profile.phases.preMain))")
     }
 
+    @Test("--cache cold-system, as root, drops the whole page cache: a file the launch reads but never maps is read from storage too, in profile and record; an unprivileged user is refused before anything runs")
+    func coldSystem() throws {
+        guard getuid() == 0 else { return }
+        // A data file the program reads with read(2): no first run sees it mapped, so --cache cold
+        // keeps it; dropping the whole cache does not.
+        let data = temporaryFolder().appendingPathComponent("data.bin")
+        try Data(repeating: 7, count: 4 << 20).write(to: data)
+        let reader = [
+            "/usr/bin/python3", "-c",
+            "import sys; open(sys.argv[1], 'rb').read(); print([l for l in open('/proc/self/io') if l.startswith('read_bytes')][0].strip())",
+            data.path,
+        ]
+        func readBytes(_ output: String) -> Int? {
+            output.firstMatch(of: /read_bytes: ([0-9]+)/).flatMap { Int($0.1) }
+        }
+        let out = temporaryFolder()
+        let cold = try BuiltTool.find().run(["profile", "--cache", "cold-system", "--out", out.path, "--"] + reader)
+        #expect(cold.status == 0, "\(cold.stdout)\(cold.stderr)")
+        let read = try #require(readBytes(cold.stdout), "\(cold.stdout)")
+        #expect(read >= 4 << 20, "the data file was read from storage: \(read) bytes")
+        let profile = try Profile.load(from: out.appendingPathComponent("profile.json"))
+        let cache = try #require(profile.cache)
+        #expect(cache.mode == "cold-system")
+        #expect(!cache.files.contains { $0.path.contains("libLiftoff") }, "Liftoff's own libraries stay: \(cache.files.map(\.path))")
+        let python = try #require(cache.files.first { $0.path.contains("python3") }, "\(cache.files.map(\.path))")
+        #expect(python.residentBytes == 0 && (python.readBytes ?? 0) > 0, "\(python)")
+        let line = try #require(cold.stdout.split(separator: "\n").first { $0.hasPrefix("Cache: cold-system: ") }, "\(cold.stdout)")
+        #expect(line.contains("whole page cache was dropped"), "\(line)")
+        // The same file, warm, is not read again.
+        let warm = try BuiltTool.find().run(["profile", "--out", temporaryFolder().path, "--"] + reader)
+        #expect(readBytes(warm.stdout) == 0, "\(warm.stdout)")
+
+        let recordOut = temporaryFolder()
+        let recorded = try BuiltTool.find().run(["record", "--runs", "2", "--cache", "cold-system", "--out", recordOut.path, "--"] + reader)
+        #expect(recorded.status == 0, "\(recorded.stdout)\(recorded.stderr)")
+        let manifest = try JSONDecoder().decode(RecordManifest.self, from: Data(contentsOf: recordOut.appendingPathComponent("record.json")))
+        #expect(manifest.runs.count == 2 && manifest.runs.allSatisfy { $0.cache?.mode == "cold-system" }, "\(manifest.runs.map(\.cache))")
+        for run in manifest.runs {
+            let log = try String(contentsOf: recordOut.appendingPathComponent(run.log), encoding: .utf8)
+            #expect((readBytes(log) ?? 0) >= 4 << 20, "run \(run.index) read the data file from storage: \(log)")
+        }
+
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else { return }
+        let tool = try BuiltTool.find().url.path
+        let refusedOut = temporaryFolder().appendingPathComponent("never")
+        let refused = try runToEnd(
+            "/usr/bin/setpriv",
+            ["--reuid=nobody", "--regid=nogroup", "--clear-groups", tool, "profile", "--cache", "cold-system", "--out", refusedOut.path, "--", "/bin/true"])
+        #expect(refused.status != 0 && refused.output.contains("only root may"), "\(refused.output)")
+        #expect(!FileManager.default.fileExists(atPath: refusedOut.path), "nothing ran")
+    }
+
     @Test("--cache cold on a program on tmpfs says its file system keeps it in memory, and runs as-is")
     func coldOnTmpfs() throws {
         let built = try PreMainTests.programWithSlowInitializer(milliseconds: 40)
