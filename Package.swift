@@ -111,7 +111,7 @@ let package = Package(
             dependencies: ["LiftoffProfile", "LiftoffReports", "CZlib", .product(name: "SwiftProtobuf", package: "swift-protobuf")],
             exclude: ["Proto"]),
         // A live /debug/pprof endpoint a server opts into: its own product, so the core stays lean.
-        .target(name: "LiftoffEndpoint", dependencies: ["LiftoffSampler", "LiftoffPprof"]),
+        .target(name: "LiftoffEndpoint", dependencies: ["LiftoffProfile", "LiftoffSampler", "LiftoffPprof"]),
         // The one list of report formats (LiftoffReports' renderers and pprof), for the CLI, fuzzing and benchmarks.
         .target(name: "LiftoffFormats", dependencies: ["LiftoffReports", "LiftoffPprof"]),
         .target(name: "Liftoff", dependencies: ["LiftoffProfile", "LiftoffSampler"]),

@@ -17,21 +17,53 @@ int lo_pidfd_open(int pid) {
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <stdint.h>
+#include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #ifndef SYS_close_range
 #define SYS_close_range 436 /* the same on every architecture */
 #endif
 
-int lo_spawn(char *const argv[], char *const envp[], int out_fd, int err_fd) {
+/* Writes `value` in decimal over the digits after the first '=' of `entry`, when it takes as many
+   digits as are there (a later monotonic time does, but at a power of ten). Async-signal-safe. */
+static void restamp(char *entry, uint64_t value) {
+    char *digits = strchr(entry, '=');
+    if (!digits) return;
+    digits++;
+    size_t width = strlen(digits);
+    char text[24];
+    size_t length = 0;
+    do {
+        text[length++] = (char)('0' + value % 10);
+        value /= 10;
+    } while (value && length < sizeof text);
+    if (length != width) return;
+    for (size_t i = 0; i < length; i++) digits[i] = text[length - 1 - i];
+}
+
+static int spawn(char *const argv[], char *const envp[], int out_fd, int err_fd, lo_faults **faults, int *faults_errno,
+                 int stamp_index, uint64_t *started_ns) {
     int report[2];
     if (pipe2(report, O_CLOEXEC) != 0) return -1;
+    /* With faults to record, the child waits at a gate until the events are open on it. */
+    int gate[2] = {-1, -1};
+    if (faults && pipe2(gate, O_CLOEXEC) != 0) {
+        int saved = errno;
+        close(report[0]);
+        close(report[1]);
+        errno = saved;
+        return -1;
+    }
     pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         int saved = errno;
         close(report[0]);
         close(report[1]);
+        if (gate[0] >= 0) close(gate[0]);
+        if (gate[1] >= 0) close(gate[1]);
         errno = saved;
         return -1;
     }
@@ -63,6 +95,15 @@ int lo_spawn(char *const argv[], char *const envp[], int out_fd, int err_fd) {
                 if (fd != report[1]) fcntl(fd, F_SETFD, FD_CLOEXEC);
             }
         }
+        if (gate[0] >= 0) {
+            /* The parent opens the events, then sends the time it let the child go: the launch
+               starts then, and its time variable says so. */
+            uint64_t go = 0;
+            ssize_t got;
+            close(gate[1]);
+            while ((got = read(gate[0], &go, sizeof go)) < 0 && errno == EINTR) {}
+            if (got == (ssize_t)sizeof go && stamp_index >= 0) restamp(envp[stamp_index], go);
+        }
         execvpe(argv[0], argv, envp);
         failure = errno;
     fail:
@@ -70,6 +111,18 @@ int lo_spawn(char *const argv[], char *const envp[], int out_fd, int err_fd) {
         _exit(127);
     }
     close(report[1]);
+    if (faults) {
+        close(gate[0]);
+        *faults = lo_faults_open(pid);
+        *faults_errno = *faults ? 0 : errno;
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        uint64_t go = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+        if (started_ns) *started_ns = go;
+        /* The child goes on once the gate closes, whatever the kernel said. */
+        (void)!write(gate[1], &go, sizeof go);
+        close(gate[1]);
+    }
     int failure = 0;
     ssize_t got;
     do {
@@ -79,10 +132,25 @@ int lo_spawn(char *const argv[], char *const envp[], int out_fd, int err_fd) {
     if (got == (ssize_t)sizeof failure) {
         int status;
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+        if (faults && *faults) {
+            lo_faults_close(*faults);
+            *faults = NULL;
+        }
         errno = failure;
         return -1;
     }
     return pid;
+}
+
+int lo_spawn(char *const argv[], char *const envp[], int out_fd, int err_fd) {
+    return spawn(argv, envp, out_fd, err_fd, NULL, NULL, -1, NULL);
+}
+
+int lo_spawn_recording_faults(char *const argv[], char *const envp[], int out_fd, int err_fd, lo_faults **faults,
+                              int *faults_errno, int stamp_index, uint64_t *started_ns) {
+    *faults = NULL;
+    *faults_errno = 0;
+    return spawn(argv, envp, out_fd, err_fd, faults, faults_errno, stamp_index, started_ns);
 }
 
 int lo_become_subreaper(void) {

@@ -149,7 +149,27 @@ struct DiskReadsRule: InsightRule {
             finding += " It read " + names.joined(separator: ", ") + (read.count > 4 ? ", …" : "") + "."
             for file in read.prefix(12) { evidence.notes.append("Read \(PreMainRule.bytes(file.readBytes ?? 0)) of \(file.path).") }
         }
+        // Where the kernel recorded the page faults that read, which files they read, at which offsets.
+        if let faults = launch.profile.diskFaults, faults.total > 0 {
+            if launch.profile.cache?.filesRead.isEmpty ?? true {
+                let names = faults.files.prefix(4).map { "\($0.path.split(separator: "/").last.map(String.init) ?? $0.path) (\($0.faults))" }
+                if !names.isEmpty { finding += " Its page faults read " + names.joined(separator: ", ") + (faults.files.count > 4 ? ", …" : "") + "." }
+            }
+            for file in faults.files.prefix(8) { evidence.notes.append(Self.faultNote(file)) }
+        }
         return insight(launch, finding: finding, costNs: cost, thresholdNs: thresholdNs, evidence: evidence)
+    }
+}
+
+extension DiskReadsRule {
+    /// One evidence note on a file the launch's page faults read: how many, before `main`, and
+    /// where in the file.
+    static func faultNote(_ file: Profile.FaultedFile) -> String {
+        let count = file.faults == 1 ? "1 page fault" : "\(file.faults) page faults"
+        let before = file.beforeMain == 0 ? "" : file.beforeMain == file.faults ? ", before main" : ", \(file.beforeMain) before main"
+        let shown = file.offsets.prefix(6).map { "0x" + String($0, radix: 16) }.joined(separator: ", ")
+        let more = file.faults > 6 ? ", …" : ""
+        return "\(count) read \(file.path) from storage\(before), at offset\(file.offsets.count == 1 ? "" : "s") \(shown)\(more)."
     }
 }
 

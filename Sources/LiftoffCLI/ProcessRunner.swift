@@ -34,6 +34,9 @@ struct ProcessRunner {
         /// Processes that left the program's process group (daemons) and were still running when
         /// the run ended: stopped with SIGTERM, given time to write, then killed. `name (pid)`.
         var stoppedDaemons: [String] = []
+        /// With `recordsDiskFaults`: the kernel's records of the run's page faults that read from
+        /// storage, in time order, or why it refused to record them.
+        var diskFaults: Swift.Result<[DiskFaultRecords.Timed], DiskFaultRecords.Refusal>?
     }
 
     var arguments: [String]
@@ -54,6 +57,9 @@ struct ProcessRunner {
     /// Called with the program's pid when its ready line appears, before it is stopped (to have
     /// a counting tool dump its counts there).
     var onReady: ((pid_t) -> Void)?
+    /// Whether the kernel records the page faults of the program and what it starts that read
+    /// from storage (a major-fault event opened on the child before its exec).
+    var recordsDiskFaults = false
 
     /// Spawns the program and waits for it.
     /// - Parameter launchVariable: an environment variable to set to the spawn time (monotonic
@@ -86,8 +92,9 @@ struct ProcessRunner {
         }
         let argv = arguments.map { strdup($0) } + [nil]
         var envp = environment.filter { $0.key != launchVariable }.map { strdup("\($0.key)=\($0.value)") }
-        let spawnNs = MonotonicClock.nowNs
-        if let launchVariable { envp.append(strdup("\(launchVariable)=\(spawnNs)")) }
+        var startedNs = MonotonicClock.nowNs
+        if let launchVariable { envp.append(strdup("\(launchVariable)=\(startedNs)")) }
+        let stampIndex = launchVariable == nil ? -1 : Int32(envp.count - 1)
         envp.append(nil)
         defer {
             argv.forEach { free($0) }
@@ -97,12 +104,24 @@ struct ProcessRunner {
         // started, and it is killed if this thread ends first (`liftoff record` killed).
         let output = pipes.first { $0.child == 1 }?.write ?? logFD
         let errors = pipes.first { $0.child == 2 }?.write ?? logFD
+        var faults: OpaquePointer?
+        var faultsError: Int32 = 0
         let pid = argv.withUnsafeBufferPointer { arguments in
             envp.withUnsafeBufferPointer { environment in
-                lo_spawn(arguments.baseAddress, environment.baseAddress, output, errors)
+                recordsDiskFaults
+                    ? lo_spawn_recording_faults(
+                        arguments.baseAddress, environment.baseAddress, output, errors, &faults, &faultsError, stampIndex, &startedNs)
+                    : lo_spawn(arguments.baseAddress, environment.baseAddress, output, errors)
             }
         }
         let spawnError = errno
+        let spawnNs = startedNs
+        defer { lo_faults_close(faults) }
+        // Drained as the run goes, so that a long run does not fill the rings.
+        var faultBytes: [UInt8] = []
+        func drainFaults() {
+            if let faults { DiskFaultRecords.read(faults, into: &faultBytes) }
+        }
         for pipe in pipes { close(pipe.write) }
         guard pid > 0 else {
             throw CLIError("Cannot start \(program): \(String(cString: strerror(spawnError))).")
@@ -148,6 +167,7 @@ struct ProcessRunner {
         var killed = false
         var counters: RunCounters?
         while !ProcessRunner.hasExited(pid, pidfd: pidfd, waitingMs: 10) {
+            drainFaults()
             let now = MonotonicClock.nowNs
             if stop != .interrupted && interruptSignal.load(ordering: .sequentiallyConsistent) != 0 {
                 // The handler handed the signal on to the program's group: give it time to write.
@@ -232,6 +252,7 @@ struct ProcessRunner {
         kill(-pid, SIGKILL)
         ProcessRunner.endOrphans()
         readyTime.waitForReader()
+        drainFaults()
         let outcome: Outcome
         switch stop {
         case _ where reaped != pid: outcome = .unknown
@@ -243,7 +264,12 @@ struct ProcessRunner {
         }
         return Result(
             outcome: outcome, pid: pid, spawnNs: spawnNs, exitNs: exitAt - spawnNs, readyNs: readyTime.value,
-            counters: counters, stoppedDaemons: followsDaemons ? [] : daemons)
+            counters: counters, stoppedDaemons: followsDaemons ? [] : daemons,
+            diskFaults: !recordsDiskFaults
+                ? nil
+                : faults == nil
+                    ? .failure(DiskFaultRecords.Refusal(code: faultsError))
+                    : .success(faultBytes.withUnsafeBytes { DiskFaultRecords.parse($0) }))
     }
 
     /// Why a run stopped its program: Ctrl-C or SIGTERM handed on, the timeout, the ready line or

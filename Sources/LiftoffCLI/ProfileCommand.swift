@@ -20,7 +20,9 @@ struct ProfileCommand: ParsableCommand {
             every thread from before main, writes its recording when the program exits, is \
             stopped, crashes or replaces itself with exec, and liftoff symbolizes it: \
             profile.json and every report go to --out, and the summary to the terminal. It needs \
-            no privileges and no perf_event_open. Every program it runs is profiled too, into the \
+            no privileges; where the kernel allows one's own processes a page-fault event \
+            (perf_event_paranoid 2, the default, or lower), the files and offsets the launch's \
+            page faults read from storage are recorded too. Every program it runs is profiled too, into the \
             same profile, each process with its own threads (--no-children: only exec is \
             followed); a shell script, a version manager's shim, make or swift run work as they \
             are. The program's output shows as it runs and is kept in OUT/output.log. A \
@@ -107,6 +109,7 @@ struct ProfileCommand: ParsableCommand {
             timeoutSeconds: watch.timeout, readyStreams: watch.readyStream, durationSeconds: watch.duration,
             followsDaemons: watch.followDaemons)
         runner.passesOutputThrough = true
+        runner.recordsDiskFaults = true
         ProcessRunner.forwardInterrupts()
         ProcessRunner.adoptOrphans()
         let cacheBefore = try prepareCache(agent: agent, folder: folder, environment: environment)
@@ -134,6 +137,16 @@ struct ProfileCommand: ParsableCommand {
             }
         }
         profile.cache = cacheState
+        profile.diskFaults = result.diskFaults.map { recorded in
+            switch recorded {
+            case .success(let events):
+                DiskFaultRecords.place(events, originNs: profile.timeOriginNs) { pid, ns in
+                    DiskFaultRecords.mainEntryNs(of: pid, at: ns, in: profile, rootPID: Int(result.pid))
+                }
+            case .failure(let refusal):
+                Profile.DiskFaults(refused: refusal.sentence)
+            }
+        }
         do {
             try profile.write(to: folder.appendingPathComponent("profile.json"))
             for (name, data) in try ReportFormats.folderFiles(profile) {
@@ -158,6 +171,7 @@ struct ProfileCommand: ParsableCommand {
         if let cacheState, CacheMode.isCold(cacheState.mode) {
             shown.insert(contentsOf: [PageCache.sentence(cacheState), PageCache.readSentence(cacheState)].compactMap { $0 }, at: 1)
         }
+        if let faults = DiskFaultRecords.sentence(profile) { shown.insert(faults, at: min(shown.count, cacheState == nil ? 1 : 3)) }
         if !result.stoppedDaemons.isEmpty {
             let list = result.stoppedDaemons.joined(separator: ", ")
             let one = result.stoppedDaemons.count == 1

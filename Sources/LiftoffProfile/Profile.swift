@@ -60,6 +60,8 @@ public struct Profile: Codable, Sendable, Equatable {
     public var processes: [ProcessRecord] = []
     /// The page cache the launch started with, when `liftoff profile --cache` set it up.
     public var cache: CacheState?
+    /// The page faults that read from storage, file by file, when the kernel recorded them.
+    public var diskFaults: DiskFaults?
 
     /// Creates a profile; `schema` is always ``currentSchema``.
     public init(
@@ -297,6 +299,7 @@ extension Profile {
     private enum CodingKeys: String, CodingKey {
         case schema, metadata, timeOriginNs, phases, threads, frames, stacks, samples, counts
         case spans, marks, stateChanges, displayFrames, violations, termination, tasks, hangs, asyncTasks, processes, cache
+        case diskFaults
     }
 
     /// Decodes a profile; the launch sections (spans, marks, state changes, frames, violations,
@@ -323,6 +326,7 @@ extension Profile {
         asyncTasks = try container.decodeIfPresent([AsyncTask].self, forKey: .asyncTasks) ?? []
         processes = try container.decodeIfPresent([ProcessRecord].self, forKey: .processes) ?? []
         cache = try container.decodeIfPresent(CacheState.self, forKey: .cache)
+        diskFaults = try container.decodeIfPresent(DiskFaults.self, forKey: .diskFaults)
     }
 }
 

@@ -111,12 +111,25 @@ struct DiskWaitTests {
         #expect(faults.finding.contains("touch_pages"), "\(faults.finding)")
         #expect(faults.costNs >= UInt64(disk) * profile.samplingIntervalNs / 2, "\(faults.costNs) for \(disk) disk ticks")
 
+        // The kernel's own record of the faults places them in the data file, at its offsets.
+        let recorded = try #require(profile.diskFaults, "the page faults were recorded")
+        #expect(recorded.refused == nil, "\(recorded)")
+        let data = try #require(recorded.files.first { $0.path == file }, "\(recorded.files.map(\.path))")
+        let size = try #require((try FileManager.default.attributesOfItem(atPath: file)[.size] as? NSNumber)?.uint64Value)
+        #expect(data.faults >= 1 && data.beforeMain == 0, "touched after main: \(data.faults) faults, \(data.beforeMain) before main")
+        #expect(!data.offsets.isEmpty && data.offsets.allSatisfy { $0 < size && $0 % 4096 == 0 }, "\(data.offsets.prefix(8))")
+        #expect(data.processIDs == [profile.processes.first?.id ?? -1], "\(data.processIDs)")
+        #expect(cold.stdout.contains("Page faults that read from storage: at least") && cold.stdout.contains("random-128M.bin"), "\(cold.stdout)")
+        let reads = try #require(Insights.of(profile).first { $0.id == "disk-reads" })
+        #expect(reads.evidence.notes.contains { $0.contains("read \(file) from storage, at offset") }, "\(reads.evidence.notes)")
+
         let warmOut = temporaryFolder()
         let warm = try BuiltTool.find().run(["profile", "--out", warmOut.path, "--", program, file])
         #expect(warm.status == 0)
         let warmProfile = try Profile.load(from: warmOut.appendingPathComponent("profile.json"))
         #expect(ticks(warmProfile, in: "touch_pages")[.disk, default: 0] == 0, "warm: no disk waits")
         #expect(!Insights.of(warmProfile).contains { $0.id == "main-thread-page-faults" }, "warm: no page-fault insight")
+        #expect(warmProfile.diskFaults?.files.contains { $0.path == file } == false, "warm: no fault read it: \(String(describing: warmProfile.diskFaults))")
     }
 
     @Test("--cache cold evicts the program and the libraries a first run mapped, says what stayed and who keeps it; --cache warm reads nothing")
@@ -165,6 +178,9 @@ struct DiskWaitTests {
             "root's file: mincore would answer 'all in memory', so it is unknown: \(rootOwned)")
         let libc = try #require(cache.files.first { $0.path.hasSuffix("/libc.so.6") })
         #expect(libc.residentBytes == nil && (libc.keptBy ?? "").contains("liftoff itself"), "\(libc)")
+        // The page-fault event on one's own child needs no privilege.
+        let faults = try Profile.load(from: out.appendingPathComponent("profile.json")).diskFaults
+        #expect(faults != nil && faults?.refused == nil, "\(String(describing: faults))")
         let line = try #require(cold.output.split(separator: "\n").first { $0.hasPrefix("Cache: cold: ") }, "\(cold.output)")
         #expect(line.contains("stayed is unknown") && line.contains("libc.so.6 is mapped by"), "\(line)")
         // The eviction itself needs no privilege: the launch read its files from storage.
