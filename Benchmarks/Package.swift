@@ -65,6 +65,16 @@ let package = Package(
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
         .executableTarget(
+            name: "CacheBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                "BenchmarkPairs",
+                .product(name: "LiftoffCLI", package: "Liftoff"),
+            ],
+            path: "CacheBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        .executableTarget(
             name: "HistoryBenchmarks",
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),

@@ -32,9 +32,12 @@ enum CacheMode: String, ExpressibleByArgument, CaseIterable, Sendable {
 /// `mincore` answers "all in memory" for a file the caller neither owns nor may write (and
 /// `cachestat` refuses), so such a file's residency is unknown rather than made up; reading it
 /// with `RWF_NOWAIT` is no way round, as recent kernels start reading ahead on such a read.
-enum PageCache {
+public enum PageCache {
     /// Evicts `paths` and records each one's size and what stayed in memory, with who keeps it.
-    static func evict(_ paths: [String]) -> [Profile.CachedFile] {
+    /// - Parameter paths: the files to evict; one that cannot be opened is left out.
+    /// - Returns: each file's size, its resident bytes after the eviction (nil when the kernel
+    ///   will not tell this user) and, for what stayed, who keeps it.
+    public static func evict(_ paths: [String]) -> [Profile.CachedFile] {
         var files: [Profile.CachedFile] = []
         for path in paths {
             let fd = open(path, O_RDONLY | O_CLOEXEC)

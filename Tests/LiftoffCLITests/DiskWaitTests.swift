@@ -240,6 +240,35 @@ struct DiskWaitTests {
         #expect(!FileManager.default.fileExists(atPath: refusedOut.path), "nothing ran")
     }
 
+    @Test("a -static-stdlib Swift program launched cold maps no Swift runtime library: its own executable is read from storage instead; linked dynamically, libswiftCore is among its files")
+    func staticSwiftCold() throws {
+        let source = """
+            var counts: [String: Int] = [:]
+            for i in 0..<20_000 { counts["key \\(i % 500)", default: 0] += i }
+            print("ready \\(counts.count)")
+            """
+        let swiftc = try InsightPrograms.swiftc()
+        let statics = try AgentPrograms.build("swift-static-stdlib", source: source, ext: "swift", compiler: swiftc, ["-O", "-static-stdlib"])
+        let dynamic = try AgentPrograms.build("swift-dynamic-stdlib", source: source, ext: "swift", compiler: swiftc, ["-O"])
+        func cold(_ program: String) throws -> Profile {
+            let out = temporaryFolder()
+            let run = try BuiltTool.find().run(["profile", "--cache", "cold", "--out", out.path, "--", program])
+            #expect(run.status == 0 && run.stdout.contains("ready 500"), "\(run.stdout)\(run.stderr)")
+            return try Profile.load(from: out.appendingPathComponent("profile.json"))
+        }
+        let lean = try cold(statics)
+        let cache = try #require(lean.cache)
+        #expect(!cache.files.contains { $0.path.contains("libswift") }, "no Swift runtime to evict or read: \(cache.files.map(\.path))")
+        let own = try #require(cache.files.first { $0.path == statics }, "\(cache.files.map(\.path))")
+        #expect(own.residentBytes == 0 && (own.readBytes ?? 0) > 0, "its executable, runtime and all, is what it reads: \(own)")
+        let objects = try #require(lean.phases.preMain?.loader?.objects.map(\.fileName), "the loader's timeline")
+        #expect(!objects.isEmpty && !objects.contains { $0.hasPrefix("libswift") }, "\(objects)")
+
+        let linked = try cold(dynamic)
+        #expect(linked.cache?.files.contains { $0.path.hasSuffix("/libswiftCore.so") } == true, "\(linked.cache?.files.map(\.path) ?? [])")
+        #expect(linked.phases.preMain?.loader?.objects.contains { $0.fileName == "libswiftCore.so" } == true)
+    }
+
     @Test("--cache cold on a program on tmpfs says its file system keeps it in memory, and runs as-is")
     func coldOnTmpfs() throws {
         let built = try PreMainTests.programWithSlowInitializer(milliseconds: 40)
