@@ -901,47 +901,44 @@ def history_report(results):
     return "\n".join(lines)
 
 
-def counts_report(results):
-    name = "paired counts: read a 50 MB callgrind file vs its bytes"
-    lines, measured = paired_report_start(results, "Reading counted launches", "bench-counts", name, "No results")
+def single_paired_report(results, name, title, make_target, intro, label, base_label, target_ns, work):
+    """A report of one paired benchmark: its heading, `intro`, its row and its verdict."""
+    lines, measured = paired_report_start(results, title, make_target, name, "No results")
     if not measured:
         return lines
-    get = getter(results)
-    lines.append("A callgrind output of 50 MB in callgrind's own shape (compressed object, file and function names, "
-                 "relative positions, 24 cost lines and 3 `calls=` lines per function block, 30,000 functions) is read "
-                 "by `CallgrindCounts`: the instructions in all and per function, self and inclusive. Its baseline, "
-                 "paired in alternating order, reads the file's bytes.")
+    lines.append(intro)
     lines.append("")
     lines.append("| work | pairs | baseline median | treatment median | its 95 % interval | ratio median | target |")
     lines.append("|---|---:|---:|---:|---|---:|---|")
-    row, met = paired_row(get, name, "read 50 MB of counts", "read the bytes", 2e9)
+    row, met = paired_row(getter(results), name, label, base_label, target_ns)
     lines.append(row)
     lines.append("")
-    lines.append(f"Verdict: reading the counts {met} its 2 s target.")
+    lines.append(f"Verdict: {work} {met} its {target_ns / 1e6:g} ms target." if target_ns < 1e9
+                 else f"Verdict: {work} {met} its {target_ns / 1e9:g} s target.")
     lines.append("")
     return "\n".join(lines)
+
+
+def counts_report(results):
+    return single_paired_report(
+        results, "paired counts: read a 50 MB callgrind file vs its bytes", "Reading counted launches", "bench-counts",
+        "A callgrind output of 50 MB in callgrind's own shape (compressed object, file and function names, "
+        "relative positions, 24 cost lines and 3 `calls=` lines per function block, 30,000 functions) is read "
+        "by `CallgrindCounts`: the instructions in all and per function, self and inclusive. Its baseline, "
+        "paired in alternating order, reads the file's bytes.",
+        "read 50 MB of counts", "read the bytes", 2e9, "reading the counts")
 
 
 def cache_report(results):
-    name = "paired cache: evict and check 100 MB in 20 files vs kernel eviction alone"
-    lines, measured = paired_report_start(results, "Evicting a launch's files", "bench-cache", name, "No results")
-    if not measured:
-        return lines
-    get = getter(results)
-    lines.append("Before each cold run, `--cache cold` evicts the launch's files and checks what stayed in memory "
-                 "(`PageCache.evict`: `fdatasync`, `posix_fadvise(POSIX_FADV_DONTNEED)`, `fstat`, `mincore` on a "
-                 "mapping of each file, and for what stayed, the processes that map it). Here 20 files of 5 MB on "
-                 "a disk-backed file system, read back into memory before each side; the baseline, paired in "
-                 "alternating order, is the kernel's eviction alone (`posix_fadvise` of each file).")
-    lines.append("")
-    lines.append("| work | pairs | baseline median | treatment median | its 95 % interval | ratio median | target |")
-    lines.append("|---|---:|---:|---:|---|---:|---|")
-    row, met = paired_row(get, name, "evict and check 100 MB", "posix_fadvise alone", 50e6)
-    lines.append(row)
-    lines.append("")
-    lines.append(f"Verdict: evicting and checking {met} its 50 ms target.")
-    lines.append("")
-    return "\n".join(lines)
+    return single_paired_report(
+        results, "paired cache: evict and check 100 MB in 20 files vs kernel eviction alone", "Evicting a launch's files",
+        "bench-cache",
+        "Before each cold run, `--cache cold` evicts the launch's files and checks what stayed in memory "
+        "(`PageCache.evict`: `fdatasync`, `posix_fadvise(POSIX_FADV_DONTNEED)`, `fstat`, `mincore` on a "
+        "mapping of each file, and for what stayed, the processes that map it). Here 20 files of 5 MB on "
+        "a disk-backed file system, read back into memory before each side; the baseline, paired in "
+        "alternating order, is the kernel's eviction alone (`posix_fadvise` of each file).",
+        "evict and check 100 MB", "posix_fadvise alone", 50e6, "evicting and checking")
 
 
 def main():
