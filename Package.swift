@@ -161,7 +161,7 @@ let package = Package(
             name: "LiftoffTests",
             dependencies: [
                 "Liftoff", "LiftoffTesting", "LiftoffLogging", "LiftoffTracing", "LiftoffServiceLifecycle", "LiftoffSampler",
-                "LiftoffProfile", "LiftoffComparison", "LiftoffReports", "LiftoffDemo", "LiftoffTestSupport",
+                "LiftoffProfile", "LiftoffComparison", "LiftoffReports", "LiftoffDemo", "LiftoffTestSupport", "CLiftoffTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -14,3 +14,12 @@ static inline __attribute__((always_inline)) uintptr_t lo_test_inlined_callee(vo
 uintptr_t lo_test_inlined_return_address(void) {
     return lo_test_inlined_callee(); // marker: caller line
 }
+
+#include <sys/epoll.h>
+
+int lo_test_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
+
+int lo_test_epoll_wait(int epoll, int timeout_ms) {
+    struct epoll_event event;
+    return epoll_wait(epoll, &event, 1, timeout_ms);
+}

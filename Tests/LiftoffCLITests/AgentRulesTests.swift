@@ -1,4 +1,5 @@
 import Foundation
+import LiftoffAnalysis
 import LiftoffProfile
 import LiftoffTestSupport
 import Testing
@@ -41,10 +42,10 @@ enum RulesPrograms {
 
 @Suite("Thread rules in a program under the agent", .serialized, .processState(timeLimit: .seconds(300)))
 struct AgentRulesTests {
-    private func profile(_ command: [String], rules: Bool) throws -> (status: Int32, stdout: String, profile: Profile?) {
+    private func profile(_ command: [String], rules: Bool) throws -> (status: Int32, stdout: String, profile: Profile?, out: URL) {
         let out = temporaryFolder()
         let result = try BuiltTool.find().run(["profile", "--out", out.path] + (rules ? ["--rules"] : []) + ["--"] + command)
-        return (result.status, result.stdout, try? Profile.load(from: out.appendingPathComponent("profile.json")))
+        return (result.status, result.stdout, try? Profile.load(from: out.appendingPathComponent("profile.json")), out)
     }
 
     private func names(_ profile: Profile, _ violation: Profile.Violation) -> [String] {
@@ -76,6 +77,16 @@ struct AgentRulesTests {
         #expect(names(profile, sleep).last == "wait_for_network", "\(names(profile, sleep))")
         // The agent writes its recording on the main thread at exit: no finding of its own.
         #expect(!profile.violations.contains { $0.rule == .diskWriteOnMain }, "\(profile.violations.map(\.message))")
+        // The insight, the summary, the Markdown and the HTML report say it, each at the program's function.
+        let insight = try #require(Insights.of(profile).first { $0.id == "thread-rule-violation" }, "\(Insights.of(profile).map(\.id))")
+        #expect(insight.finding.contains("reading \(settings.path)") || insight.evidence.notes.contains { $0.contains("reading \(settings.path)") },
+                "\(insight.finding) \(insight.evidence.notes)")
+        #expect((insight.finding + insight.evidence.notes.joined()).contains("load_settings"), "\(insight.finding) \(insight.evidence.notes)")
+        #expect(run.stdout.contains("[thread-rule-violation]"), "\(run.stdout)")
+        let markdown = try String(contentsOf: run.out.appendingPathComponent("summary.md"), encoding: .utf8)
+        #expect(markdown.contains("disk-read-on-main") && markdown.contains("sleep-on-main"), "\(markdown)")
+        let html = try String(contentsOf: run.out.appendingPathComponent("index.html"), encoding: .utf8)
+        #expect(html.contains("\"disk-read-on-main\"") && html.contains("wait_for_network"), "the report's data holds the violations")
     }
 
     @Test("without --rules, nothing is checked")

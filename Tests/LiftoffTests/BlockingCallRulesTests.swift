@@ -1,3 +1,4 @@
+import CLiftoffTestSupport
 import Dispatch
 import Foundation
 import Liftoff
@@ -223,6 +224,65 @@ struct BlockingCallRulesTests {
         let network = violations.filter { $0.rule == ThreadRules.networkOnMain }
         #expect(network.contains { $0.operation.hasPrefix("connect of socket:") }, "\(network.map(\.operation))")
         #expect(network.contains { $0.operation == "getaddrinfo of localhost" }, "\(network.map(\.operation))")
+    }
+
+    @Test("each family of calls is its rule on the main actor: pread, pwrite and fsync; send and recv; nanosleep, clock_nanosleep, and poll, select and epoll_wait with a timeout; the same waits with none are not")
+    @MainActor
+    func callFamilies() async throws {
+        let path = BlockingFixtures.folder().appendingPathComponent("data.bin").path
+        let file = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        try #require(file >= 0)
+        defer { close(file) }
+        let listener = try BlockingFixtures.listener()
+        defer { close(listener.fd) }
+        // A connected pair of TCP sockets, made before anything is checked.
+        let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(client) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = listener.port.bigEndian
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(client, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+        try #require(connected)
+        let server = accept(listener.fd, nil, nil)
+        try #require(server >= 0)
+        defer { close(server) }
+        let poller = lo_test_epoll_create()
+        try #require(poller >= 0)
+        defer { close(poller) }
+
+        var bytes = [UInt8](repeating: 7, count: 64)
+        let violations = await collectThreadViolations {
+            _ = pwrite(file, &bytes, bytes.count, 0)
+            _ = fsync(file)
+            _ = pread(file, &bytes, bytes.count, 0)
+            _ = send(client, &bytes, 8, 0)
+            _ = recv(server, &bytes, 8, 0)
+            var one = timespec(tv_sec: 0, tv_nsec: 1_000_000)
+            _ = nanosleep(&one, nil)
+            _ = clock_nanosleep(CLOCK_MONOTONIC, 0, &one, nil)
+            _ = poll(nil, 0, 2)
+            var tenth = timeval(tv_sec: 0, tv_usec: 3_000)
+            _ = select(0, nil, nil, nil, &tenth)
+            _ = lo_test_epoll_wait(poller, 4)
+            // No timeout: an event loop's look at what is ready waits for nothing.
+            _ = poll(nil, 0, 0)
+            _ = lo_test_epoll_wait(poller, 0)
+        }
+        func operations(_ rule: Profile.RuleName) -> [String] { violations.filter { $0.rule == rule }.map(\.operation) }
+        #expect(operations(ThreadRules.diskReadOnMain) == ["reading \(path)"], "\(violations.map(\.message))")
+        // pwrite and fsync are two statements: two call sites, each writing the file.
+        let writes = violations.filter { $0.rule == ThreadRules.diskWriteOnMain }
+        #expect(writes.map(\.operation) == ["writing \(path)", "writing \(path)"], "pwrite and fsync: \(writes.map(\.message))")
+        #expect(Set(writes.compactMap(lineHere)).count == 2, "\(writes.map { $0.report() })")
+        let network = operations(ThreadRules.networkOnMain)
+        #expect(network.contains { $0.hasPrefix("send of socket:[") } && network.contains { $0.hasPrefix("recv of socket:[") }, "\(network)")
+        let sleeps = Set(operations(ThreadRules.sleepOnMain))
+        #expect(
+            sleeps == ["nanosleep for 1.000 ms", "clock_nanosleep for 1.000 ms", "poll for 2.000 ms", "select for 3.000 ms", "epoll_wait for 4.000 ms"],
+            "the waits with a timeout, and only those: \(sleeps)")
     }
 
     @Test("a pipe's read and a /proc file's read on the main actor are no violations")
