@@ -197,7 +197,9 @@ struct DemoCommand: ParsableCommand {
         return process.terminationStatus
     }
 
-    static func summary(_ profile: Profile, result: DemoWorkload.Result?, folder: String) -> String {
+    /// The summary of `profile`; `readyByRecorder` says that its ready mark is the program's own
+    /// (`LaunchRecorder.ready()`), not an output line that matched `--ready`.
+    static func summary(_ profile: Profile, result: DemoWorkload.Result?, folder: String, readyByRecorder: Bool = false) -> String {
         let summary = ProfileSummary(profile, limit: 10)
         func ms(_ ns: UInt64) -> String { String(format: "%.1f ms", Double(ns) / 1e6) }
         var lines: [String] = []
@@ -208,7 +210,8 @@ struct DemoCommand: ParsableCommand {
                 lines.append("No first frame was committed.")
             }
         } else if let ready = profile.marks.first(where: { $0.name == .ready }) {
-            lines.append("Ready at \(ms(ready.timeNs)) (its first output line matching --ready).")
+            let how = readyByRecorder ? "when it called LaunchRecorder's ready()" : "its first output line matching --ready"
+            lines.append("Ready at \(ms(ready.timeNs)) (\(how)).")
         }
         // Why, before the numbers: the costliest reasons the launch was slow.
         lines += InsightReport(profile).text(limit: 3, details: false).split(separator: "\n").map(String.init)

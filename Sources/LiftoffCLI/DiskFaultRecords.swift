@@ -114,7 +114,11 @@ enum DiskFaultRecords {
     /// Places each fault of a process that ran a program (its pre-exec faults are the launcher's
     /// own) in the file mapping that covered its address, and counts per file; `mainEntryNs`
     /// says when the program that faulted reached `main` (relative to `originNs`), if known.
-    static func place(_ events: [Timed], originNs: UInt64, mainEntryNs: (_ pid: Int, _ ns: UInt64) -> UInt64?) -> Profile.DiskFaults {
+    /// Faults after `readyNs` (relative to `originNs`; the launch was ready, and what a program
+    /// does then is not its launch) are only counted.
+    static func place(
+        _ events: [Timed], originNs: UInt64, readyNs: UInt64? = nil, mainEntryNs: (_ pid: Int, _ ns: UInt64) -> UInt64?
+    ) -> Profile.DiskFaults {
         struct Mapping {
             var start: UInt64, end: UInt64, offset: UInt64, path: String
         }
@@ -138,6 +142,11 @@ enum DiskFaultRecords {
                 result.lost = result.lost.addingReportingOverflow(count).overflow ? .max : result.lost + count
             case .fault(let pid, let address):
                 guard ran.contains(pid) else { continue }
+                let ns = timed.ns >= originNs ? timed.ns - originNs : 0
+                if let readyNs, ns > readyNs {
+                    result.afterReady = (result.afterReady ?? 0) &+ 1
+                    continue
+                }
                 // The newest mapping that covers it: a later one replaced what was there.
                 guard let mapping = mappings[pid]?.last(where: { $0.start <= address && address < $0.end }),
                     mapping.path.hasPrefix("/"), !mapping.path.hasPrefix("//")  // perf names anonymous memory //anon
@@ -145,7 +154,6 @@ enum DiskFaultRecords {
                     result.anonymous &+= 1
                     continue
                 }
-                let ns = timed.ns >= originNs ? timed.ns - originNs : 0
                 let page = (mapping.offset &+ (address - mapping.start)) & pageMask
                 let before = mainEntryNs(pid, ns).map { ns < $0 } ?? false
                 if files[mapping.path] == nil {
@@ -175,6 +183,21 @@ enum DiskFaultRecords {
         if pid == rootPID, index == process.programs.count - 1 { return profile.phases.mainEntryNs }
         let program = process.programs[index]
         return program.preMain.map { NanosecondDuration(nanoseconds: $0.durationNs).after(program.startNs) }
+    }
+
+    /// What `profile` keeps of a run's recorded faults (`ProcessRunner.Result.diskFaults`), placed
+    /// in their files up to its ready moment, or the kernel's refusal; nil when none were recorded.
+    static func of(_ result: ProcessRunner.Result, in profile: Profile) -> Profile.DiskFaults? {
+        switch result.diskFaults {
+        case nil:
+            return nil
+        case .success(let events):
+            return place(events, originNs: profile.timeOriginNs, readyNs: profile.phases.firstFrameNs) { pid, ns in
+                mainEntryNs(of: pid, at: ns, in: profile, rootPID: Int(result.pid))
+            }
+        case .failure(let refusal):
+            return Profile.DiskFaults(refused: refusal.sentence)
+        }
     }
 
     /// One sentence on the files the launch faulted on, the most first; nil when it faulted on

@@ -117,9 +117,12 @@ struct ProfileCommand: ParsableCommand {
         let cacheState = cacheBefore.map(PageCache.afterRun)
         let readyNs = result.outcome == .timedOut ? nil : result.readyNs
         var profile: Profile
+        let recordedItself: Bool
         if let ownProfile = try? Profile.load(from: own) {
             profile = ownProfile
+            recordedItself = true
         } else {
+            recordedItself = false
             do {
                 profile = try launch.profile(
                     rootProcessID: result.pid, readyNs: readyNs, ready: try watch.pattern().map { ($0, watch.readyStream) },
@@ -137,16 +140,7 @@ struct ProfileCommand: ParsableCommand {
             }
         }
         profile.cache = cacheState
-        profile.diskFaults = result.diskFaults.map { recorded in
-            switch recorded {
-            case .success(let events):
-                DiskFaultRecords.place(events, originNs: profile.timeOriginNs) { pid, ns in
-                    DiskFaultRecords.mainEntryNs(of: pid, at: ns, in: profile, rootPID: Int(result.pid))
-                }
-            case .failure(let refusal):
-                Profile.DiskFaults(refused: refusal.sentence)
-            }
-        }
+        profile.diskFaults = DiskFaultRecords.of(result, in: profile)
         do {
             try profile.write(to: folder.appendingPathComponent("profile.json"))
             for (name, data) in try ReportFormats.folderFiles(profile) {
@@ -165,7 +159,7 @@ struct ProfileCommand: ParsableCommand {
             ProfileCommand.headline(
                 command.joined(separator: " "), outcome: result.outcome, afterNs: result.exitNs,
                 readyMissedOn: readyMissed ? watch.readyStream.phrase : nil, status: status, crashNs: crashNs),
-            DemoCommand.summary(profile, result: nil, folder: folder.path),
+            DemoCommand.summary(profile, result: nil, folder: folder.path, readyByRecorder: recordedItself),
         ]
         var shown = lines
         if let cacheState, CacheMode.isCold(cacheState.mode) {

@@ -232,10 +232,12 @@ struct RecordCommand: ParsableCommand {
             try agentLaunch.prepare()
             environment = agentLaunch.environment(environment)
         }
-        let runner = ProcessRunner(
+        var runner = ProcessRunner(
             arguments: side.command, environment: environment, log: log, ready: pattern, timeoutSeconds: watch.timeout,
             readyStreams: watch.readyStream, durationSeconds: watch.duration,
             followsDaemons: watch.followDaemons)
+        // A cold run keeps which files its page faults read.
+        runner.recordsDiskFaults = cache.isCold
         var result = try runner.run(launchVariable: ProfileRecorder.launchTimeVariable)
         if result.outcome == .timedOut { result.readyNs = nil }
         return result
@@ -299,11 +301,17 @@ struct RecordCommand: ParsableCommand {
             side.recordedBy = recordedBy
             do {
                 var profile = try Profile.load(from: profileURL)
+                var changed = false
                 if let cache, profile.cache == nil {
                     // A program that recorded itself does not know how its launch started.
                     profile.cache = cache
-                    try profile.write(to: profileURL)
+                    changed = true
                 }
+                if let faults = DiskFaultRecords.of(result, in: profile) {
+                    profile.diskFaults = faults
+                    changed = true
+                }
+                if changed { try profile.write(to: profileURL) }
                 side.lastTTFF = profile.timeToFirstFrameNs.map { Double($0) / 1e6 }
                 side.measured.insert(.profile)
             } catch let error as ProfileError {

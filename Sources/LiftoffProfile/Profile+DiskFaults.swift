@@ -15,16 +15,19 @@ extension Profile {
         public var lost: UInt64
         /// Why nothing was recorded, in one sentence, when the kernel refused.
         public var refused: String?
+        /// Faults after the launch was ready (a program's work after its launch), counted only.
+        public var afterReady: Int?
 
         /// Creates a record of disk faults.
-        public init(files: [FaultedFile] = [], anonymous: Int = 0, lost: UInt64 = 0, refused: String? = nil) {
+        public init(files: [FaultedFile] = [], anonymous: Int = 0, lost: UInt64 = 0, refused: String? = nil, afterReady: Int? = nil) {
             self.files = files
             self.anonymous = anonymous
             self.lost = lost
             self.refused = refused
+            self.afterReady = afterReady
         }
 
-        /// Every fault counted, in files and not.
+        /// Every fault of the launch counted, in files and not.
         public var total: Int { files.reduce(anonymous) { $0 &+ $1.faults } }
     }
 

@@ -67,7 +67,7 @@ struct DiskFaultRecordsTests {
         }
     }
 
-    @Test("faults are placed in the newest mapping that covers them, per process, at page offsets in the file; a fork inherits its parent's mappings, an exec forgets them; faults before the first exec are the launcher's")
+    @Test("faults are placed in the newest mapping that covers them, per process, at page offsets in the file; a fork inherits its parent's mappings, an exec forgets them; faults before the first exec are the launcher's, and those after ready are only counted")
     func placing() {
         var records = Records()
         let origin: UInt64 = 1_000_000
@@ -88,10 +88,11 @@ struct DiskFaultRecordsTests {
         var later = Records()
         later.mapping(pid: 10, start: 0x7000_0000, length: 0x1000, offset: 0x80000, path: "/data/table.bin", ns: origin + 900)
         later.fault(pid: 10, address: 0x7000_0042, ns: origin + 910)  // the newer mapping wins
+        later.fault(pid: 10, address: 0x7000_0042, ns: origin + 960)  // after ready: counted only
         let events = (records.bytes + later.bytes).withUnsafeBytes { DiskFaultRecords.parse($0) }
         #expect(events.map(\.ns) == events.map(\.ns).sorted())
 
-        let placed = DiskFaultRecords.place(events, originNs: origin) { pid, _ in pid == 10 ? 100 : nil }
+        let placed = DiskFaultRecords.place(events, originNs: origin, readyNs: 950) { pid, _ in pid == 10 ? 100 : nil }
         let byPath = Dictionary(uniqueKeysWithValues: placed.files.map { ($0.path, $0) })
         #expect(byPath["/usr/bin/app"] == Profile.FaultedFile(path: "/usr/bin/app", faults: 1, beforeMain: 1, offsets: [0x5000], processIDs: [10], firstNs: 50))
         let big = byPath["/usr/lib/libbig.so"]
@@ -100,7 +101,7 @@ struct DiskFaultRecordsTests {
         #expect(placed.files.first?.path == "/usr/lib/libbig.so", "the most faults first")
         #expect(placed.anonymous == 2, "the anonymous mapping's fault and the one after the child's exec")
         #expect(placed.lost == 3)
-        #expect(placed.total == 6)
+        #expect(placed.total == 6 && placed.afterReady == 1)
     }
 
     @Test("a record cut short or with an impossible size ends the reading without a trap")
@@ -138,6 +139,17 @@ struct DiskFaultRecordsTests {
         #expect(DiskFaultRecords.sentence(profile) == nil, "nothing read, nothing to say")
         profile.phases.preMain = Profile.PreMain(durationNs: 1, onCPUNs: 0, runnableNs: 0, blockedNs: 1, bytesRead: 4096, majorFaults: 1, minorFaults: 0)
         #expect(DiskFaultRecords.sentence(profile) == refusal, "the launch read from storage: the refusal is said")
+    }
+
+    @Test("the summary says where a ready mark came from: an output line matching --ready, or the program's own LaunchRecorder")
+    func readySource() {
+        var profile = Self.profile()
+        profile.marks = [Profile.Mark(name: .ready, timeNs: 500_000)]
+        #expect(DemoCommand.summary(profile, result: nil, folder: "/tmp").contains("Ready at 0.5 ms (its first output line matching --ready)."))
+        #expect(
+            DemoCommand.summary(profile, result: nil, folder: "/tmp", readyByRecorder: true)
+                .contains("Ready at 0.5 ms (when it called LaunchRecorder's ready()).")
+        )
     }
 
     static func profile() -> Profile {

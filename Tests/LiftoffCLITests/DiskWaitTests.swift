@@ -365,6 +365,9 @@ struct DiskWaitTests {
                 #expect(read >= 4_000_000, "run \(run.index) of \(side) read the library's data: \(read) bytes")
                 let profile = try Profile.load(from: folder.appendingPathComponent(try #require(run.profile)))
                 #expect(profile.cache == cache, "the run's profile says how it started")
+                #expect(
+                    profile.diskFaults?.files.contains { $0.path == library && $0.faults > 0 } == true,
+                    "the faults that read the library are placed in it: \(String(describing: profile.diskFaults?.files.map(\.path)))")
                 // Every run read the library's data from storage, not only the first.
                 #expect((run.counters?.storageBytesRead ?? 0) >= 4_000_000, "run \(run.index) of \(side): \(String(describing: run.counters))")
             }
