@@ -119,7 +119,11 @@ struct DiskReadsRule: InsightRule {
                 byThread[thread, default: 0] &+= launch.ns(of: sample)
             }
         }
-        let after = launch.mainThreadID.flatMap { byThread[$0] } ?? 0
+        // What the launch waited for: the disk waits on its path to ready, the launch's thread's
+        // own and those of the threads it waited for.
+        let onPath = Self.pathDiskWaits(launch)
+        let after = onPath.map { $0.reduce(0) { $0 &+ $1.ns } } ?? launch.mainThreadID.flatMap { byThread[$0] } ?? 0
+        let pathThreads = Set(onPath?.map(\.thread) ?? [])
         let cost = before &+ after
         guard cost >= thresholdNs, cost > 0 else { return nil }
         var evidence = launch.evidence(of: samples, thread: byThread.count == 1 ? byThread.keys.first : nil)
@@ -140,7 +144,9 @@ struct DiskReadsRule: InsightRule {
         if before > 0, let preMain { parts.append("\(LaunchWindow.ms(before)) before main (\(PreMainRule.bytes(preMain.bytesRead)) read)") }
         if after > 0 {
             let place = evidence.stacks.first?.programFrame.map { ", most in \($0)" } ?? ""
-            parts.append("\(LaunchWindow.ms(after)) after it on \(launch.launchesOnMainThread ? "the main thread" : "the launch's thread")\(place)")
+            let others = pathThreads.subtracting(launch.mainThreadID.map { [$0] } ?? [])
+            let whose = !others.isEmpty ? "the launch's path" : launch.launchesOnMainThread ? "the main thread" : "the launch's thread"
+            parts.append("\(LaunchWindow.ms(after)) after it on \(whose)\(place)")
         }
         var finding = "The launch waited \(LaunchWindow.ms(cost)) for the disk: " + parts.joined(separator: " and ") + "."
         // A cold launch (`--cache cold`) knows what it read of each file it started without.
@@ -162,6 +168,12 @@ struct DiskReadsRule: InsightRule {
 }
 
 extension DiskReadsRule {
+    /// The stretches of the path to ready that waited for the disk; nil when there is no path.
+    static func pathDiskWaits(_ launch: LaunchWindow) -> [LaunchPath.Segment]? {
+        guard !launch.path.segments.isEmpty else { return nil }
+        return launch.path.segments.filter { $0.sample >= 0 && launch.profile.samples.state[$0.sample] == .disk }
+    }
+
     /// One evidence note on a file the launch's page faults read: how many, before `main`, and
     /// where in the file.
     static func faultNote(_ file: Profile.FaultedFile) -> String {
@@ -189,23 +201,30 @@ struct MainThreadPageFaultsRule: InsightRule {
 
     func evaluate(_ launch: LaunchWindow, thresholdNs: UInt64) -> Insight? {
         guard let thread = launch.mainThreadID, let rows = launch.samplesByThread[thread] else { return nil }
+        // The disk waits on the path to ready (the launch's thread's, and those of the threads it
+        // waited for), or the launch thread's when there is no path.
+        let waits: [(sample: Int, ns: UInt64)] =
+            DiskReadsRule.pathDiskWaits(launch)?.map { ($0.sample, $0.ns) }
+            ?? rows.filter { launch.profile.samples.state[$0] == .disk }.map { ($0, launch.ns(of: $0)) }
         var samples: [Int] = []
         var cost: UInt64 = 0
         var byFunction: [String: UInt64] = [:]
-        for sample in rows where launch.profile.samples.state[sample] == .disk {
-            let ns = launch.ns(of: sample)
+        var threads = Set<Int>()
+        for (sample, ns) in waits {
             samples.append(sample)
             cost &+= ns
+            threads.insert(launch.profile.samples.thread[sample])
             let place = launch.programFrame(ofStack: launch.profile.samples.stack[sample]) ?? "code outside the program's own"
             byFunction[place, default: 0] &+= ns
         }
         guard cost >= thresholdNs, cost > 0 else { return nil }
-        var evidence = launch.evidence(of: samples, thread: thread)
+        var evidence = launch.evidence(of: samples, thread: threads.count == 1 ? threads.first : nil)
         let ranked = byFunction.sorted { ($0.value, $1.key) > ($1.value, $0.key) }
         for (place, ns) in ranked.prefix(4) { evidence.notes.append("\(LaunchWindow.ms(ns)) in \(place).") }
         let top = ranked[0]
+        let who = threads.subtracting([thread]).isEmpty ? launch.launchThread : "The launch's path"
         let finding =
-            "\(launch.launchThread) waited \(LaunchWindow.ms(cost)) for page faults reading from the disk, "
+            "\(who) waited \(LaunchWindow.ms(cost)) for page faults reading from the disk, "
             + "\(LaunchWindow.ms(top.value)) of it in \(top.key)."
         return insight(launch, finding: finding, costNs: cost, thresholdNs: thresholdNs, evidence: evidence)
     }

@@ -132,6 +132,51 @@ struct DiskWaitTests {
         #expect(warmProfile.diskFaults?.files.contains { $0.path == file } == false, "warm: no fault read it: \(String(describing: warmProfile.diskFaults))")
     }
 
+    @Test("a worker thread that faults an evicted mapping in at random waits for the disk; main, joining it, waited for those reads: the insights count them on the path to ready")
+    func coldFaultsOnAWorker() throws {
+        let source = DiskWaitTests.toucher
+            .replacingOccurrences(of: "#include <fcntl.h>", with: "#include <fcntl.h>\n#include <pthread.h>")
+            .replacingOccurrences(
+                of: "int main(int argc, char **argv) {",
+                with: """
+                    static const unsigned char *g_data; static size_t g_pages; static unsigned long g_sum;
+                    static void *worker(void *unused) { g_sum = touch_pages(g_data, g_pages); return unused; }
+                    int main(int argc, char **argv) {
+                    """)
+            .replacingOccurrences(
+                of: "unsigned long sum = touch_pages(data, st.st_size / 4096 / 4);",
+                with: "g_data = data; g_pages = st.st_size / 4096 / 4; pthread_t t; pthread_create(&t, 0, worker, 0); pthread_join(t, 0); unsigned long sum = g_sum;")
+        let program = try AgentPrograms.build("worker-toucher", source: source, ext: "c", compiler: "/usr/bin/cc", ["-O1", "-g", "-pthread"])
+        let file = try DiskWaitTests.dataFile()
+        try DiskWaitTests.evict(file)
+        let out = temporaryFolder()
+        let cold = try BuiltTool.find().run(["profile", "--out", out.path, "--", program, file])
+        #expect(cold.status == 0, "\(cold.stdout)\(cold.stderr)")
+        let profile = try Profile.load(from: out.appendingPathComponent("profile.json"))
+        let main = try #require(profile.threads.first { $0.isMain }?.id)
+        // The worker's ticks in touch_pages: its waits were for the disk.
+        var disk = 0, blocked = 0
+        for row in 0..<profile.samples.count where profile.samples.thread[row] != main {
+            let names = profile.frameIndices(ofStack: profile.samples.stack[row]).map { profile.frames[$0].name }
+            guard names.contains("touch_pages") else { continue }
+            switch profile.samples.state[row] {
+            case .disk: disk += profile.samples.ticks(row)
+            case .blocked: blocked += profile.samples.ticks(row)
+            default: break
+            }
+        }
+        #expect(disk > 0 && Double(disk) >= 0.8 * Double(disk + blocked), "the worker's waits: \(disk) disk, \(blocked) blocked")
+        let faults = try #require(profile.diskFaults?.files.first { $0.path == file }, "\(String(describing: profile.diskFaults))")
+        #expect(faults.faults >= 1 && faults.beforeMain == 0)
+        // Main waited in pthread_join for the worker: its disk waits are the launch's.
+        let insights = Insights.of(profile)
+        let reads = try #require(insights.first { $0.id == "disk-reads" }, "\(insights.map(\.id))")
+        #expect(reads.finding.contains("on the launch's path"), "\(reads.finding)")
+        #expect(reads.costNs >= UInt64(disk) * profile.samplingIntervalNs / 2, "\(reads.costNs) ns for \(disk) disk ticks")
+        let pageFaults = try #require(insights.first { $0.id == "main-thread-page-faults" }, "\(insights.map(\.id))")
+        #expect(pageFaults.finding.hasPrefix("The launch's path waited") && pageFaults.finding.contains("touch_pages"), "\(pageFaults.finding)")
+    }
+
     @Test("--cache cold evicts the program and the libraries a first run mapped, says what stayed and who keeps it; --cache warm reads nothing")
     func cacheModes() throws {
         let program = try PreMainTests.programWithSlowInitializer(milliseconds: 40)
@@ -267,6 +312,38 @@ struct DiskWaitTests {
         let linked = try cold(dynamic)
         #expect(linked.cache?.files.contains { $0.path.hasSuffix("/libswiftCore.so") } == true, "\(linked.cache?.files.map(\.path) ?? [])")
         #expect(linked.phases.preMain?.loader?.objects.contains { $0.fileName == "libswiftCore.so" } == true)
+    }
+
+    @Test("a library another process keeps mapped cannot be evicted: --cache cold says so, naming that process and its pid")
+    func keptByAHelper() throws {
+        let program = try PreMainTests.programWithSlowInitializer(milliseconds: 40)
+        let library = URL(fileURLWithPath: program).deletingLastPathComponent().appendingPathComponent("libslowinit40.so").path
+        // A helper maps the library and touches every page, then waits.
+        let helper = Process()
+        helper.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        helper.arguments = [
+            "-c",
+            "import mmap, sys, time\nf = open(sys.argv[1], 'rb')\nm = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)\n"
+                + "print(sum(m[i] for i in range(0, len(m), 4096)), flush=True)\ntime.sleep(60)",
+            library,
+        ]
+        let pipe = Pipe()
+        helper.standardOutput = pipe
+        try helper.run()
+        defer {
+            kill(helper.processIdentifier, SIGKILL)  // it may have inherited SIGTERM blocked
+            helper.waitUntilExit()
+        }
+        _ = pipe.fileHandleForReading.availableData  // the helper's line: every page is mapped
+        let out = temporaryFolder()
+        let cold = try BuiltTool.find().run(["profile", "--cache", "cold", "--out", out.path, "--", program])
+        #expect(cold.status == 0, "\(cold.stdout)\(cold.stderr)")
+        let cache = try #require(try Profile.load(from: out.appendingPathComponent("profile.json")).cache)
+        let file = try #require(cache.files.first { $0.path == library }, "\(cache.files.map(\.path))")
+        #expect((file.residentBytes ?? 0) > 0, "its mapped pages stayed: \(file)")
+        #expect((file.keptBy ?? "").contains("(\(helper.processIdentifier))"), "the helper is named with its pid: \(file)")
+        let line = try #require(cold.stdout.split(separator: "\n").first { $0.hasPrefix("Cache: cold: ") }, "\(cold.stdout)")
+        #expect(line.contains("libslowinit40.so") && line.contains("(\(helper.processIdentifier))"), "\(line)")
     }
 
     @Test("--cache cold on a program on tmpfs says its file system keeps it in memory, and runs as-is")
