@@ -19,4 +19,23 @@ extension RecordCommand {
             return Profile.CacheState(mode: CacheMode.coldSystem.rawValue, files: PageCache.evict(side.cacheFiles))
         }
     }
+
+    /// The run's profile at `url` with what only `liftoff` knows of its start: the page cache it
+    /// started with (a program that recorded itself does not know it) and the files its page
+    /// faults read; written back when either was added.
+    /// - Throws: `ProfileError` when the profile cannot be read or written.
+    static func completeProfile(at url: URL, cache: Profile.CacheState?, run result: ProcessRunner.Result) throws -> Profile {
+        var profile = try Profile.load(from: url)
+        var changed = false
+        if let cache, profile.cache == nil {
+            profile.cache = cache
+            changed = true
+        }
+        if let faults = DiskFaultRecords.of(result, in: profile) {
+            profile.diskFaults = faults
+            changed = true
+        }
+        if changed { try profile.write(to: url) }
+        return profile
+    }
 }

@@ -300,18 +300,7 @@ struct RecordCommand: ParsableCommand {
             }
             side.recordedBy = recordedBy
             do {
-                var profile = try Profile.load(from: profileURL)
-                var changed = false
-                if let cache, profile.cache == nil {
-                    // A program that recorded itself does not know how its launch started.
-                    profile.cache = cache
-                    changed = true
-                }
-                if let faults = DiskFaultRecords.of(result, in: profile) {
-                    profile.diskFaults = faults
-                    changed = true
-                }
-                if changed { try profile.write(to: profileURL) }
+                let profile = try RecordCommand.completeProfile(at: profileURL, cache: cache, run: result)
                 side.lastTTFF = profile.timeToFirstFrameNs.map { Double($0) / 1e6 }
                 side.measured.insert(.profile)
             } catch let error as ProfileError {
