@@ -44,7 +44,7 @@ static void restamp(char *entry, uint64_t value) {
 }
 
 static int spawn(char *const argv[], char *const envp[], int out_fd, int err_fd, lo_faults **faults, int *faults_errno,
-                 int stamp_index, uint64_t *started_ns) {
+                 int stamp_index, uint64_t spawn_ns, uint64_t *started_ns) {
     int report[2];
     if (pipe2(report, O_CLOEXEC) != 0) return -1;
     /* With faults to record, the child waits at a gate until the events are open on it. */
@@ -96,13 +96,21 @@ static int spawn(char *const argv[], char *const envp[], int out_fd, int err_fd,
             }
         }
         if (gate[0] >= 0) {
-            /* The parent opens the events, then sends the time it let the child go: the launch
-               starts then, and its time variable says so. */
-            uint64_t go = 0;
-            ssize_t got;
+            /* The parent opens the events while the child waits here. The wait is no part of the
+               launch: the launch's start moves by it, in the time variable and to the parent
+               (first on the report pipe), so that the kernel's counts since the fork (its CPU
+               and run-queue time) still fall within the launch, and only the wait is left out. */
+            char go;
+            struct timespec before, after;
+            clock_gettime(CLOCK_MONOTONIC, &before);
             close(gate[1]);
-            while ((got = read(gate[0], &go, sizeof go)) < 0 && errno == EINTR) {}
-            if (got == (ssize_t)sizeof go && stamp_index >= 0) restamp(envp[stamp_index], go);
+            while (read(gate[0], &go, 1) < 0 && errno == EINTR) {}
+            clock_gettime(CLOCK_MONOTONIC, &after);
+            uint64_t waited = (uint64_t)(after.tv_sec - before.tv_sec) * 1000000000ull + (uint64_t)after.tv_nsec -
+                              (uint64_t)before.tv_nsec;
+            uint64_t started = spawn_ns + waited;
+            if (stamp_index >= 0) restamp(envp[stamp_index], started);
+            (void)!write(report[1], &started, sizeof started);
         }
         execvpe(argv[0], argv, envp);
         failure = errno;
@@ -115,19 +123,37 @@ static int spawn(char *const argv[], char *const envp[], int out_fd, int err_fd,
         close(gate[0]);
         *faults = lo_faults_open(pid);
         *faults_errno = *faults ? 0 : errno;
-        struct timespec now;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        uint64_t go = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
-        if (started_ns) *started_ns = go;
         /* The child goes on once the gate closes, whatever the kernel said. */
-        (void)!write(gate[1], &go, sizeof go);
         close(gate[1]);
     }
+    /* Gated, the report pipe first brings when the launch started (8 bytes), unless the child
+       failed before its gate (4 bytes, its errno); then, as ever, nothing (exec closed it) or
+       exec's errno. */
     int failure = 0;
     ssize_t got;
+    if (faults) {
+        unsigned char bytes[8];
+        size_t have = 0;
+        while (have < sizeof bytes) {
+            ssize_t part = read(report[0], bytes + have, sizeof bytes - have);
+            if (part < 0 && errno == EINTR) continue;
+            if (part <= 0) break;
+            have += (size_t)part;
+        }
+        if (have == sizeof bytes) {
+            uint64_t started;
+            memcpy(&started, bytes, sizeof started);
+            if (started_ns) *started_ns = started;
+        } else if (have == sizeof failure) {
+            memcpy(&failure, bytes, sizeof failure);
+            got = sizeof failure;
+            goto failed;
+        }
+    }
     do {
         got = read(report[0], &failure, sizeof failure);
     } while (got < 0 && errno == EINTR);
+failed:
     close(report[0]);
     if (got == (ssize_t)sizeof failure) {
         int status;
@@ -143,14 +169,15 @@ static int spawn(char *const argv[], char *const envp[], int out_fd, int err_fd,
 }
 
 int lo_spawn(char *const argv[], char *const envp[], int out_fd, int err_fd) {
-    return spawn(argv, envp, out_fd, err_fd, NULL, NULL, -1, NULL);
+    return spawn(argv, envp, out_fd, err_fd, NULL, NULL, -1, 0, NULL);
 }
 
 int lo_spawn_recording_faults(char *const argv[], char *const envp[], int out_fd, int err_fd, lo_faults **faults,
-                              int *faults_errno, int stamp_index, uint64_t *started_ns) {
+                              int *faults_errno, int stamp_index, uint64_t spawn_ns, uint64_t *started_ns) {
     *faults = NULL;
     *faults_errno = 0;
-    return spawn(argv, envp, out_fd, err_fd, faults, faults_errno, stamp_index, started_ns);
+    if (started_ns) *started_ns = spawn_ns;
+    return spawn(argv, envp, out_fd, err_fd, faults, faults_errno, stamp_index, spawn_ns, started_ns);
 }
 
 int lo_become_subreaper(void) {

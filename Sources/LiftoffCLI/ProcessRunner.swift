@@ -95,6 +95,7 @@ struct ProcessRunner {
         var startedNs = MonotonicClock.nowNs
         if let launchVariable { envp.append(strdup("\(launchVariable)=\(startedNs)")) }
         let stampIndex = launchVariable == nil ? -1 : Int32(envp.count - 1)
+        let stamped = startedNs
         envp.append(nil)
         defer {
             argv.forEach { free($0) }
@@ -110,7 +111,7 @@ struct ProcessRunner {
             envp.withUnsafeBufferPointer { environment in
                 recordsDiskFaults
                     ? lo_spawn_recording_faults(
-                        arguments.baseAddress, environment.baseAddress, output, errors, &faults, &faultsError, stampIndex, &startedNs)
+                        arguments.baseAddress, environment.baseAddress, output, errors, &faults, &faultsError, stampIndex, stamped, &startedNs)
                     : lo_spawn(arguments.baseAddress, environment.baseAddress, output, errors)
             }
         }

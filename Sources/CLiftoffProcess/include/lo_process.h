@@ -40,11 +40,12 @@ void lo_faults_close(lo_faults *faults);
 
 /* As lo_spawn, with the page faults of the program and what it starts recorded from before its
    exec (the child waits until they are): *faults is the recording, or NULL with *faults_errno
-   saying why the kernel refused (the program runs all the same). The launch starts when the
-   child is let go: *started_ns is that CLOCK_MONOTONIC time, and the child writes it over the
-   digits of envp[stamp_index] (`NAME=digits`; -1 for none) before its exec. */
+   saying why the kernel refused (the program runs all the same). The child's wait at its gate
+   is no part of the launch: it starts at `spawn_ns` (CLOCK_MONOTONIC, taken before the call)
+   plus that wait, which *started_ns is set to and the child writes over the digits of
+   envp[stamp_index] (`NAME=digits`, holding spawn_ns; -1 for none) before its exec. */
 int lo_spawn_recording_faults(char *const argv[], char *const envp[], int out_fd, int err_fd, lo_faults **faults,
-                              int *faults_errno, int stamp_index, uint64_t *started_ns);
+                              int *faults_errno, int stamp_index, uint64_t spawn_ns, uint64_t *started_ns);
 
 /* Makes this process the subreaper of its descendants (PR_SET_CHILD_SUBREAPER): orphans of the
    programs it runs become its children, so it can find and end them. 0, or -1 with errno. */
