@@ -93,7 +93,11 @@ struct CountTests {
         try #require(try record(same, base: [program], head: [program]).status == 0)
         let (sameStatus, sameJSON, sameText) = try compare(same)
         #expect(sameStatus == 0, "\(sameText)")
-        #expect((sameJSON["instructions"] as? [String: Any])?["change"] as? Double == 0, "identical counts")
+        // The same program on both sides: unchanged, within the few instructions in millions that
+        // separate two counts of one launch.
+        let sameInstructions = sameJSON["instructions"] as? [String: Any]
+        #expect(sameInstructions?["verdict"] as? String == "unchanged", "\(sameText)")
+        #expect(abs(sameInstructions?["change"] as? Double ?? 1) <= 5e-6, "\(String(describing: sameInstructions?["change"]))")
     }
 
     @Test("a launch that polls a clock is not deterministic: inconclusive, with its spread")
