@@ -4,7 +4,7 @@
 Every claim is a ratio to a baseline measured in the same run, with the spread that tells
 whether a difference is above the noise.
 
-usage: report.py RAW_DIR OUT_DIR | --spread OUT_DIR RAW_DIR... | --only agent|scheduler|history|counts|cache RAW_DIR OUT_DIR
+usage: report.py RAW_DIR OUT_DIR | --spread OUT_DIR RAW_DIR... | --only agent|scheduler|history|counts|cache|reports RAW_DIR OUT_DIR
 """
 import glob
 import os
@@ -404,7 +404,7 @@ def reports_report(results):
     base = statistics.median(get("encode the profile as JSON (baseline)"))
     lines = ["# Rendering reports at scale", ""]
     lines.append(f"Measured {datetime.date.today().isoformat()} on {platform.node()} ({os.cpu_count()} CPUs), "
-                 "release build, by `make bench`. The profile is `Profile.synthetic(samples: 1_000_000, "
+                 "release build, by `make bench-reports` (or `make bench`). The profile is `Profile.synthetic(samples: 1_000_000, "
                  "distinctStacks: 50_000, tasks: 10_000)`: four threads at 1 kHz, stacks that extend one another by "
                  "one to three frames, over 2,000 function names. The baseline is encoding the same profile as `profile.json` "
                  "(`Profile.jsonData()`, Foundation's JSONEncoder), measured in the same run.")
@@ -427,6 +427,15 @@ def reports_report(results):
         median = statistics.median(values)
         lines.append(f"| explain (every insight rule) | {median / 1e6:.0f} ms | {quartiles(values)[2] / 1e6:.0f} ms | "
                      f"{1e6 / (median / 1e9) / 1e6:.2f} M | {median / base:.2f} |")
+    path_verdict = None
+    if ("path to ready and coverage", "wallClock") in results:
+        values = get("path to ready and coverage")
+        median = statistics.median(values)
+        lines.append(f"| path to ready and coverage | {median / 1e6:.0f} ms | {quartiles(values)[2] / 1e6:.0f} ms | "
+                     f"{1e6 / (median / 1e9) / 1e6:.2f} M | {median / base:.2f} |")
+        low, high = median_interval(values)
+        path_verdict = (f"The path to ready and the launch's coverage take {median / 1e6:.0f} ms "
+                        f"(95 % interval {low / 1e6:.0f}–{high / 1e6:.0f} ms): {verdict(median, high, 100e6)} the 100 ms target.")
     lines.append("")
     html = statistics.median(get("output bytes", "htmlBytes"))
     speedscope = statistics.median(get("output bytes", "speedscopeBytes"))
@@ -440,6 +449,9 @@ def reports_report(results):
     lines.append(f"Verdict: every format renders in {slowest / 1e9:.2f} s or less, against a target of about a second "
                  f"or two, and each is {'faster than' if slowest < base else 'within ' + format(slowest / base, '.1f') + '× of'} "
                  "encoding the profile itself.")
+    if path_verdict:
+        lines.append("")
+        lines.append(path_verdict)
     lines.append("")
     return "\n".join(lines)
 
@@ -947,7 +959,7 @@ def main():
         write(sys.argv[2], "spread.md", spread_report(sys.argv[3:]))
         return
     single = {"agent": agent_report, "scheduler": scheduler_report, "history": history_report, "counts": counts_report,
-              "cache": cache_report}
+              "cache": cache_report, "reports": reports_report}
     if len(sys.argv) == 5 and sys.argv[1] == "--only" and sys.argv[2] in single:
         # One report from a run of its own benchmarks (`make bench-agent`, a target run alone).
         results = load(sys.argv[3])
@@ -956,7 +968,7 @@ def main():
         return
     if len(sys.argv) != 3:
         raise SystemExit("usage: report.py RAW_DIR OUT_DIR | report.py --spread OUT_DIR RAW_DIR... | "
-                         "report.py --only agent|scheduler|history|counts|cache RAW_DIR OUT_DIR")
+                         "report.py --only agent|scheduler|history|counts|cache|reports RAW_DIR OUT_DIR")
     results = load(sys.argv[1])
     if not results:
         raise SystemExit(f"report.py: no benchmark results in {sys.argv[1]}.")

@@ -67,12 +67,36 @@ public struct LaunchCoverage: Sendable, Equatable {
         }
         if pathStart > mainEntry { left["not sampled", default: 0] &+= pathStart - mainEntry }
         let flags = Flags(launch)
+        // What the rules say of a stretch depends on its sample's stack and state and on whether
+        // it was a wait followed: each such kind is judged once (a launch's path has as many
+        // stretches as samples).
+        struct Kind: Hashable {
+            var stack: Int
+            var state: Profile.SampleState
+            var followed: Bool
+        }
+        var judged: [Kind: String?] = [:]
+        judged.reserveCapacity(min(segments.count, launch.profile.stacks.count))
         for segment in segments {
-            let rules = Self.rules(explaining: segment, launch, flags)
-            if !fired.isDisjoint(with: rules) {
-                explained &+= segment.ns
-            } else {
+            guard segment.sample >= 0 else {
                 left[Self.describe(segment, launch), default: 0] &+= segment.ns
+                continue
+            }
+            let kind = Kind(
+                stack: launch.profile.samples.stack[segment.sample], state: launch.profile.samples.state[segment.sample],
+                followed: segment.depth > 0)
+            let unexplainedAs: String?
+            if let known = judged[kind] {
+                unexplainedAs = known
+            } else {
+                let rules = Self.rules(explaining: segment, launch, flags)
+                unexplainedAs = fired.isDisjoint(with: rules) ? Self.describe(segment, launch) : nil
+                judged[kind] = .some(unexplainedAs)
+            }
+            if let what = unexplainedAs {
+                left[what, default: 0] &+= segment.ns
+            } else {
+                explained &+= segment.ns
             }
         }
         explainedNs = min(explained, launchNs)
@@ -126,13 +150,13 @@ public struct LaunchCoverage: Sendable, Equatable {
         switch launch.profile.samples.state[segment.sample] {
         case .running:
             if let place = launch.programFrame(ofStack: stack) { return "running in \(place)" }
-            return "running in \(launch.frames(ofStack: stack).first ?? "code without symbols")"
+            return "running in \(launch.leafName(ofStack: stack) ?? "code without symbols")"
         case .runnable:
             return "waiting for a core"
         case .disk:
             return "waiting for the disk" + (launch.programFrame(ofStack: stack).map { " in \($0)" } ?? "")
         case .blocked:
-            let leaf = launch.frames(ofStack: stack).first.map { " in \($0)" } ?? ""
+            let leaf = launch.leafName(ofStack: stack).map { " in \($0)" } ?? ""
             let place = launch.programFrame(ofStack: stack).map { ", from \($0)" } ?? ""
             return "waiting\(leaf)\(place)"
         }

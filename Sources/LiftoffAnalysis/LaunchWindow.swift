@@ -321,6 +321,19 @@ public struct LaunchWindow: Sendable {
 
     /// A stack's frame names, innermost first, up to and including the program's own frame (at
     /// most 12), Liftoff's own frames left out.
+    /// The innermost name of ``frames(ofStack:)``, found without the others.
+    func leafName(ofStack stack: Int) -> String? {
+        var current = stack
+        while current >= 0, current < profile.stacks.count {
+            let index = profile.stacks.frame[current]
+            let frame = profile.frames[index]
+            if !frame.isLiftoff { return Self.name(frame) }
+            if isProgram(frameAt: index) { return nil }
+            current = profile.stacks.parent[current]
+        }
+        return nil
+    }
+
     func frames(ofStack stack: Int) -> [String] {
         var names: [String] = []
         var current = stack
