@@ -43,6 +43,38 @@ static void restamp(char *entry, uint64_t value) {
     for (size_t i = 0; i < length; i++) digits[i] = text[length - 1 - i];
 }
 
+/* This thread's CPU time (its CPU clock) and time waiting for a core (/proc/thread-self/schedstat's
+   second number), in nanoseconds. Async-signal-safe. 0 when read, -1 when not. */
+static int schedstat(uint64_t *cpu, uint64_t *waiting) {
+    int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    char text[96];
+    ssize_t length;
+    while ((length = read(fd, text, sizeof text - 1)) < 0 && errno == EINTR) {}
+    close(fd);
+    if (length <= 0) return -1;
+    text[length] = 0;
+    uint64_t values[2] = {0, 0};
+    const char *at = text;
+    for (int i = 0; i < 2; i++) {
+        if (*at < '0' || *at > '9') return -1;
+        while (*at >= '0' && *at <= '9') values[i] = values[i] * 10 + (uint64_t)(*at++ - '0');
+        if (*at == ' ') at++;
+    }
+    (void)values[0];  /* it lags for a running thread; its CPU clock is exact */
+    struct timespec clock;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &clock) != 0) return -1;
+    *cpu = (uint64_t)clock.tv_sec * 1000000000ull + (uint64_t)clock.tv_nsec;
+    *waiting = values[1];
+    return 0;
+}
+
+static uint64_t monotonic_ns(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+}
+
 static int spawn(char *const argv[], char *const envp[], int out_fd, int err_fd, lo_faults **faults, int *faults_errno,
                  int stamp_index, uint64_t spawn_ns, uint64_t *started_ns) {
     int report[2];
@@ -101,13 +133,20 @@ static int spawn(char *const argv[], char *const envp[], int out_fd, int err_fd,
                (first on the report pipe), so that the kernel's counts since the fork (its CPU
                and run-queue time) still fall within the launch, and only the wait is left out. */
             char go;
-            struct timespec before, after;
-            clock_gettime(CLOCK_MONOTONIC, &before);
+            uint64_t cpu[2] = {0, 0}, waiting[2] = {0, 0};
+            int counted = schedstat(&cpu[0], &waiting[0]) == 0;
+            uint64_t before = monotonic_ns();
             close(gate[1]);
             while (read(gate[0], &go, 1) < 0 && errno == EINTR) {}
-            clock_gettime(CLOCK_MONOTONIC, &after);
-            uint64_t waited = (uint64_t)(after.tv_sec - before.tv_sec) * 1000000000ull + (uint64_t)after.tv_nsec -
-                              (uint64_t)before.tv_nsec;
+            uint64_t after = monotonic_ns();
+            counted = counted && schedstat(&cpu[1], &waiting[1]) == 0;
+            /* Only the blocked part of it: a child that waited for a core or ran meanwhile (a busy
+               machine) has that time counted by the kernel, and so kept in the launch. */
+            uint64_t waited = after > before ? after - before : 0;
+            if (counted) {
+                uint64_t busy = (cpu[1] - cpu[0]) + (waiting[1] - waiting[0]);
+                waited = waited > busy ? waited - busy : 0;
+            }
             uint64_t started = spawn_ns + waited;
             if (stamp_index >= 0) restamp(envp[stamp_index], started);
             (void)!write(report[1], &started, sizeof started);
