@@ -43,9 +43,7 @@ struct PreMainRule: InsightRule {
     }
 
     /// `512 kB`, `62.4 MB`.
-    static func bytes(_ count: UInt64) -> String {
-        count < 1_000_000 ? "\(count / 1000) kB" : String(format: "%.1f MB", Double(count) / 1e6)
-    }
+    static func bytes(_ count: UInt64) -> String { Profile.PreMain.amount(count) }
 }
 
 /// The programs the launch's process ran before the program itself, with `exec`: `env`, a wrapper

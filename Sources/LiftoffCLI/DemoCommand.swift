@@ -266,10 +266,16 @@ struct DemoCommand: ParsableCommand {
                 let parent = profile.processes.contains { $0.id == process.parentID } ? ", child of \(process.parentID)" : ""
                 // The time before main of the programs the agent measured (not the launch's own, said above).
                 let preMain = process.programs.compactMap { program in program.preMain.map { "\(program.fileName) \(ms($0.durationNs))" } }
+                // What its programs read from storage after main, and how long their main threads were blocked then.
+                let afterMain = process.programs.compactMap { program -> String? in
+                    guard let counts = program.afterMain, counts.bytesRead > 0 else { return nil }
+                    return "\(program.fileName) read \(Profile.PreMain.amount(counts.bytesRead)), main thread blocked \(ms(counts.blockedNs))"
+                }
                 lines.append(
                     "  \(process.label): \(ms(process.startNs)) → \(ms(process.endNs))\(parent)"
                         + (programs.count > 1 ? "; \(programs.joined(separator: " → "))" : "")
                         + (preMain.isEmpty ? "" : "; before main: \(preMain.joined(separator: ", "))")
+                        + (afterMain.isEmpty ? "" : "; after main: \(afterMain.joined(separator: ", "))")
                         + (process.unfollowedExec.map { "; then ran \($0), which the agent could not enter" } ?? ""))
             }
             if profile.processes.count > 12 { lines.append("  … and \(profile.processes.count - 12) more (see profile.json)") }

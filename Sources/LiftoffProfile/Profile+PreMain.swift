@@ -63,6 +63,11 @@ extension Profile {
 
         /// What the breakdown covers, for its label in reports: the loader's work before sampling.
         public static let label = "loader (exec → sampling start)"
+        /// An amount read, as the reports write it: `420 kB`, `12.6 MB`.
+        public static func amount(_ bytes: UInt64) -> String {
+            bytes < 1_000_000 ? "\(bytes / 1000) kB" : String(format: "%.1f MB", Double(bytes) / 1e6)
+        }
+
         /// ``label`` at the start of a sentence.
         public static let title = "Loader (exec → sampling start)"
 
@@ -70,12 +75,7 @@ extension Profile {
         /// storage, 12 major and 2,345 minor page faults`.
         public var sentence: String {
             func ms(_ ns: UInt64) -> String { String(format: "%.1f ms", Double(ns) / 1e6) }
-            let bytes: String
-            switch bytesRead {
-            case 0: bytes = "nothing read from storage"
-            case ..<1_000_000: bytes = "read \(bytesRead / 1000) kB from storage"
-            default: bytes = String(format: "read %.1f MB from storage", Double(bytesRead) / 1e6)
-            }
+            let bytes = bytesRead == 0 ? "nothing read from storage" : "read \(Self.amount(bytesRead)) from storage"
             let least = faultsAtLeast == true ? "at least " : ""
             return "\(ms(durationNs)): on CPU \(ms(onCPUNs)), waiting for a core \(ms(runnableNs)), blocked \(ms(blockedNs)); "
                 + "\(bytes), \(least)\(majorFaults) major and \(minorFaults) minor page faults"

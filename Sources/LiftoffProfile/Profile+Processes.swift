@@ -81,6 +81,11 @@ extension Profile {
         /// the agent ran in it (absent for a fork child that has not run `exec`, which has no
         /// loader, and for the launch's own program, whose is ``Profile/Phases/preMain``).
         public var preMain: PreMain?
+        /// The same counts from its `main` to its end (its exit or exec): the main thread on a CPU,
+        /// waiting for a core and blocked, and the process's bytes read from storage and page
+        /// faults (at least these: sampling signals turn some major faults into minor ones).
+        /// Absent when not measured.
+        public var afterMain: PreMain?
 
         /// The file name of the program: `python3.11` for `/usr/bin/python3.11 -c …`.
         public var fileName: String {
@@ -89,11 +94,12 @@ extension Profile {
         }
 
         /// Creates a program record.
-        public init(commandLine: [String], startNs: UInt64, endNs: UInt64, preMain: PreMain? = nil) {
+        public init(commandLine: [String], startNs: UInt64, endNs: UInt64, preMain: PreMain? = nil, afterMain: PreMain? = nil) {
             self.commandLine = commandLine
             self.startNs = startNs
             self.endNs = endNs
             self.preMain = preMain
+            self.afterMain = afterMain
         }
     }
 

@@ -54,9 +54,15 @@ public struct MarkdownRenderer: Sendable {
             lines.append("| Process | Parent | Start | End | Programs |")
             lines.append("|---|---|---:|---:|---|")
             for process in profile.processes {
-                // Each program with its time before main, where the agent measured it.
+                // Each program with its time before main and what it read from storage after it,
+                // where the agent measured them.
                 let programs = process.programs.map { program in
-                    program.fileName + (program.preMain.map { " (\(ReportText.ms(Double($0.durationNs) / 1e6)) before main)" } ?? "")
+                    var parts: [String] = []
+                    if let preMain = program.preMain { parts.append("\(ReportText.ms(Double(preMain.durationNs) / 1e6)) before main") }
+                    if let after = program.afterMain, after.bytesRead > 0 {
+                        parts.append("\(Profile.PreMain.amount(after.bytesRead)) read after main")
+                    }
+                    return program.fileName + (parts.isEmpty ? "" : " (" + parts.joined(separator: ", ") + ")")
                 } + (process.unfollowedExec.map { ["\($0) (not followed)"] } ?? [])
                 lines.append(
                     "| \(MarkdownRenderer.inline(process.label)) | \(process.parentID) | \(ReportText.ms(Double(process.startNs) / 1e6)) | "

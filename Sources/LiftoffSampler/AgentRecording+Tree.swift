@@ -188,10 +188,17 @@ extension AgentRecording {
                             : image.countersBeforeMain?.preMain(
                                 since: earlier?.countersAtEnd?.timeNs ?? image.processStartNs, earlier: earlier?.countersAtEnd)
                         preMain?.loader = image.loader?.mapTimes(relative)
+                        // From main to its end, by the counts read at main and when its recording was written.
+                        let afterMain =
+                            forked
+                            ? nil
+                            : image.countersBeforeMain.flatMap { atMain in
+                                image.countersAtEnd?.preMain(since: atMain.timeNs, earlier: atMain, faultsAtLeast: true)
+                            }
                         return Profile.Program(
                             commandLine: image.commandLine,
                             startNs: relative(earlier?.endNs ?? image.processStartNs),
-                            endNs: relative(image.endNs), preMain: preMain)
+                            endNs: relative(image.endNs), preMain: preMain, afterMain: afterMain)
                     },
                     signal: last.endingSignal,
                     programProfilerSignals: images.contains(where: \.installedOwnProfilerSignal)

@@ -177,6 +177,28 @@ struct DiskWaitTests {
         #expect(pageFaults.finding.hasPrefix("The launch's path waited") && pageFaults.finding.contains("touch_pages"), "\(pageFaults.finding)")
     }
 
+    @Test("a program of the tree that reads an evicted file after its main has those bytes in its after-main counts, and the summary says so")
+    func afterMainReads() throws {
+        let data = AgentPrograms.folder.appendingPathComponent("after-main-\(getpid()).bin").path
+        try Data(repeating: 1, count: 4 << 20).write(to: URL(fileURLWithPath: data))
+        let fd = open(data, O_RDONLY)
+        try #require(fd >= 0)
+        fsync(fd)
+        close(fd)
+        try DiskWaitTests.evict(data)
+        let out = temporaryFolder()
+        let run = try BuiltTool.find().run(["profile", "--out", out.path, "--", "/bin/sh", "-c", "cat '\(data)' > /dev/null; true"])
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+        let profile = try Profile.load(from: out.appendingPathComponent("profile.json"))
+        let cat = try #require(profile.processes.flatMap(\.programs).first { $0.fileName == "cat" }, "\(profile.processes.map(\.label))")
+        let after = try #require(cat.afterMain, "cat's counts from main to its exit")
+        #expect(after.bytesRead >= 4 << 20, "cat read the evicted file after its main: \(after)")
+        #expect(after.durationNs > 0 && after.onCPUNs + after.runnableNs + after.blockedNs == after.durationNs, "\(after)")
+        #expect(run.stdout.contains("after main: cat read 4.2 MB"), "\(run.stdout)")
+        let markdown = try String(contentsOf: out.appendingPathComponent("summary.md"), encoding: .utf8)
+        #expect(markdown.contains("cat (") && markdown.contains("MB read after main"), "\(markdown)")
+    }
+
     @Test("--cache cold evicts the program and the libraries a first run mapped, says what stayed and who keeps it; --cache warm reads nothing")
     func cacheModes() throws {
         let program = try PreMainTests.programWithSlowInitializer(milliseconds: 40)
