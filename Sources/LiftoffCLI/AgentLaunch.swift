@@ -129,6 +129,10 @@ struct AgentLaunch {
         let path = URL(fileURLWithPath: library).deletingLastPathComponent().appendingPathComponent(Self.auditLibraryName).path
         return FileManager.default.fileExists(atPath: path) ? path : nil
     }
+
+    /// Liftoff's own libraries the launch loads: the agent and, when there is one, the audit
+    /// library. A cold launch keeps them in memory, so that profiling adds no cold read of its own.
+    var ownLibraries: [String] { [library] + (auditLibrary.map { [$0] } ?? []) }
 }
 
 /// Whether the agent can be loaded into a program: the dynamic loader honours LD_PRELOAD only in

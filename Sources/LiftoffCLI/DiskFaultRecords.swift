@@ -101,9 +101,10 @@ enum DiskFaultRecords {
         }
     }
 
-    /// Moves what the rings of `faults` hold onto the end of `bytes`, until they are empty.
-    static func read(_ faults: OpaquePointer, into bytes: inout [UInt8]) {
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+    /// Moves what the rings of `faults` hold onto the end of `bytes`, until they are empty, through
+    /// `chunk` (kept by the caller: the rings are drained every few milliseconds, mostly empty).
+    static func read(_ faults: OpaquePointer, into bytes: inout [UInt8], through chunk: inout [UInt8]) {
+        if chunk.isEmpty { chunk = [UInt8](repeating: 0, count: 1 << 16) }
         while true {
             let copied = chunk.withUnsafeMutableBytes { lo_faults_read(faults, $0.baseAddress, $0.count) }
             guard copied > 0 else { break }

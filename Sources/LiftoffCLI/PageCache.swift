@@ -232,9 +232,7 @@ extension PageCache {
         var files = firstRun?.mappedFiles() ?? []
         if files.isEmpty { files = linkedFiles(of: command[0]) }
         if let executable = Injectability.resolve(command[0]), !files.contains(executable) { files.insert(executable, at: 0) }
-        let own = Set([firstRun?.library, firstRun?.auditLibrary].compactMap { $0 }.map {
-            URL(fileURLWithPath: $0).resolvingSymlinksInPath().path
-        })
+        let own = Set((firstRun?.ownLibraries ?? []).map { URL(fileURLWithPath: $0).resolvingSymlinksInPath().path })
         return files.filter { !own.contains(URL(fileURLWithPath: $0).resolvingSymlinksInPath().path) }
     }
 

@@ -120,8 +120,9 @@ struct ProcessRunner {
         defer { lo_faults_close(faults) }
         // Drained as the run goes, so that a long run does not fill the rings.
         var faultBytes: [UInt8] = []
+        var faultChunk: [UInt8] = []
         func drainFaults() {
-            if let faults { DiskFaultRecords.read(faults, into: &faultBytes) }
+            if let faults { DiskFaultRecords.read(faults, into: &faultBytes, through: &faultChunk) }
         }
         for pipe in pipes { close(pipe.write) }
         guard pid > 0 else {

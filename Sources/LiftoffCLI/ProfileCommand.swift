@@ -201,7 +201,7 @@ struct ProfileCommand: ParsableCommand {
         _ = try runner.run(launchVariable: ProfileRecorder.launchTimeVariable)
         guard cache.isCold else { return Profile.CacheState(mode: CacheMode.warm.rawValue) }
         let files = PageCache.filesToEvict(command, firstRun: first)
-        if cache == .coldSystem { try PageCache.dropAll(keeping: [first.library, first.auditLibrary].compactMap { $0 }) }
+        if cache == .coldSystem { try PageCache.dropAll(keeping: first.ownLibraries) }
         return Profile.CacheState(mode: cache.rawValue, files: PageCache.evict(files))
     }
 

@@ -14,8 +14,7 @@ extension RecordCommand {
         case .cold:
             return Profile.CacheState(mode: CacheMode.cold.rawValue, files: PageCache.evict(side.cacheFiles))
         case .coldSystem:
-            let agent = side.agent.map { agentOptions.launch(library: $0, folder: side.folder) }
-            try PageCache.dropAll(keeping: [agent?.library, agent?.auditLibrary].compactMap { $0 })
+            try PageCache.dropAll(keeping: side.agent.map { agentOptions.launch(library: $0, folder: side.folder).ownLibraries } ?? [])
             return Profile.CacheState(mode: CacheMode.coldSystem.rawValue, files: PageCache.evict(side.cacheFiles))
         }
     }
