@@ -126,7 +126,7 @@ struct DiskFaultRecordsTests {
 
     @Test("the summary names the files the most faults read, and says a refusal only when the launch read from storage")
     func sentence() {
-        var profile = Self.profile()
+        var profile = Profile.synthetic(samples: 20, distinctStacks: 4, tasks: 1)
         profile.diskFaults = Profile.DiskFaults(
             files: [Profile.FaultedFile(path: "/usr/lib/libbig.so", faults: 5, beforeMain: 2, offsets: [0], processIDs: [1], firstNs: 0)],
             anonymous: 1, lost: 2)
@@ -143,25 +143,12 @@ struct DiskFaultRecordsTests {
 
     @Test("the summary says where a ready mark came from: an output line matching --ready, or the program's own LaunchRecorder")
     func readySource() {
-        var profile = Self.profile()
+        var profile = Profile.synthetic(samples: 20, distinctStacks: 4, tasks: 1)
         profile.marks = [Profile.Mark(name: .ready, timeNs: 500_000)]
         #expect(DemoCommand.summary(profile, result: nil, folder: "/tmp").contains("Ready at 0.5 ms (its first output line matching --ready)."))
         #expect(
             DemoCommand.summary(profile, result: nil, folder: "/tmp", readyByRecorder: true)
                 .contains("Ready at 0.5 ms (when it called LaunchRecorder's ready()).")
         )
-    }
-
-    static func profile() -> Profile {
-        Profile(
-            metadata: Profile.Metadata(
-                liftoffVersion: "0.1.0", commandLine: ["app"],
-                host: Profile.Host(name: "h", os: "Linux", architecture: "x86_64", cpuCount: 2),
-                startTime: "2026-11-28T10:00:00.000Z", buildConfiguration: "debug", samplingRateHz: 100),
-            timeOriginNs: 0, phases: Profile.Phases(processStartNs: 0, preMainNs: 0, mainEntryNs: 0, endNs: 1),
-            threads: [Profile.ThreadInfo(id: 1, name: "main", isMain: true)],
-            frames: [Profile.Frame(name: "main", object: "app")],
-            stacks: Profile.StackTable(parent: [-1], frame: [0]),
-            samples: Profile.SampleTable(thread: [1], timeNs: [0], stack: [0]))
     }
 }

@@ -78,15 +78,21 @@ struct DiskWaitTests {
         return counts
     }
 
-    @Test("a cold mapping's page faults are disk waits, not runnable; warm, there are none")
-    func coldFaults() throws {
-        let program = try AgentPrograms.build("toucher", source: DiskWaitTests.toucher, ext: "c", compiler: "/usr/bin/cc", ["-O1", "-g"])
+    /// `liftoff profile` of `program` given the 128 MB data file, evicted first: the file, the
+    /// run, its folder and its profile.
+    func profileOnEvictedData(_ program: String) throws -> (file: String, run: (status: Int32, stdout: String, stderr: String), out: URL, profile: Profile) {
         let file = try DiskWaitTests.dataFile()
         try DiskWaitTests.evict(file)
         let out = temporaryFolder()
-        let cold = try BuiltTool.find().run(["profile", "--out", out.path, "--", program, file])
-        #expect(cold.status == 0, "\(cold.stdout)\(cold.stderr)")
-        let profile = try Profile.load(from: out.appendingPathComponent("profile.json"))
+        let run = try BuiltTool.find().run(["profile", "--out", out.path, "--", program, file])
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+        return (file, run, out, try Profile.load(from: out.appendingPathComponent("profile.json")))
+    }
+
+    @Test("a cold mapping's page faults are disk waits, not runnable; warm, there are none")
+    func coldFaults() throws {
+        let program = try AgentPrograms.build("toucher", source: DiskWaitTests.toucher, ext: "c", compiler: "/usr/bin/cc", ["-O1", "-g"])
+        let (file, cold, out, profile) = try profileOnEvictedData(program)
         let counts = ticks(profile, in: "touch_pages")
         let disk = counts[.disk, default: 0], runnable = counts[.runnable, default: 0], blocked = counts[.blocked, default: 0]
         // The truth of the same run, from the program's own clocks: how long it waited for a core.
@@ -147,12 +153,7 @@ struct DiskWaitTests {
                 of: "unsigned long sum = touch_pages(data, st.st_size / 4096 / 4);",
                 with: "g_data = data; g_pages = st.st_size / 4096 / 4; pthread_t t; pthread_create(&t, 0, worker, 0); pthread_join(t, 0); unsigned long sum = g_sum;")
         let program = try AgentPrograms.build("worker-toucher", source: source, ext: "c", compiler: "/usr/bin/cc", ["-O1", "-g", "-pthread"])
-        let file = try DiskWaitTests.dataFile()
-        try DiskWaitTests.evict(file)
-        let out = temporaryFolder()
-        let cold = try BuiltTool.find().run(["profile", "--out", out.path, "--", program, file])
-        #expect(cold.status == 0, "\(cold.stdout)\(cold.stderr)")
-        let profile = try Profile.load(from: out.appendingPathComponent("profile.json"))
+        let (file, _, _, profile) = try profileOnEvictedData(program)
         let main = try #require(profile.threads.first { $0.isMain }?.id)
         // The worker's ticks in touch_pages: its waits were for the disk.
         var disk = 0, blocked = 0
