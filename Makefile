@@ -12,7 +12,7 @@ TEST_VENV ?= .build/test-venv
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_OUT ?= Reports/demo
 
-.PHONY: pprof-proto all assets deps test-deps build build-tests demo install uninstall test-install docs test test-under-load examples test-server-example fuzz fuzz-smoke bench bench-agent bench-observer bench-spread bench-history bench-cache bench-reports bench-counts perf-agreement changepoint-vectors clean
+.PHONY: pprof-proto all assets deps test-deps build build-tests demo install uninstall test-install docs test test-under-load examples test-server-example fuzz fuzz-smoke bench bench-agent bench-observer bench-spread bench-history bench-sampler bench-cache bench-reports bench-counts perf-agreement changepoint-vectors clean
 
 all: build
 
@@ -280,6 +280,14 @@ bench-reports:
 	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark --target ReportBenchmarks \
 		--format histogramSamples --path ../Reports/benchmarks/raw-reports --no-progress
 	python3 Benchmarks/report.py --only reports Reports/benchmarks/raw-reports Reports/benchmarks
+
+# The sampler alone (sampler.md): what sampling costs a running thread beside bare signals, idle
+# threads, one sample, walks.
+bench-sampler:
+	rm -rf Reports/benchmarks/raw-sampler && mkdir -p Reports/benchmarks/raw-sampler
+	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark --target SamplerBenchmarks \
+		--format histogramSamples --path ../Reports/benchmarks/raw-sampler --no-progress
+	python3 Benchmarks/report.py --only sampler Reports/benchmarks/raw-sampler Reports/benchmarks
 
 # Evicting and checking a 100 MB file set for --cache cold (cache.md), beside the kernel's eviction alone.
 bench-cache:

@@ -4,7 +4,7 @@
 Every claim is a ratio to a baseline measured in the same run, with the spread that tells
 whether a difference is above the noise.
 
-usage: report.py RAW_DIR OUT_DIR | --spread OUT_DIR RAW_DIR... | --only agent|scheduler|history|counts|cache|reports RAW_DIR OUT_DIR
+usage: report.py RAW_DIR OUT_DIR | --spread OUT_DIR RAW_DIR... | --only sampler|agent|scheduler|history|counts|cache|reports RAW_DIR OUT_DIR
 """
 import glob
 import os
@@ -108,14 +108,14 @@ def sampler_figures(results):
     return figures
 
 
-def sampler_report(results):
+def sampler_report(results, made_by="`make bench` (package-benchmark; raw samples in `Reports/benchmarks/raw/`)"):
     get = getter(results)
     figures = sampler_figures(results)
 
     lines = ["# Sampler overhead", ""]
     lines.append(f"Measured {datetime.date.today().isoformat()} on {platform.node()} "
                  f"({os.cpu_count()} CPUs, {platform.system()} {platform.release()}), release build, "
-                 "by `make bench` (package-benchmark; raw samples in `Reports/benchmarks/raw/`).")
+                 f"by {made_by}.")
     lines.append("")
     lines.append("## A running thread")
     lines.append("")
@@ -960,6 +960,14 @@ def main():
         return
     single = {"agent": agent_report, "scheduler": scheduler_report, "history": history_report, "counts": counts_report,
               "cache": cache_report, "reports": reports_report}
+    if len(sys.argv) == 5 and sys.argv[1] == "--only" and sys.argv[2] == "sampler":
+        # sampler.md from a run of SamplerBenchmarks alone (`make bench-sampler`), with the perf
+        # agreement section `make perf-agreement` left in OUT_DIR.
+        results = load(sys.argv[3])
+        os.makedirs(sys.argv[4], exist_ok=True)
+        made_by = "`make bench-sampler` (package-benchmark; raw samples in `Reports/benchmarks/raw-sampler/`)"
+        write(sys.argv[4], "sampler.md", sampler_report(results, made_by) + perf_agreement_section(sys.argv[4]))
+        return
     if len(sys.argv) == 5 and sys.argv[1] == "--only" and sys.argv[2] in single:
         # One report from a run of its own benchmarks (`make bench-agent`, a target run alone).
         results = load(sys.argv[3])
@@ -968,7 +976,7 @@ def main():
         return
     if len(sys.argv) != 3:
         raise SystemExit("usage: report.py RAW_DIR OUT_DIR | report.py --spread OUT_DIR RAW_DIR... | "
-                         "report.py --only agent|scheduler|history|counts|cache|reports RAW_DIR OUT_DIR")
+                         "report.py --only sampler|agent|scheduler|history|counts|cache|reports RAW_DIR OUT_DIR")
     results = load(sys.argv[1])
     if not results:
         raise SystemExit(f"report.py: no benchmark results in {sys.argv[1]}.")

@@ -282,6 +282,9 @@ void lo_ring_publish(int32_t tid, uint64_t time_ns, uint64_t task, uint64_t hand
                      uint64_t job_ns, const uintptr_t *frames, int depth, uint16_t flags, uint32_t async);
 // The consumer (sampler thread, or stop after joining it): visits every published slot.
 void lo_ring_drain(void (*visit)(const lo_slot *slot));
+// Maps the ring's next pages for writing, ahead of the handlers (the sampler thread, each tick):
+// at least `least` slots past the head, or twice what was taken since the last call.
+void lo_ring_populate_ahead(uint32_t least);
 
 // ---- store.c ---------------------------------------------------------------------------
 

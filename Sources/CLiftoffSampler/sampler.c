@@ -101,6 +101,7 @@ static void *lo_sampler_main(void *unused) {
         // only for this thread to run): handlers then find every object's rules indexed.
         lo_snapshot_make_resident();
         lo_ring_drain(lo_threads_answer);
+        lo_ring_populate_ahead(64);
         uint64_t now = lo_monotonic_ns();
         lo_threads_tick(pid, now, ++tick);
         if (!atomic_exchange_explicit(&g_first_tick_done, 1, memory_order_release)) {

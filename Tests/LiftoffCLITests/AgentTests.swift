@@ -289,7 +289,15 @@ struct AgentTests {
         let profile = try #require(run.profile)
         #expect(!profile.tasks.isEmpty, "the demo's own profile, with its launch tasks")
         #expect(profile.timeToFirstFrameNs != nil)
-        #expect(profile.samples.count > 100, "its own sampler ran alone: \(profile.samples.count) samples")
+        // Its own sampler ran alone and sampled the main thread, running or waiting, at every tick
+        // from main to the profile's end: as many ticks as that time holds, less 10 % and two
+        // intervals for the sampler's start after main and its last tick before the end.
+        let main = try #require(profile.threads.first { $0.isMain })
+        let ticks = (0..<profile.samples.count).filter { profile.samples.thread[$0] == main.id }.reduce(0) {
+            $0 + profile.samples.ticks($1)
+        }
+        let owed = Double(profile.phases.endNs - profile.phases.mainEntryNs) / Double(profile.samplingIntervalNs)
+        #expect(Double(ticks) >= 0.9 * owed - 2 && Double(ticks) <= owed + 2, "\(ticks) main-thread ticks for \(owed) intervals after main")
     }
 
     @Test("a program that links Liftoff and is stopped before it writes its profile keeps its own sampler's samples and its spans")
