@@ -306,6 +306,8 @@ void lo_threads_set_unsampled(pid_t tid);
 void lo_threads_answer(const lo_slot *slot);
 // Session end: keeps the names of every thread seen, frees the table.
 void lo_threads_end(void);
+// The sampler thread, as it starts: whether it has a descriptor table of its own.
+void lo_threads_set_private_files(int private_files);
 // Asks the next tick to list threads again (a thread was created or registered).
 void lo_threads_changed(void);
 

@@ -2,6 +2,8 @@
 
 #include "lo_internal.h"
 
+#include <linux/close_range.h>
+
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
@@ -66,6 +68,17 @@ static void *lo_sampler_main(void *unused) {
     sigaddset(&blocked, SIGQUIT);
     pthread_sigmask(SIG_BLOCK, &blocked, NULL);
     pthread_setname_np(pthread_self(), "liftoff-sampler");
+    // A descriptor table of its own, holding none of the program's. The program's threads close
+    // numbers and dup2 over them at any moment (a shell moves its output with close(1), then
+    // dup2): a /proc file this thread opened in a shared table could take a number the program
+    // then took over with dup2, and this thread's close then closed the program's file (its
+    // writes failed with EBADF, 3 % of them in a loop that redirects as a shell does). In its own
+    // table its files never meet the program's, and it keeps none of the program's pipes open.
+#ifdef SYS_close_range
+    lo_threads_set_private_files(syscall(SYS_close_range, 0, ~0U, CLOSE_RANGE_UNSHARE) == 0);
+#else
+    lo_threads_set_private_files(0);
+#endif
 
     pid_t pid = getpid();
     uint64_t period = 1000000000ull / g_rate_hz;

@@ -63,7 +63,21 @@ static uint64_t g_idle_cpu_ns, g_next_list_ns, g_next_exact_ns;
 static uint64_t g_current_tick_ns;
 static uint32_t g_idle_record_ticks, g_generation;
 static pid_t g_sampler_tid;
-static int g_task_fd = -1;
+static int g_task_fd = -1;     // /proc/self/task, opened by the sampler thread
+static int g_private_files;    // the sampler thread has a descriptor table of its own (sampler.c)
+
+void lo_threads_set_private_files(int private_files) {
+    // A new sampler thread opens its own: a number from another table means nothing in it.
+    g_private_files = private_files;
+    g_task_fd = -1;
+}
+
+// Forgets /proc/self/task from another thread: a sampler thread's own table goes with the thread,
+// and closing that number here would close one of the program's files.
+static void lo_forget_task_fd(void) {
+    if (g_task_fd >= 0 && !g_private_files) close(g_task_fd);
+    g_task_fd = -1;
+}
 static _Atomic int g_changed;
 
 static pthread_mutex_t g_names_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -587,10 +601,7 @@ void lo_threads_end(void) {
     lo_thread_table = NULL;
     g_index = NULL;
     g_count = g_capacity = g_index_size = 0;
-    if (g_task_fd >= 0) {
-        close(g_task_fd);
-        g_task_fd = -1;
-    }
+    lo_forget_task_fd();
 }
 
 void lo_threads_after_fork(void) {
@@ -600,8 +611,7 @@ void lo_threads_after_fork(void) {
     g_index = NULL;
     g_count = g_capacity = g_index_size = 0;
     // Opened as /proc/self/task of the parent: the child lists its own.
-    if (g_task_fd >= 0) close(g_task_fd);
-    g_task_fd = -1;
+    lo_forget_task_fd();
     pthread_mutex_init(&g_names_lock, NULL);
     free(g_names);
     g_names = NULL;

@@ -48,9 +48,62 @@ extension AgentPrograms {
             return 0;
         }
         """
+
+    /// Redirects its standard output as a shell does for a builtin, for 1.5 s: close 1, dup2 a file
+    /// there, write, dup2 the saved output back; eight threads that sleep 0.2 ms at a time keep the
+    /// sampler reading their schedstat files. Prints `failed writes=<count> of <rounds>`.
+    static let redirectingLoop = """
+        #include <fcntl.h>
+        #include <pthread.h>
+        #include <stdio.h>
+        #include <time.h>
+        #include <unistd.h>
+        static volatile int done;
+        static void *sleeper(void *unused) {
+            struct timespec pause = {0, 200000};
+            while (!done) nanosleep(&pause, NULL);
+            return unused;
+        }
+        int main(void) {
+            pthread_t threads[8];
+            for (int i = 0; i < 8; i++) pthread_create(&threads[i], NULL, sleeper, NULL);
+            int sink = open("/dev/null", O_WRONLY | O_CLOEXEC), saved = fcntl(1, F_DUPFD_CLOEXEC, 10);
+            long failures = 0, rounds = 0;
+            struct timespec start, now;
+            clock_gettime(CLOCK_MONOTONIC, &start);
+            do {
+                close(1);
+                dup2(sink, 1);
+                if (write(1, "x", 1) != 1) failures++;
+                dup2(saved, 1);
+                rounds++;
+                clock_gettime(CLOCK_MONOTONIC, &now);
+            } while ((now.tv_sec - start.tv_sec) * 1000000000L + (now.tv_nsec - start.tv_nsec) < 1500000000L);
+            done = 1;
+            for (int i = 0; i < 8; i++) pthread_join(threads[i], NULL);
+            printf("failed writes=%ld of %ld\\n", failures, rounds);
+            return 0;
+        }
+        """
 }
 
 extension AgentTests {
+    @Test("the agent's files never take the program's descriptors: a program that redirects its output as a shell does never has a write fail")
+    func descriptorsStayTheProgramsOwn() throws {
+        // The sampler thread once opened /proc files in the program's descriptor table: one could
+        // take the number the program had just closed, the program's dup2 then replaced it, and
+        // the sampler's close closed the program's file (3 % of these writes failed with EBADF,
+        // and under load a shell's `echo >>` failed with "I/O error").
+        let program = try AgentPrograms.build(
+            "redirecting-loop", source: AgentPrograms.redirectingLoop, ext: "c", compiler: "/usr/bin/cc", ["-O1", "-g", "-lpthread"])
+        let result = try profile([program], extra: ["--rate", "10000"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let line = try #require(result.log.split(separator: "\n").first { $0.hasPrefix("failed writes=") }, "\(result.log)")
+        #expect(line.hasPrefix("failed writes=0 of "), "\(line)")
+        let profile = try #require(result.profile)
+        #expect(profile.threads.count == 9, "every thread was listed from /proc in the sampler's own table: \(profile.threads.count)")
+    }
+
     @Test("a loop that makes a system call every few microseconds is found in the call for the share of time it spends there, not each time the signal comes back from the kernel")
     func systemCallShare() throws {
         let program = try AgentPrograms.build(
