@@ -225,7 +225,7 @@ int lo_unwind_linked(void);
 // it is linked, else 0 frames. Callers outside handlers hold the exclusion (lo_unwind_enter_blocking).
 int lo_unwind_backtrace(void **frames, int limit);
 // Sampler thread: loads libunwind once a handler needed it and it is not linked.
-void lo_unwind_load_if_wanted(void);
+void lo_unwind_load_if_wanted(int own_files); // own_files: the calling thread has a descriptor table of its own
 // Unwinds in handlers wait at most 1 ms for an unwind outside a handler; 0 when they gave up.
 int lo_unwind_enter_bounded(void);
 void lo_unwind_exit(void);
@@ -308,6 +308,7 @@ void lo_threads_answer(const lo_slot *slot);
 void lo_threads_end(void);
 // The sampler thread, as it starts: whether it has a descriptor table of its own.
 void lo_threads_set_private_files(int private_files);
+int lo_threads_have_private_files(void);
 // Asks the next tick to list threads again (a thread was created or registered).
 void lo_threads_changed(void);
 

@@ -120,7 +120,7 @@ static void *lo_sampler_main(void *unused) {
         if (!atomic_exchange_explicit(&g_first_tick_done, 1, memory_order_release)) {
             syscall(SYS_futex, &g_first_tick_done, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
         }
-        lo_unwind_load_if_wanted();
+        lo_unwind_load_if_wanted(lo_threads_have_private_files());
         pthread_mutex_unlock(&g_tick_lock);
         next += period;
         now = lo_monotonic_ns();

@@ -72,6 +72,8 @@ void lo_threads_set_private_files(int private_files) {
     g_task_fd = -1;
 }
 
+int lo_threads_have_private_files(void) { return g_private_files; }
+
 // Forgets /proc/self/task from another thread: a sampler thread's own table goes with the thread,
 // and closing that number here would close one of the program's files.
 static void lo_forget_task_fd(void) {

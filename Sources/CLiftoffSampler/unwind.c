@@ -150,7 +150,7 @@ void lo_set_call_result(void *context, long result) {
 #define LO_SYMBOL_NAME_(name) #name
 #define LO_SYMBOL_NAME(name) LO_SYMBOL_NAME_(name)
 
-void lo_unwind_load_if_wanted(void) {
+void lo_unwind_load_if_wanted(int own_files) {
     if (!atomic_load(&g_load_wanted) || atomic_load(&g_load_state) != LO_UNWIND_ABSENT || lo_unwind_linked()) return;
     void *library = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
     lo_loaded_unwind loaded = {0};
@@ -164,7 +164,16 @@ void lo_unwind_load_if_wanted(void) {
         return;
     }
     g_loaded = loaded;
-    // One unwind of this thread, outside any handler, sets up libunwind's global state.
+    // libunwind's global state includes a pipe it checks addresses through when it steps a frame
+    // by its frame pointer, and it reopens that pipe (closing the old numbers) wherever the pipe
+    // is not valid. Made by a thread with a descriptor table of its own, the pipe would be
+    // invalid in the program's threads, whose handlers would then close the program's files at
+    // those numbers. So such a thread leaves the setup to the first handler that steps, in the
+    // program's table; otherwise one unwind of this thread, outside any handler, does it.
+    if (own_files) {
+        atomic_store_explicit(&g_load_state, LO_UNWIND_LOADED, memory_order_release);
+        return;
+    }
     sigset_t saved;
     lo_unwind_enter_blocking(&saved);
     ucontext_t context;

@@ -97,7 +97,11 @@ struct LibraryLoadingRule: InsightRule {
         guard cost >= thresholdNs, cost > 0 else { return nil }
         let beforeMain = launch.ns(of: samples.filter { launch.profile.samples.timeNs[$0] < mainEntry })
         let evidence = launch.evidence(of: samples, thread: launch.mainThreadID)
-        let place = evidence.stacks.first?.programFrame.map { ", from \($0)" } ?? ""
+        // The program's function that most of the loading came from, over every sample: one
+        // stack may lack it (a walk cut short in code the loader had just mapped).
+        var byStack: [Int: UInt64] = [:]
+        for sample in samples { byStack[launch.profile.samples.stack[sample], default: 0] &+= launch.ns(of: sample) }
+        let place = launch.topCaller(of: byStack).map { ", from \($0)" } ?? ""
         var finding = "Loading and initializing libraries took \(LaunchWindow.ms(cost)) of \(launch.launchesOnMainThread ? "the main thread" : "the launch's thread")\(place)"
         finding += beforeMain > 0 ? "; \(LaunchWindow.ms(beforeMain)) of it before main." : "."
         return insight(launch, finding: finding, costNs: cost, thresholdNs: thresholdNs, evidence: evidence)
