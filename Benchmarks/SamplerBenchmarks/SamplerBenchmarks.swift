@@ -302,6 +302,23 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark("paired 10 kHz vs unsampled", configuration: pairs) { benchmark in
         measurePairs(benchmark, rate: 10_000)
     }
+    // What telling disk waits apart costs a thread that answers its signal in time: 10 kHz with
+    // the state check against 10 kHz without it (such a thread is never checked; a late or partly
+    // idle one has its /proc state read).
+    Benchmark("paired disk-wait check on vs off, 10 kHz", configuration: pairs) { benchmark in
+        for (round, _) in benchmark.scaledIterations.enumerated() {
+            func sampled(checks: Bool) -> UInt64 {
+                try? Sampler.start(SamplerConfiguration(rateHz: 10_000, checksDiskWaits: checks))
+                let elapsed = timedWorkload()
+                _ = Sampler.stop()
+                return elapsed
+            }
+            let (off, on) = inAlternatingOrder(round: round, baseline: { sampled(checks: false) }, treatment: { sampled(checks: true) })
+            benchmark.measurement(ratioMetric, Int(on * 1_000_000 / max(off, 1)))
+            benchmark.measurement(baseMetric, Int(off))
+            benchmark.measurement(sampledMetric, Int(on))
+        }
+    }
     // The floor: a signal with an empty handler, at the same rates, against the same workload.
     Benchmark("paired bare signals 1 kHz vs none", configuration: pairs) { benchmark in
         measureSignalFloor(benchmark, rate: 1000)

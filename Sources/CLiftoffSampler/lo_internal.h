@@ -309,6 +309,8 @@ void lo_threads_end(void);
 // The sampler thread, as it starts: whether it has a descriptor table of its own.
 void lo_threads_set_private_files(int private_files);
 int lo_threads_have_private_files(void);
+// Session start: whether threads' states are read to tell disk waits (LO_SKIP_DISK_CHECK).
+void lo_threads_set_disk_check(int checks);
 // Asks the next tick to list threads again (a thread was created or registered).
 void lo_threads_changed(void);
 

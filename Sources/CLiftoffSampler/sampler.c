@@ -190,6 +190,7 @@ lo_status lo_sampler_start(const lo_config *config) {
     g_rate_hz = rate;
     g_all_threads = config && (config->flags & LO_SAMPLE_ALL_THREADS);
     g_defer_first_tick = config && (config->flags & LO_DEFER_FIRST_TICK);
+    lo_threads_set_disk_check(!(config && (config->flags & LO_SKIP_DISK_CHECK)));
     lo_walk_prepare();
     lo_handler_set_verify(config && (config->flags & LO_VERIFY_WALK));
     lo_snapshot_refresh();

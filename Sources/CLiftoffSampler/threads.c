@@ -74,6 +74,9 @@ void lo_threads_set_private_files(int private_files) {
 
 int lo_threads_have_private_files(void) { return g_private_files; }
 
+static int g_disk_check = 1; // a late or partly idle answer's thread state is read (LO_SKIP_DISK_CHECK)
+void lo_threads_set_disk_check(int checks) { g_disk_check = checks; }
+
 // Forgets /proc/self/task from another thread: a sampler thread's own table goes with the thread,
 // and closing that number here would close one of the program's files.
 static void lo_forget_task_fd(void) {
@@ -379,7 +382,8 @@ static uint64_t lo_check(lo_thread *thread, pid_t pid, uint64_t now_ns, uint64_t
         // (state D), which the signal cannot interrupt (between two faults it may run a little).
         // Which one is read now, for this tick; the answer, when it comes, splits its late ticks
         // accordingly.
-        if (now_ns > thread->sent_ns && now_ns - thread->sent_ns >= lo_tick_runnable_ns && lo_thread_in_disk_wait(thread->tid)) {
+        if (now_ns > thread->sent_ns && now_ns - thread->sent_ns >= lo_tick_runnable_ns && g_disk_check &&
+            lo_thread_in_disk_wait(thread->tid)) {
             thread->disk_ticks++;
         }
         if (now_ns < thread->sent_ns || now_ns - thread->sent_ns < LO_PENDING_TIMEOUT_NS) return moved;
@@ -440,7 +444,8 @@ static uint64_t lo_check(lo_thread *thread, pid_t pid, uint64_t now_ns, uint64_t
         // now (a page fault that reads) answers when the read completes, often within the
         // tick: its answer is counted by the CPU it used, and the rest as waiting for the disk.
         // Only such partly idle ticks cost the read of its state.
-        thread->sent_in_disk = thread->checked && used < lo_tick_period_ns / 2 && lo_thread_in_disk_wait(thread->tid);
+        thread->sent_in_disk =
+            g_disk_check && thread->checked && used < lo_tick_period_ns / 2 && lo_thread_in_disk_wait(thread->tid);
         uint64_t window = now_ns > thread->base_ns ? now_ns - thread->base_ns : 0;
         thread->partly_idle = thread->checked && used + lo_tick_period_ns / 4 <= window;
         siginfo_t signal;

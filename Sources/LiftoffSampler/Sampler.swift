@@ -64,17 +64,23 @@ public struct SamplerConfiguration: Sendable, Equatable {
     /// are folded away, so that an async stack reads like the code. Setting the environment
     /// variable `LIFTOFF_EXECUTOR_FRAMES=1` turns it on too.
     public var keepsExecutorFrames: Bool
+    /// Whether a thread that answers its signal late, or used under half a tick, has its state read
+    /// from `/proc` to tell a wait for the disk (a page fault or a read, state `D`) from a wait for a
+    /// core. On by default; without it those waits count as waiting for a core. A thread that
+    /// answers in time is never checked.
+    public var checksDiskWaits: Bool
 
     /// Creates a configuration.
     public init(
         rateHz: Int = 1000, ringCapacity: Int = 4096, threads: Threads = .all, verifiesWalk: Bool = false,
-        keepsExecutorFrames: Bool = false
+        keepsExecutorFrames: Bool = false, checksDiskWaits: Bool = true
     ) {
         self.rateHz = rateHz
         self.ringCapacity = ringCapacity
         self.threads = threads
         self.verifiesWalk = verifiesWalk
         self.keepsExecutorFrames = keepsExecutorFrames
+        self.checksDiskWaits = checksDiskWaits
     }
 
     /// The environment variable that keeps executor frames when set to `1`.
@@ -225,7 +231,8 @@ public enum Sampler {
         var config = lo_config(
             rate_hz: UInt32(configuration.rateHz), ring_capacity: UInt32(configuration.ringCapacity),
             flags: (configuration.threads == .all ? UInt32(LO_SAMPLE_ALL_THREADS) : 0)
-                | (configuration.verifiesWalk ? UInt32(LO_VERIFY_WALK) : 0))
+                | (configuration.verifiesWalk ? UInt32(LO_VERIFY_WALK) : 0)
+                | (configuration.checksDiskWaits ? 0 : UInt32(LO_SKIP_DISK_CHECK)))
         try lifecycle.withLock { _ in
             let alreadyRunning = lo_sampler_is_running() != 0
             let status = lo_sampler_start(&config)
