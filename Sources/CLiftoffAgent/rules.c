@@ -1,14 +1,17 @@
-// Thread rules in a program that does not link Liftoff (`liftoff profile --rules`): with
-// LIFTOFF_AGENT_RULES=1 the agent arms the sampler library's blocking-call checks (blocking.c) from
+// Thread rules in a program that does not link Liftoff (`liftoff profile --rules`, or `--rule
+// NAME=POLICY`): with LIFTOFF_AGENT_RULES=1 (every rule, recorded) or `rule=policy,…` (record, log
+// or trap) the agent arms the sampler library's blocking-call checks (blocking.c) from
 // its start, and keeps each call the program's main thread made to the C library's file, socket,
 // name-lookup, sleep and wait functions with its stack from the program's caller on, one entry per rule and call site, its repeats counted. The
 // recording carries them as lines (lo_agent_violations_text); `liftoff` names the rules and
 // symbolizes the stacks. The checks stop before the agent writes its recording, and when it stands
 // down for a program that links Liftoff (whose own rules apply).
 
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lo_sampler.h"
 #include "rules.h"
@@ -35,6 +38,10 @@ static atomic_flag sites_lock = ATOMIC_FLAG_INIT;
 static _Atomic int armed;
 static _Atomic uint64_t sites_dropped;
 
+// Each rule's policy, by its LO_BLOCKING_ number: off, or what a call that breaks it does.
+enum { LO_POLICY_OFF = 0, LO_POLICY_RECORD, LO_POLICY_LOG, LO_POLICY_TRAP };
+static int policies[LO_BLOCKING_SLEEP + 1];
+
 static void lock_sites(void) {
     while (atomic_flag_test_and_set_explicit(&sites_lock, memory_order_acquire)) {
     }
@@ -49,10 +56,34 @@ static int same_site(const lo_rule_site *site, int rule, const uintptr_t *frames
     return memcmp(site->frames, frames, (size_t)compared * sizeof frames[0]) == 0;
 }
 
+static const char *rule_name(int rule);
+static void append(char *buffer, size_t capacity, size_t *used, const char *text, size_t length);
+static void record(int rule, const char *operation, uintptr_t caller);
+
 // The reporter blocking.c calls on the thread that made the call (never in a signal handler).
 static void report(int rule, const char *operation, uint64_t waited_ns, uintptr_t caller) {
-    if (!atomic_load(&armed)) return;
+    if (!atomic_load(&armed) || rule < 1 || rule > LO_BLOCKING_SLEEP || policies[rule] == LO_POLICY_OFF) return;
     (void)waited_ns;
+    record(rule, operation, caller);
+    if (policies[rule] == LO_POLICY_LOG || policies[rule] == LO_POLICY_TRAP) {
+        // One line as the call is made: "liftoff: sleep-on-main: usleep(30000) on the main thread".
+        char line[LO_RULES_OPERATION + 64];
+        size_t used = 0;
+        const char *name = rule_name(rule);
+        append(line, sizeof line, &used, "liftoff: ", 9);
+        append(line, sizeof line, &used, name, strlen(name));
+        append(line, sizeof line, &used, ": ", 2);
+        append(line, sizeof line, &used, operation, strlen(operation));
+        append(line, sizeof line, &used, " on the main thread\n", 20);
+        ssize_t ignored = write(2, line, used);
+        (void)ignored;
+    }
+    // The recording is written by the agent's handler for the fatal signal, violation included.
+    if (policies[rule] == LO_POLICY_TRAP) raise(SIGTRAP);
+}
+
+// Keeps the call: a new site, or one more call at a site seen before.
+static void record(int rule, const char *operation, uintptr_t caller) {
     uintptr_t stack[LO_RULES_FRAMES + 16];
     int depth = lo_capture_current_stack(stack, LO_RULES_FRAMES + 16);
     // From the program's caller of the C library's function on.
@@ -94,9 +125,39 @@ static void report(int rule, const char *operation, uint64_t waited_ns, uintptr_
     unlock_sites();
 }
 
+// Reads LIFTOFF_AGENT_RULES into `policies`; 0 when it names no rule.
+static int read_policies(const char *value) {
+    static const char *const names[] = {"", "disk-read-on-main", "disk-write-on-main", "network-on-main", "sleep-on-main"};
+    static const char *const words[] = {"", "record", "log", "trap"};
+    if (strcmp(value, "1") == 0) {
+        for (int rule = 1; rule <= LO_BLOCKING_SLEEP; rule++) policies[rule] = LO_POLICY_RECORD;
+        return 1;
+    }
+    int any = 0;
+    // "rule=policy,rule=policy": liftoff wrote it; anything else in it is ignored.
+    for (const char *at = value; *at;) {
+        const char *end = strchr(at, ',');
+        size_t length = end ? (size_t)(end - at) : strlen(at);
+        const char *equals = memchr(at, '=', length);
+        size_t name_length = equals ? (size_t)(equals - at) : length;
+        for (int rule = 1; rule <= LO_BLOCKING_SLEEP; rule++) {
+            if (strlen(names[rule]) != name_length || strncmp(at, names[rule], name_length) != 0) continue;
+            int policy = LO_POLICY_RECORD;
+            for (int word = LO_POLICY_RECORD; word <= LO_POLICY_TRAP && equals; word++) {
+                size_t word_length = length - name_length - 1;
+                if (strlen(words[word]) == word_length && strncmp(equals + 1, words[word], word_length) == 0) policy = word;
+            }
+            policies[rule] = policy;
+            any = 1;
+        }
+        at += length + (end ? 1 : 0);
+    }
+    return any;
+}
+
 void lo_agent_rules_begin(void) {
     const char *value = getenv(LO_RULES_ENV);
-    if (value == NULL || strcmp(value, "1") != 0) return;
+    if (value == NULL || !read_policies(value)) return;
     lo_blocking_set_reporter(report);
     int expected = 0;
     if (atomic_compare_exchange_strong(&armed, &expected, 1)) lo_blocking_arm(1);

@@ -17,8 +17,10 @@ struct AgentLaunch {
     var rateHz: Int
     /// Whether the processes the program starts are profiled too.
     var followsChildren: Bool
-    /// Whether the agent checks the blocking-call thread rules on each program's main thread.
-    var checksRules = false
+    /// The blocking-call thread rules the agent checks on each program's main thread, each with
+    /// its policy (`LIFTOFF_AGENT_RULES`: `1` for all of them, recorded, or
+    /// `rule=policy,…`); nil for none.
+    var rules: String?
 
     /// The audit library's file name: `liftoff` sets it in `LD_AUDIT` when it lies beside the agent.
     static let auditLibraryName = "libLiftoffAudit.so"
@@ -87,7 +89,7 @@ struct AgentLaunch {
         environment["LIFTOFF_AGENT_OUT"] = folder.path
         environment["LIFTOFF_AGENT_RATE"] = String(rateHz)
         environment["LIFTOFF_AGENT_CHILDREN"] = followsChildren ? "1" : "0"
-        environment["LIFTOFF_AGENT_RULES"] = checksRules ? "1" : nil
+        environment["LIFTOFF_AGENT_RULES"] = rules
         environment["LIFTOFF_AGENT_IMAGE"] = nil
         environment["LIFTOFF_AGENT_ROOT"] = nil
         return environment

@@ -66,12 +66,44 @@ struct AgentOptions: ParsableArguments {
         help: "Check the thread rules on each program's main thread: its calls to the C library's file, socket, name-lookup, sleep and wait functions (disk-read-on-main, disk-write-on-main, network-on-main, sleep-on-main), each with its stack, in the profile.")
     var rules = false
 
+    @Option(
+        name: .customLong("rule"),
+        help: ArgumentHelp(
+            "Check one thread rule on each program's main thread, with its policy: record (the default) keeps each call in the profile; log also prints a line on standard error as the call is made; trap also stops the program with SIGTRAP at its first such call. Repeat it for more rules; it replaces --rules.",
+            valueName: "rule[=policy]"))
+    var ruleSpecs: [String] = []
+
+    /// The blocking-call rules the agent checks by name, and the policies it knows.
+    static let agentRules = ["disk-read-on-main", "disk-write-on-main", "network-on-main", "sleep-on-main"]
+    static let agentPolicies = ["record", "log", "trap"]
+
     func validate() throws {
         guard (1...10_000).contains(rate) else { throw ValidationError("--rate must be between 1 and 10000 Hz, not \(rate).") }
+        _ = try agentRules()
+    }
+
+    /// `LIFTOFF_AGENT_RULES` for the agent: `1` for --rules, `rule=policy,…` for --rule, nil for neither.
+    func agentRules() throws -> String? {
+        guard !ruleSpecs.isEmpty else { return rules ? "1" : nil }
+        var policies: [String: String] = [:]
+        for spec in ruleSpecs {
+            let parts = spec.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+            let name = parts[0], policy = parts.count == 2 ? parts[1] : "record"
+            guard Self.agentRules.contains(name) else {
+                throw ValidationError(
+                    "--rule \(String(reflecting: spec)): \(String(reflecting: name)) is not a rule the agent checks; it checks \(Self.agentRules.joined(separator: ", ")).")
+            }
+            guard Self.agentPolicies.contains(policy) else {
+                throw ValidationError(
+                    "--rule \(String(reflecting: spec)): the policy must be \(Self.agentPolicies.joined(separator: ", ")), not \(String(reflecting: policy)).")
+            }
+            policies[name] = policy
+        }
+        return Self.agentRules.compactMap { name in policies[name].map { "\(name)=\($0)" } }.joined(separator: ",")
     }
 
     /// The launch through `library`, its recordings in `folder`.
     func launch(library: String, folder: URL) -> AgentLaunch {
-        AgentLaunch(library: library, folder: folder, rateHz: rate, followsChildren: !noChildren, checksRules: rules)
+        AgentLaunch(library: library, folder: folder, rateHz: rate, followsChildren: !noChildren, rules: try? agentRules())
     }
 }

@@ -65,9 +65,10 @@ public struct SamplerConfiguration: Sendable, Equatable {
     /// variable `LIFTOFF_EXECUTOR_FRAMES=1` turns it on too.
     public var keepsExecutorFrames: Bool
     /// Whether a thread that answers its signal late, or used under half a tick, has its state read
-    /// from `/proc` to tell a wait for the disk (a page fault or a read, state `D`) from a wait for a
-    /// core. On by default; without it those waits count as waiting for a core. A thread that
-    /// answers in time is never checked.
+    /// from `/proc` to tell a wait for the disk (a page fault or a read, state `D`) from other waits.
+    /// On by default; without it a late answer's ticks are split only by the run-queue wait the
+    /// thread's schedstat reports, so a disk wait counts as running. A thread that answers in time
+    /// is never checked.
     public var checksDiskWaits: Bool
 
     /// Creates a configuration.

@@ -89,6 +89,35 @@ struct AgentRulesTests {
         #expect(html.contains("\"disk-read-on-main\"") && html.contains("wait_for_network"), "the report's data holds the violations")
     }
 
+    @Test("--rule checks only the rules it names, each with its policy: log prints a line at the call, trap stops the program with SIGTRAP and keeps the violation")
+    func rulePolicies() throws {
+        let program = try RulesPrograms.blockingProgram()
+        let settings = temporaryFolder().appendingPathComponent("settings.txt")
+        try "key = value\n".write(to: settings, atomically: true, encoding: .utf8)
+        func run(_ rules: [String]) throws -> (result: (status: Int32, stdout: String, stderr: String), profile: Profile?) {
+            let out = temporaryFolder()
+            let result = try BuiltTool.find().run(["profile", "--out", out.path] + rules.flatMap { ["--rule", $0] } + ["--", program, settings.path])
+            let log = (try? String(contentsOf: out.appendingPathComponent("output.log"), encoding: .utf8)) ?? ""
+            return ((result.status, result.stdout + log, result.stderr), try? Profile.load(from: out.appendingPathComponent("profile.json")))
+        }
+
+        let logged = try run(["sleep-on-main=log"])
+        #expect(logged.result.status == 0, "\(logged.result.stderr)")
+        let violations = try #require(logged.profile).violations
+        #expect(violations.map(\.rule) == [.sleepOnMain], "only the rule named: \(violations.map(\.message))")
+        #expect(logged.result.stdout.contains("liftoff: sleep-on-main: "), "the line at the call: \(logged.result.stdout)")
+
+        let trapped = try run(["disk-read-on-main", "sleep-on-main=trap"])
+        let profile = try #require(trapped.profile, "\(trapped.result.stderr)")
+        #expect(profile.processes.first?.signal == Int(SIGTRAP), "\(profile.processes)")
+        #expect(profile.violations.contains { $0.rule == .sleepOnMain }, "the call that trapped: \(profile.violations.map(\.message))")
+        #expect(profile.violations.contains { $0.rule == .diskReadOnMain }, "recorded before it: \(profile.violations.map(\.message))")
+        #expect(!trapped.result.stdout.contains("liftoff: disk-read-on-main"), "record prints nothing: \(trapped.result.stdout)")
+
+        let refused = try BuiltTool.find().run(["profile", "--rule", "sleep-on-main=panic", "--", program, settings.path])
+        #expect(refused.status == 64 && refused.stderr.contains("the policy must be record, log, trap, not \"panic\""), "\(refused.stderr)")
+    }
+
     @Test("without --rules, nothing is checked")
     func offByDefault() throws {
         let program = try RulesPrograms.blockingProgram()

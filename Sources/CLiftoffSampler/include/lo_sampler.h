@@ -66,9 +66,9 @@ extern "C" {
 /// that ends within a period pays for no more than the thread's creation. The injected agent's:
 /// a shell's children and the programs they exec live a fraction of a millisecond.
 #define LO_DEFER_FIRST_TICK 4u
-/// `lo_config.flags`: never read a thread's state from /proc to tell a disk wait from a wait for a
-/// core (late answers then count as waiting for a core). A thread that answers in time is never
-/// read either way.
+/// `lo_config.flags`: never read a thread's state from /proc to tell a disk wait (late answers are
+/// then split by the run-queue wait alone, and a disk wait counts as running). A thread that
+/// answers in time is never read either way.
 #define LO_SKIP_DISK_CHECK 8u
 
 /// Result codes of the sampler API.
