@@ -139,8 +139,25 @@ static size_t copy_arguments(int argc, char **argv, char *out, size_t capacity) 
     return used;
 }
 
+// After an exec that held SIGPROF for the agent (agent_exec.c): whatever the previous program's
+// sampler sent is not this one's; it is taken, and SIGPROF is unblocked as the program had it.
+static void release_held_sigprof(void) {
+    const char *held = getenv(LO_ENV_HELD);
+    if (held == NULL) return;
+    unsetenv(LO_ENV_HELD);
+    if (strcmp(held, "1") != 0) return;
+    sigset_t prof;
+    sigemptyset(&prof);
+    sigaddset(&prof, SIGPROF);
+    struct timespec now = {0, 0};
+    while (sigtimedwait(&prof, NULL, &now) == SIGPROF) {
+    }
+    pthread_sigmask(SIG_UNBLOCK, &prof, NULL);
+}
+
 __attribute__((constructor)) static void lo_agent_start(int argc, char **argv, char **envp) {
     (void)envp;
+    release_held_sigprof();
     const char *out = getenv(LO_ENV_OUT);
     if (!out || !*out || strlen(out) >= sizeof lo_agent.directory - 64) return;
     Dl_info self;

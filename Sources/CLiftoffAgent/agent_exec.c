@@ -13,6 +13,8 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -37,6 +39,7 @@ typedef struct lo_env {
     char out[PATH_MAX + 32];
     char rate[48];
     char children[48];
+    int with_agent; // `entries` run the new program with the agent
 } lo_env;
 
 static int has_prefix(const char *entry, const char *name) {
@@ -80,7 +83,7 @@ static char *const *agent_environment(char *const *envp, lo_env *env, pid_t pid,
     for (char *const *entry = envp; entry && *entry; entry++) {
         if (has_prefix(*entry, "LD_PRELOAD")) preload = *entry + 11;
         if (has_prefix(*entry, LO_ENV_IMAGE) || has_prefix(*entry, LO_ENV_OUT) || has_prefix(*entry, LO_ENV_RATE) ||
-            has_prefix(*entry, LO_ENV_CHILDREN) || has_prefix(*entry, "LD_PRELOAD")) {
+            has_prefix(*entry, LO_ENV_CHILDREN) || has_prefix(*entry, LO_ENV_HELD) || has_prefix(*entry, "LD_PRELOAD")) {
             continue;
         }
         if (count == LO_MAX_ENV) return envp;
@@ -118,6 +121,7 @@ static char *const *agent_environment(char *const *envp, lo_env *env, pid_t pid,
     env->entries[count++] = env->children;
     env->entries[count++] = env->image;
     env->entries[count] = NULL;
+    env->with_agent = 1;
     return env->entries;
 }
 
@@ -157,7 +161,7 @@ static char *const *without_agent(char *const *envp, lo_env *env) {
     size_t count = 0;
     for (char *const *entry = envp; entry && *entry; entry++) {
         if (has_prefix(*entry, LO_ENV_IMAGE) || has_prefix(*entry, LO_ENV_OUT) || has_prefix(*entry, LO_ENV_RATE) ||
-            has_prefix(*entry, LO_ENV_CHILDREN) || has_prefix(*entry, LO_ENV_ROOT)) {
+            has_prefix(*entry, LO_ENV_CHILDREN) || has_prefix(*entry, LO_ENV_ROOT) || has_prefix(*entry, LO_ENV_HELD)) {
             continue;
         }
         if (count == LO_MAX_ENV) return envp;
@@ -189,6 +193,7 @@ static char *const *without_agent(char *const *envp, lo_env *env) {
 // was written for it (sampling resumes if the exec fails).
 static char *const *before_exec(char *const *envp, lo_env *env, int *ended, const char *target) {
     *ended = 0;
+    env->with_agent = 0;
     if (lo_agent.directory[0] == 0) return envp;
     pid_t pid = (pid_t)syscall(SYS_getpid);
     if (lo_agent_records()) {
@@ -251,13 +256,39 @@ typedef int (*lo_execveat_function)(int, const char *, char *const[], char *cons
 typedef int (*lo_spawn_function)(pid_t *, const char *, const posix_spawn_file_actions_t *, const posix_spawnattr_t *,
                                  char *const[], char *const[]);
 
+// Holds SIGPROF blocked on the calling thread across an exec whose new program loads the agent,
+// and tells that agent so (LO_ENV_HELD=1, appended to `env`), unless the program had it blocked
+// itself. An exec keeps a pending signal and resets its handler: a SIGPROF the sampler sent, or a
+// retake timer raised, just before would end the new program before its loader is done (a
+// shell's command died of SIGPROF under load). The new program's agent takes what is pending and
+// unblocks SIGPROF before anything else. 1 when held; `saved` is the mask to restore.
+static int hold_sigprof(lo_env *env, sigset_t *saved) {
+    if (!env->with_agent) return 0;
+    sigset_t prof;
+    sigemptyset(&prof);
+    sigaddset(&prof, SIGPROF);
+    if (pthread_sigmask(SIG_BLOCK, &prof, saved) != 0 || sigismember(saved, SIGPROF)) return 0;
+    size_t count = 0;
+    while (env->entries[count]) count++;
+    if (count < LO_MAX_ENV + 7) {
+        env->entries[count++] = (char *)LO_ENV_HELD "=1";
+        env->entries[count] = NULL;
+    }
+    return 1;
+}
+
 // Runs the exec `call` with `passed`, the environment the new program gets (see before_exec).
 #define LO_EXEC(target, call)                                            \
     do {                                                                 \
         lo_env env;                                                      \
         int ended;                                                       \
+        sigset_t saved;                                                  \
         char *const *passed = before_exec(envp, &env, &ended, target);   \
+        int held = hold_sigprof(&env, &saved);                           \
         int result = (call);                                             \
+        int failure = errno;                                             \
+        if (held) pthread_sigmask(SIG_SETMASK, &saved, NULL);            \
+        errno = failure;                                                 \
         after_failed_exec(ended);                                        \
         return result;                                                   \
     } while (0)

@@ -21,6 +21,8 @@
 #define LO_ENV_LAUNCH "LIFTOFF_LAUNCH_NS"
 // Set to 1 in the environment of a program Liftoff runs for itself: the agent does not follow it.
 #define LO_ENV_EXCLUDE "LIFTOFF_AGENT_EXCLUDE"
+// Set by an exec that held SIGPROF blocked for the agent (agent_exec.c); the next agent releases it.
+#define LO_ENV_HELD "LIFTOFF_AGENT_SIGPROF_HELD"
 
 typedef struct lo_agent_state {
     pid_t pid;                 // the process recorded; 0 when the agent does not record here
