@@ -260,12 +260,15 @@ struct DiskWaitTests {
     func coldSystem() throws {
         guard getuid() == 0 else { return }
         // A data file the program reads with read(2): no first run sees it mapped, so --cache cold
-        // keeps it; dropping the whole cache does not.
+        // keeps it; dropping the whole cache does not. The program prints what its read of that
+        // file alone took from storage (other suites may evict files the interpreter loads).
         let data = temporaryFolder().appendingPathComponent("data.bin")
         try Data(repeating: 7, count: 4 << 20).write(to: data)
         let reader = [
             "/usr/bin/python3", "-c",
-            "import sys; open(sys.argv[1], 'rb').read(); print([l for l in open('/proc/self/io') if l.startswith('read_bytes')][0].strip())",
+            "import sys\n"
+                + "def io(): return int([l for l in open('/proc/self/io') if l.startswith('read_bytes')][0].split()[1])\n"
+                + "before = io(); open(sys.argv[1], 'rb').read(); print('read_bytes:', io() - before)",
             data.path,
         ]
         func readBytes(_ output: String) -> Int? {
