@@ -97,14 +97,40 @@ typedef int (*lo_create_function)(pthread_t *, const pthread_attr_t *, void *(*)
 static _Atomic(lo_create_function) g_real_create;
 
 // A new thread reads its Swift task once before its own code runs (lo_task_storage_touch).
+//
+// The block that carries the thread's function to it is never freed by the new thread: a thread's
+// first free (or malloc) sets up the C library's per-thread cache and may make an arena, and the
+// first arena a process makes reads /sys/devices/system/cpu/online, opening a descriptor in the
+// program's table from a thread that would otherwise open none. A program that closes a number and
+// dup2s over it then and there (a shell moving its output) lost a write to it. The new thread hands
+// the block back to a list instead, and the next pthread_create takes it from there.
 typedef struct lo_thread_start {
     void *(*start)(void *);
     void *argument;
+    struct lo_thread_start *next;
 } lo_thread_start;
+
+static pthread_mutex_t g_spare_starts_lock = PTHREAD_MUTEX_INITIALIZER;
+static lo_thread_start *g_spare_starts;
+
+static lo_thread_start *lo_take_start_block(void) {
+    pthread_mutex_lock(&g_spare_starts_lock);
+    lo_thread_start *block = g_spare_starts;
+    if (block != NULL) g_spare_starts = block->next;
+    pthread_mutex_unlock(&g_spare_starts_lock);
+    return block != NULL ? block : malloc(sizeof *block);
+}
+
+static void lo_return_start_block(lo_thread_start *block) {
+    pthread_mutex_lock(&g_spare_starts_lock);
+    block->next = g_spare_starts;
+    g_spare_starts = block;
+    pthread_mutex_unlock(&g_spare_starts_lock);
+}
 
 static void *lo_thread_begins(void *argument) {
     lo_thread_start begin = *(lo_thread_start *)argument;
-    free(argument);
+    lo_return_start_block(argument);
     lo_task_storage_touch();
     return begin.start(begin.argument);
 }
@@ -116,12 +142,12 @@ int pthread_create(pthread_t *thread, const pthread_attr_t *attributes, void *(*
         if (real == NULL) LO_FAIL("pthread_create not found in the C library");
         atomic_store_explicit(&g_real_create, real, memory_order_relaxed);
     }
-    lo_thread_start *begin = malloc(sizeof *begin);
+    lo_thread_start *begin = lo_take_start_block();
     int result;
     if (begin != NULL) {
-        *begin = (lo_thread_start){.start = start, .argument = argument};
+        *begin = (lo_thread_start){.start = start, .argument = argument, .next = NULL};
         result = real(thread, attributes, lo_thread_begins, begin);
-        if (result != 0) free(begin);
+        if (result != 0) lo_return_start_block(begin);
     } else {
         result = real(thread, attributes, start, argument);
     }
@@ -620,6 +646,9 @@ void lo_threads_after_fork(void) {
     // Opened as /proc/self/task of the parent: the child lists its own.
     lo_forget_task_fd();
     pthread_mutex_init(&g_names_lock, NULL);
+    // Another thread may have held the spare blocks' list mid-change: the child starts a new one.
+    pthread_mutex_init(&g_spare_starts_lock, NULL);
+    g_spare_starts = NULL;
     free(g_names);
     g_names = NULL;
     g_name_count = g_name_capacity = 0;
