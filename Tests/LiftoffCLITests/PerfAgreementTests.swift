@@ -52,11 +52,10 @@ struct PerfAgreementTests {
         #expect(pooled.liftoff >= 300 && pooled.perf >= 300, "\(pooled)")
         // Two samplers of one distribution differ by the sampling noise alone (about 0.075 for 1,600
         // samples a side). Measured here: 0.079 and 0.082 on an idle machine; 0.124 against a noise of
-        // 0.084 during the whole suite, and once 0.170 against 0.081; 1.1 to 1.2 times the noise with
-        // both cores busy. The aim is 0.10; the bound allows 2.5 times the noise, never more than 0.2,
-        // since a busy machine breaks a thread's running into pieces that the two tools count
-        // differently. (A sampler losing its signals measured 0.45.)
-        let bound = max(0.12, 2.5 * pooled.noise)
+        // 0.084 during the whole suite; 1.1 to 1.2 times the noise with both cores busy. The aim is 0.10;
+        // the bound allows twice the noise, since a busy machine breaks a thread's running into pieces
+        // that the two tools count differently. (A sampler losing its signals measured 0.45.)
+        let bound = max(0.12, 2 * pooled.noise)
         #expect(
             pooled.distance <= min(bound, 0.2),
             "total-variation distance \(pooled.distance), sampling noise \(pooled.noise) (\(pooled.liftoff) vs \(pooled.perf) samples)")
