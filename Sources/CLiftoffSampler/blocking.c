@@ -400,7 +400,17 @@ FILE *fopen64(const char *path, const char *mode) {
 // A new socket's number may have been another descriptor's: its kind is told afresh.
 int socket(int domain, int type, int protocol) { return lo_opened(lo_real_socket()(domain, type, protocol)); }
 
-LO_INTERPOSE(ssize_t, read, (int fd, void *buffer, size_t count), (fd, buffer, count), lo_check_fd("read", fd, 0, LO_CALLER))
+static ssize_t lo_checked_read(int fd, void *buffer, size_t count) {
+    lo_check_fd("read", fd, 0, LO_CALLER);
+    LO_MUSTTAIL return lo_real_read()(fd, buffer, count);
+}
+ssize_t read(int fd, void *buffer, size_t count) {
+    if (lo_is_unwind_pipe(fd)) {
+        errno = EAGAIN; // libunwind's stand-in pipe is always empty
+        return -1;
+    }
+    LO_MUSTTAIL return (lo_checking() ? lo_checked_read : lo_real_read())(fd, buffer, count);
+}
 // Standard output and error, handed to the output hook when one watches them (the agent: which
 // thread wrote a --ready line). Told before the call, with the bytes the call is given.
 static _Atomic(lo_output_hook) lo_output_watch;
@@ -418,6 +428,12 @@ static ssize_t lo_checked_write(int fd, const void *buffer, size_t count) {
     LO_MUSTTAIL return lo_real_write()(fd, buffer, count);
 }
 ssize_t write(int fd, const void *buffer, size_t count) {
+    if (lo_is_unwind_pipe(fd)) {
+        if (count == 0) return 0;
+        if (fd == LO_UNWIND_PIPE_WRITE) return lo_unwind_pipe_write(buffer);
+        errno = EBADF;
+        return -1;
+    }
     lo_note_output(fd, buffer, count);
     LO_MUSTTAIL return (lo_checking() ? lo_checked_write : lo_real_write())(fd, buffer, count);
 }
@@ -453,6 +469,7 @@ LO_INTERPOSE(int, fsync, (int fd), (fd), lo_check_fd("fsync", fd, 1, LO_CALLER))
 LO_INTERPOSE(int, fdatasync, (int fd), (fd), lo_check_fd("fdatasync", fd, 1, LO_CALLER))
 // A descriptor closed or replaced is told afresh when next used.
 int close(int fd) {
+    if (lo_is_unwind_pipe(fd)) return 0;
     lo_fd_forget(fd);
     LO_MUSTTAIL return lo_real_close()(fd);
 }
@@ -474,6 +491,7 @@ int dup(int fd) { return lo_opened(lo_real_dup()(fd)); }
 int eventfd(unsigned int value, int flags) { return lo_opened(lo_real_eventfd()(value, flags)); }
 
 int pipe(int fds[2]) {
+    if (lo_unwind_pipe_made(fds, LO_CALLER)) return 0;
     int result = lo_real_pipe()(fds);
     if (result == 0) {
         lo_fd_forget(fds[0]);
@@ -483,6 +501,7 @@ int pipe(int fds[2]) {
 }
 
 int pipe2(int fds[2], int flags) {
+    if (lo_unwind_pipe_made(fds, LO_CALLER)) return 0;
     int result = lo_real_pipe2()(fds, flags);
     if (result == 0) {
         lo_fd_forget(fds[0]);

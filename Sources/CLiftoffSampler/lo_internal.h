@@ -5,6 +5,7 @@
 // cfi.c       call-frame information: the rule that finds a frame's caller, and its cache
 // walk.c      the handler's own stack walk, with those rules, bounded by the thread's stack
 // unwind.c    libunwind calls and the exclusion between unwinds in and out of handlers
+// unwind_pipe.c  the stand-in for libunwind's address-check pipe, and syscall(2)
 // ring.c      the lock-free sample ring (handlers write, the sampler thread drains)
 // store.c     the store the sampler thread drains the ring into, and Swift reads
 // registry.c  the threads registered for sampling, and those opted out
@@ -224,6 +225,31 @@ int lo_unwind_linked(void);
 // libunwind's unw_backtrace from the caller's frame up (at most `limit`, LO_MAX_FRAMES + 1) when
 // it is linked, else 0 frames. Callers outside handlers hold the exclusion (lo_unwind_enter_blocking).
 int lo_unwind_backtrace(void **frames, int limit);
+// Whether a return address lies in libunwind's code (noted before libunwind is first used).
+int lo_called_by_unwinder(const void *return_address);
+
+// ---- unwind_pipe.c ---------------------------------------------------------------------
+
+// libunwind's address-check pipe, stood in for by two numbers no descriptor has (x86_64).
+#if defined(__x86_64__)
+#define LO_UNWIND_PIPE_READ (-1048577)
+#define LO_UNWIND_PIPE_WRITE (-1048578)
+#else
+#define LO_UNWIND_PIPE_READ (-1) // never told apart: lo_is_unwind_pipe is false
+#define LO_UNWIND_PIPE_WRITE (-1)
+#endif
+static inline int lo_is_unwind_pipe(int fd) {
+#if defined(__x86_64__)
+    return __builtin_expect(fd == LO_UNWIND_PIPE_READ || fd == LO_UNWIND_PIPE_WRITE, 0);
+#else
+    (void)fd;
+    return 0;
+#endif
+}
+// A pipe asked for by libunwind (`caller`): the stand-in's numbers put in `fds`, and 1; else 0.
+int lo_unwind_pipe_made(int fds[2], const void *caller);
+// What writing a byte from `address` to a pipe answers: 1, or -1 with EFAULT.
+long lo_unwind_pipe_write(const void *address);
 // Sampler thread: loads libunwind once a handler needed it and it is not linked.
 void lo_unwind_load_if_wanted(int own_files); // own_files: the calling thread has a descriptor table of its own
 // Unwinds in handlers wait at most 1 ms for an unwind outside a handler; 0 when they gave up.

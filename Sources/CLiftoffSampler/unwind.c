@@ -20,6 +20,7 @@
 
 #include <dlfcn.h>
 #include <libunwind.h>
+#include <link.h>
 #include <sched.h>
 #include <string.h>
 #include <ucontext.h>
@@ -41,14 +42,66 @@ static _Atomic int g_load_wanted;
 
 int lo_unwind_linked(void) { return unw_backtrace != NULL; }
 
+static void lo_note_unwinder(void *function);
+
 __attribute__((noinline)) int lo_unwind_backtrace(void **frames, int limit) {
     if (!lo_unwind_linked() || limit < 1) return 0;
+    lo_note_unwinder((void *)unw_backtrace);
     void *found[LO_MAX_FRAMES + 2];
     int count = unw_backtrace(found, limit + 1 < LO_MAX_FRAMES + 2 ? limit + 1 : LO_MAX_FRAMES + 2);
     // The first is this function's own frame.
     if (count <= 1) return 0;
     memcpy(frames, found + 1, (size_t)(count - 1) * sizeof(void *));
     return count - 1;
+}
+
+// ---- where libunwind's code lies --------------------------------------------------------
+//
+// libunwind checks an address it is unsure of by writing a byte from it to a pipe it made, in the
+// process's descriptor table, and remakes the pipe (closing its old numbers first) wherever a read
+// from it fails. Made from a handler, the pipe took numbers among the program's; a program that
+// closes numbers and dup2s over them lost files to it. The pipe libunwind asks for is a stand-in
+// instead (unwind_pipe.c), known by the address of its caller: libunwind's code, noted here.
+
+static _Atomic uintptr_t g_unwinder_start, g_unwinder_end;
+
+typedef struct lo_code_search {
+    uintptr_t address, start, end;
+} lo_code_search;
+
+static int lo_find_code(struct dl_phdr_info *info, size_t size, void *data) {
+    (void)size;
+    lo_code_search *search = data;
+    uintptr_t start = UINTPTR_MAX, end = 0;
+    int holds = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *header = &info->dlpi_phdr[i];
+        if (header->p_type != PT_LOAD || !(header->p_flags & PF_X)) continue;
+        uintptr_t low = info->dlpi_addr + header->p_vaddr, high = low + header->p_memsz;
+        if (low < start) start = low;
+        if (high > end) end = high;
+        holds |= search->address >= low && search->address < high;
+    }
+    if (!holds) return 0;
+    search->start = start;
+    search->end = end;
+    return 1;
+}
+
+// Outside handlers (dl_iterate_phdr takes the loader's lock): notes the code of the object that
+// holds `function`, libunwind's.
+static void lo_note_unwinder(void *function) {
+    if (function == NULL || atomic_load_explicit(&g_unwinder_end, memory_order_acquire) != 0) return;
+    lo_code_search search = {.address = (uintptr_t)function};
+    if (!dl_iterate_phdr(lo_find_code, &search)) return;
+    atomic_store_explicit(&g_unwinder_start, search.start, memory_order_relaxed);
+    atomic_store_explicit(&g_unwinder_end, search.end, memory_order_release);
+}
+
+int lo_called_by_unwinder(const void *return_address) {
+    uintptr_t end = atomic_load_explicit(&g_unwinder_end, memory_order_acquire);
+    uintptr_t address = (uintptr_t)return_address;
+    return end != 0 && address >= atomic_load_explicit(&g_unwinder_start, memory_order_relaxed) && address < end;
 }
 
 static _Atomic int g_handler_unwinds;  // handlers inside libunwind now
@@ -164,6 +217,7 @@ void lo_unwind_load_if_wanted(int own_files) {
         return;
     }
     g_loaded = loaded;
+    lo_note_unwinder((void *)loaded.step);
     // libunwind's global state includes a pipe it checks addresses through when it steps a frame
     // by its frame pointer, and it reopens that pipe (closing the old numbers) wherever the pipe
     // is not valid. Made by a thread with a descriptor table of its own, the pipe would be
@@ -244,6 +298,7 @@ int lo_unwind_interrupted(void *context, uintptr_t *out, int *truncated) {
 
 int lo_unwind_current_for_measurement(int cold, uintptr_t *out) {
     if (!lo_unwind_linked()) return 0;
+    lo_note_unwinder((void *)unw_backtrace);
     void *frames[LO_MAX_FRAMES];
     sigset_t saved;
     lo_unwind_enter_blocking(&saved);
@@ -256,6 +311,7 @@ int lo_unwind_current_for_measurement(int cold, uintptr_t *out) {
 
 void lo_unwind_warm(void) {
     if (!lo_unwind_linked()) return;
+    lo_note_unwinder((void *)unw_backtrace);
     void *frames[LO_BACKTRACE_CAPACITY];
     sigset_t saved;
     lo_unwind_enter_blocking(&saved);
