@@ -227,6 +227,24 @@ static void lo_record_end(lo_task_event *run, uint64_t epoch, uint64_t end) {
     lo_leave(chunk);
 }
 
+// The time-stamp counter and the clock read together: the counter between two clock reads, from
+// the attempt whose two reads lie closest. A preemption between a lone pair of reads (a busy core,
+// a program pinned beside a busy process) put the pair milliseconds apart and shifted every run's
+// time converted with it off its ticks. Safe in a signal handler (the clock is the vDSO's).
+static void lo_read_clock_pair(uint64_t *tsc, uint64_t *ns) {
+    uint64_t best = UINT64_MAX;
+    for (int attempt = 0; attempt < 8; attempt++) {
+        uint64_t before = lo_monotonic_ns(), counter = lo_tsc(), after = lo_monotonic_ns();
+        uint64_t bracket = after - before;
+        if (bracket < best) {
+            best = bracket;
+            *tsc = counter;
+            *ns = before + bracket / 2;
+        }
+        if (bracket < 2000) break;
+    }
+}
+
 void lo_tasks_start(void) {
     // Earlier sessions' chunks are free again; threads notice by the epoch.
     for (lo_chunk *chunk = atomic_load(&g_chunks); chunk != NULL; chunk = chunk->next) {
@@ -236,8 +254,7 @@ void lo_tasks_start(void) {
     atomic_store(&g_lost, 0);
     lo_async_prepare();
     g_tsc_end = 0;
-    g_ns_start = lo_monotonic_ns();
-    g_tsc_start = lo_tsc();
+    lo_read_clock_pair(&g_tsc_start, &g_ns_start);
     atomic_fetch_add(&g_epoch, 1);
     atomic_store(&g_tracking, 1);
 }
@@ -254,8 +271,7 @@ void lo_tasks_stop(void) {
     for (lo_chunk *chunk = atomic_load(&g_chunks); chunk != NULL; chunk = chunk->next) {
         while (atomic_load(&chunk->busy)) sched_yield();
     }
-    g_tsc_end = lo_tsc();
-    g_ns_end = lo_monotonic_ns();
+    lo_read_clock_pair(&g_tsc_end, &g_ns_end);
 }
 
 void lo_tasks_after_fork(void) {
@@ -271,8 +287,7 @@ void lo_tasks_after_fork(void) {
 void lo_tasks_halt(void) {
     // From a signal handler: events being written now may be left out, nothing is waited for.
     atomic_store(&g_tracking, 0);
-    g_tsc_end = lo_tsc();
-    g_ns_end = lo_monotonic_ns();
+    lo_read_clock_pair(&g_tsc_end, &g_ns_end);
 }
 
 size_t lo_task_events_from(size_t start, lo_task_event *buffer, size_t capacity) {

@@ -192,10 +192,13 @@ struct CLIEndToEndTests {
         // The parse task's running samples on its thread, against the CPU and time it took.
         let parseStart = try #require(parse.startNs), parseEnd = try #require(parse.endNs)
         let parseWork = SampledWork(cpuNs: try #require(parse.cpuNs), wallNs: parseEnd - parseStart, stretches: 1)
+        // Each tick of a row counts at its own time (a late answer's row may begin before the task).
+        let interval = profile.samplingIntervalNs
         let parseTicks = (0..<profile.samples.count).filter {
             profile.samples.thread[$0] == parse.threadID && profile.samples.state[$0] == .running
-                && profile.samples.timeNs[$0] >= parseStart && profile.samples.timeNs[$0] <= parseEnd
-        }.reduce(0) { $0 + profile.samples.ticks($1) }
+        }.reduce(0) { count, row in
+            count + (0..<UInt64(profile.samples.ticks(row))).filter { (parseStart...parseEnd).contains(profile.samples.timeNs[row] + $0 * interval) }.count
+        }
         #expect(
             parseWork.agrees(withRunning: Double(parseTicks), intervalNs: profile.samplingIntervalNs),
             "the parse was sampled: \(parseTicks) running ticks for \(parseWork)")
