@@ -129,55 +129,6 @@ extension AgentPrograms {
             return 0;
         }
         """
-
-    /// Runs generated code (a loop with a frame pointer, written into an anonymous executable mapping,
-    /// x86_64) for 300 ms from `run_generated`: the handler's own walk knows no object there and hands
-    /// such stacks to libunwind, which steps them by frame pointers and checks each address it reads. Prints `libunwind=<0|1> new pipes=<count>`,
-    /// the pipes among its descriptors that it did not have when it began.
-    static let generatedCodeChecked = """
-        #include <dirent.h>
-        #include <stdio.h>
-        #include <string.h>
-        #include <sys/mman.h>
-        #include <time.h>
-        #include <unistd.h>
-        static int pipes(void) {
-            int count = 0;
-            DIR *fds = opendir("/proc/self/fd");
-            struct dirent *entry;
-            while (fds && (entry = readdir(fds)) != NULL) {
-                char path[300], target[64];
-                snprintf(path, sizeof path, "/proc/self/fd/%s", entry->d_name);
-                ssize_t length = readlink(path, target, sizeof target - 1);
-                if (length > 0 && (target[length] = 0, strncmp(target, "pipe:", 5) == 0)) count++;
-            }
-            if (fds) closedir(fds);
-            return count;
-        }
-        __attribute__((noinline)) void run_generated(void (*generated)(unsigned long)) {
-            struct timespec start, now;
-            clock_gettime(CLOCK_MONOTONIC, &start);
-            do {
-                generated(1000000);
-                clock_gettime(CLOCK_MONOTONIC, &now);
-            } while ((now.tv_sec - start.tv_sec) * 1000000000L + (now.tv_nsec - start.tv_nsec) < 300000000L);
-        }
-        int main(void) {
-            int before = pipes();
-            // push rbp; mov rbp, rsp; 1: dec rdi; jnz 1b; pop rbp; ret
-            static const unsigned char loop[] = {0x55, 0x48, 0x89, 0xe5, 0x48, 0xff, 0xcf, 0x75, 0xfb, 0x5d, 0xc3};
-            unsigned char *code = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-            if (code == MAP_FAILED) return 2;
-            memcpy(code, loop, sizeof loop);
-            run_generated((void (*)(unsigned long))code);
-            FILE *maps = fopen("/proc/self/maps", "r");
-            char line[512];
-            int libunwind = 0;
-            while (maps && fgets(line, sizeof line, maps)) libunwind |= strstr(line, "libunwind") != NULL;
-            printf("libunwind=%d new pipes=%d\\n", libunwind, pipes() - before);
-            return 0;
-        }
-        """
 }
 
 extension AgentTests {
@@ -193,7 +144,7 @@ extension AgentTests {
         #expect(result.status == 0, "\(result.stderr)")
         let line = try #require(result.log.split(separator: "\n").first { $0.hasPrefix("failed writes=") }, "\(result.log)")
         #if arch(x86_64)
-        // libunwind's address-check pipe is stood in for (unwinderOpensNothing).
+        // libunwind's address-check pipe is stood in for (AgentDependencyTests.libunwindOnDemand).
         #expect(line.hasPrefix("failed writes=0 of "), "\(line)")
         #else
         if line.contains("libunwind=1 ") && !line.hasPrefix("failed writes=0 of ") {
@@ -226,32 +177,6 @@ extension AgentTests {
         // The sampler thread allocates, in an arena of its own; the program's threads make none.
         #expect(profiled <= bare + 1, "\(profiled) arenas under the agent, \(bare) without it")
     }
-
-    #if arch(x86_64)
-    @Test("libunwind's address checks take none of the program's descriptors: generated code is walked, and no pipe appears among the program's files")
-    func unwinderOpensNothing() throws {
-        // libunwind checked addresses through a pipe it made in the program's descriptor table from
-        // a handler, and remade it (closing its old numbers) wherever a read from it failed.
-        let program = try AgentPrograms.build(
-            "generated-code-checked", source: AgentPrograms.generatedCodeChecked, ext: "c", compiler: "/usr/bin/cc",
-            ["-O1", "-g", "-fno-omit-frame-pointer"])
-        let result = try profile([program], extra: ["--rate", "2000"])
-        #expect(result.status == 0, "\(result.stderr)")
-        let line = try #require(result.log.split(separator: "\n").first { $0.hasPrefix("libunwind=") }, "\(result.log)")
-        #expect(line == "libunwind=1 new pipes=0", "libunwind walked the generated code and made no pipe: \(line)")
-        // Its walks, with their addresses checked, still reach the program's code below.
-        let profile = try #require(result.profile)
-        var inGenerated = 0, reachingMain = 0
-        for sample in 0..<profile.samples.count where profile.samples.state[sample] == .running {
-            let names = profile.frameIndices(ofStack: profile.samples.stack[sample]).map { profile.frames[$0].name }
-            guard names.contains("run_generated"), names.last != "run_generated", names.last.map({ !$0.contains("clock_gettime") }) ?? false else { continue }
-            inGenerated += 1
-            if names.contains("main") { reachingMain += 1 }
-        }
-        #expect(inGenerated >= 100, "the 300 ms in generated code were sampled: \(inGenerated)")
-        #expect(reachingMain * 10 >= inGenerated * 9, "\(reachingMain) of \(inGenerated) stacks from the generated code reach main")
-    }
-    #endif
 
     @Test("a loop that makes a system call every few microseconds is found in the call for the share of time it spends there, not each time the signal comes back from the kernel")
     func systemCallShare() throws {
