@@ -6,11 +6,6 @@ import PackageDescription
 /// Linker scripts that make the Swift driver's `-lstdc++` and `-lm` count only when used: the
 /// agent and the audit library, C only, then depend on the C library alone.
 let linkerScripts = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Linker").path
-#if arch(arm64)
-let loader = "/lib/ld-linux-aarch64.so.1"
-#else
-let loader = "/lib64/ld-linux-x86-64.so.2"
-#endif
 
 let package = Package(
     name: "Liftoff",
@@ -74,18 +69,16 @@ let package = Package(
         .target(
             name: "CLiftoffCount", cSettings: [.define("_GNU_SOURCE")],
             linkerSettings: [.unsafeFlags(["-nostartfiles", "-static-stdlib", "-L", linkerScripts])]),
-        // The audit library: C only, the C library alone.
+        // The audit library: C only, no other library at all.
         .target(
             name: "CLiftoffAudit",
             // No call the compiler makes up may reach for a C library: there is none.
             cSettings: [.define("_GNU_SOURCE"), .unsafeFlags(["-fno-stack-protector", "-fno-builtin", "-ffreestanding"])],
             // Without even the C library: a library the loader audits gets a namespace of its own,
-            // and a C library loaded into it costs every process about 0.25 ms.
-            // It needs the loader alone, for `__libc_stack_end`: where the environment and the
-            // auxiliary vector lie.
-            linkerSettings: [
-                .unsafeFlags(["-nostartfiles", "-static-stdlib", "-L", linkerScripts, "-Xclang-linker", "-nostdlib", "-Xlinker", loader])
-            ]),
+            // and a C library loaded into it costs every process about 0.25 ms. Nor the loader:
+            // a library it needed would be searched for along the RUNPATH the build gives it,
+            // twenty system calls a launch (audit.c finds the loader's `__libc_stack_end` itself).
+            linkerSettings: [.unsafeFlags(["-nostartfiles", "-static-stdlib", "-L", linkerScripts, "-Xclang-linker", "-nostdlib"])]),
         .target(
             name: "LiftoffSampler", dependencies: ["CLiftoffSampler", "CLiftoffDWARF", "LiftoffProfile"],
             linkerSettings: [.linkedLibrary("unwind")]),

@@ -1,11 +1,19 @@
 // The loader's timeline through the audit interface (see lo_audit.h for the file it writes).
 //
 // The audit interface stamps each object's search and mapping and the moment all are relocated,
-// but has no callback around an object's initializers. So once relocation is done, each object's
-// DT_INIT_ARRAY entries are pointed at trampolines that stamp the initializer's start and end
-// around the original call; the array's page is made writable for that moment and given back its
-// protection (read-only when it lies in PT_GNU_RELRO). Objects whose program headers cannot be
-// found, and arrays beyond the trampolines, keep their entries: their initializers run untimed.
+// but has no callback around an object's initializers. So when an object is mapped, before the
+// loader relocates it, its DT_INIT_ARRAY entry in the dynamic section (still writable then) is
+// pointed at an array of trampolines of this library's: each stamps an initializer's start and end
+// around a call to the original entry, read when it runs (relocated by then). Nothing is written
+// once relocation has made pages read-only, so no page's protection changes. Objects whose
+// dynamic section is not writable, and arrays beyond the trampolines, keep their entries: their
+// initializers run untimed.
+//
+// The library needs no other object, not even the loader: the loader's own variable
+// __libc_stack_end (where the environment and the auxiliary vector lie) is looked up in the
+// loader's symbol table when the loader reports itself, right after the program, and only then
+// does the library know whether it records. A library it needed would be searched for along its
+// RUNPATH, in as many directories, every launch.
 
 #include "lo_audit.h"
 #include "system.h"
@@ -39,8 +47,11 @@ static int g_object_count;
 // The name searched for last, and when the search began: the next object mapped is its result.
 static uint64_t g_search_ns;
 
-static lo_init_function g_original[LO_TRAMPOLINES];
+// Slot by slot: the object it belongs to, and the loader's array the trampolines stand for.
 static int g_owner[LO_TRAMPOLINES];
+static int g_first_slot[LO_MAX_OBJECTS];
+static const lo_init_function *g_original_array[LO_MAX_OBJECTS];
+static lo_init_function g_entries[LO_TRAMPOLINES];
 static int g_trampoline_count;
 
 static char g_buffer[LO_BUFFER_BYTES];
@@ -49,14 +60,15 @@ static int g_truncated;
 
 static uint64_t lo_now(void) { return lo_clock_ns(CLOCK_MONOTONIC); }
 
-// The process's first stack as the kernel laid it out, which the loader records before it loads
-// any audit library: argc, the arguments, the environment and the auxiliary vector. Read there,
-// they cost no file of /proc (the first a process opens costs it tens of microseconds).
-extern void *__libc_stack_end;
+// The process's first stack as the kernel laid it out, which the loader records in its variable
+// __libc_stack_end before it loads any audit library: argc, the arguments, the environment and
+// the auxiliary vector. Read there, they cost no file of /proc (the first a process opens costs it
+// tens of microseconds).
+static long *g_stack_end;
 
 // The environment's entries, ended by a null pointer.
 static char **lo_environment(void) {
-    long *stack = (long *)__libc_stack_end;
+    long *stack = g_stack_end;
     if (stack == NULL || stack[0] < 0) return NULL;
     return (char **)(stack + 1) + stack[0] + 1;
 }
@@ -200,19 +212,48 @@ static void lo_thread_usage(uint64_t usage[3]) {
     lo_thread_counts(&usage[1], &usage[2]);
 }
 
+static uint64_t lo_difference(uint64_t after, uint64_t before) { return after > before ? after - before : 0; }
+
+// Most initializers take a microsecond or less (a Swift program runs about 70, 7 of them over
+// 20 µs): reading the thread's usage around each would cost a process two system calls an
+// initializer. It is read before the first and after each that took at least LO_READ_AFTER_NS;
+// one that took less is taken to have run on a CPU throughout and read nothing (a read from
+// storage takes longer), and what it used is left out of the next reading's share.
+#define LO_READ_AFTER_NS 20000
+static uint64_t g_last_usage[3];
+static int g_usage_read;
+// The time initializers took since the last reading, which it does not cover.
+static uint64_t g_unread_ns;
+
 static void lo_initializer_ran(int slot, int argc, char **argv, char **envp) {
-    uint64_t before[3], after[3];
-    lo_thread_usage(before);
-    uint64_t start = lo_now();
-    g_original[slot](argc, argv, envp);
-    uint64_t end = lo_now();
-    lo_thread_usage(after);
     int owner = g_owner[slot];
-    uint64_t offset = (uintptr_t)g_original[slot] - (uintptr_t)g_objects[owner].map->l_addr;
-    uint64_t values[7] = {
-        (uint64_t)owner, offset, start, end, after[0] > before[0] ? after[0] - before[0] : 0,
-        after[1] > before[1] ? after[1] - before[1] : 0, after[2] > before[2] ? (after[2] - before[2]) * 512 : 0,
-    };
+    lo_init_function function = g_original_array[owner][slot - g_first_slot[owner]];
+    // The loader would call these too, and fail: nothing is run in their place.
+    if (function == NULL || function == (lo_init_function)(intptr_t)-1) return;
+    if (!g_usage_read) {
+        lo_thread_usage(g_last_usage);
+        g_usage_read = 1;
+    }
+    uint64_t start = lo_now();
+    function(argc, argv, envp);
+    uint64_t end = lo_now();
+    uint64_t took = end - start, cpu = took, faults = 0, bytes = 0;
+    if (took >= LO_READ_AFTER_NS) {
+        uint64_t now[3];
+        lo_thread_usage(now);
+        // The reading also covers the short initializers since the last one, and the loader's
+        // steps between them: no more CPU than the initializer's own time.
+        uint64_t used = lo_difference(lo_difference(now[0], g_last_usage[0]), g_unread_ns);
+        cpu = used < took ? used : took;
+        faults = lo_difference(now[1], g_last_usage[1]);
+        bytes = lo_difference(now[2], g_last_usage[2]) * 512;
+        for (int i = 0; i < 3; i++) g_last_usage[i] = now[i];
+        g_unread_ns = 0;
+    } else {
+        g_unread_ns += took;
+    }
+    uint64_t offset = (uintptr_t)function - (uintptr_t)g_objects[owner].map->l_addr;
+    uint64_t values[7] = {(uint64_t)owner, offset, start, end, cpu, faults, bytes};
     lo_line('I', values, 7, NULL);
 }
 
@@ -233,55 +274,40 @@ LO_T256(0) LO_T256(1) LO_T256(2) LO_T256(3)
 #define LO_A256(a) LO_A64(a, 0) LO_A64(a, 1) LO_A64(a, 2) LO_A64(a, 3)
 static const lo_init_function g_trampolines[LO_TRAMPOLINES] = {LO_A256(0) LO_A256(1) LO_A256(2) LO_A256(3)};
 
-// The protection the pages at [address, address + length) had after relocation: read-only in
-// PT_GNU_RELRO, else their PT_LOAD's. -1 when the headers do not cover them.
-static int lo_protection(const ElfW(Phdr) *headers, int count, ElfW(Addr) base, uintptr_t address, size_t length) {
-    int load = -1;
+// Whether [address, address + length) lies in a writable PT_LOAD of the object: before the loader
+// relocates the object, such pages are still writable, PT_GNU_RELRO's included.
+static int lo_writable(const ElfW(Phdr) *headers, int count, ElfW(Addr) base, uintptr_t address, size_t length) {
     for (int i = 0; i < count; i++) {
         uintptr_t start = base + headers[i].p_vaddr, end = start + headers[i].p_memsz;
-        if (address < start || address + length > end) continue;
-        if (headers[i].p_type == PT_GNU_RELRO) return PROT_READ;
-        if (headers[i].p_type == PT_LOAD) {
-            load = ((headers[i].p_flags & PF_R) ? PROT_READ : 0) | ((headers[i].p_flags & PF_W) ? PROT_WRITE : 0) |
-                   ((headers[i].p_flags & PF_X) ? PROT_EXEC : 0);
-        }
+        if (headers[i].p_type == PT_LOAD && address >= start && address + length <= end) return (headers[i].p_flags & PF_W) != 0;
     }
-    return load;
+    return 0;
 }
 
-static void lo_wrap_initializers(int index) {
+// Points the object's DT_INIT_ARRAY at trampolines, before the loader relocates it.
+static void lo_wrap_initializers(int index, const ElfW(Phdr) *headers, int header_count) {
     struct link_map *map = g_objects[index].map;
-    uintptr_t array = 0;
+    ElfW(Dyn) *array = NULL;
     size_t size = 0;
-    for (const ElfW(Dyn) *entry = map->l_ld; entry && entry->d_tag != DT_NULL; entry++) {
-        if (entry->d_tag == DT_INIT_ARRAY) array = entry->d_un.d_ptr;
+    for (ElfW(Dyn) *entry = map->l_ld; entry && entry->d_tag != DT_NULL; entry++) {
+        if (entry->d_tag == DT_INIT_ARRAY) array = entry;
         if (entry->d_tag == DT_INIT_ARRAYSZ) size = entry->d_un.d_val;
     }
     size_t count = size / sizeof(lo_init_function);
-    if (array == 0 || count == 0 || g_trampoline_count + (int)count > LO_TRAMPOLINES) return;
-    int header_count = 0;
-    const ElfW(Phdr) *headers = lo_program_headers(map, index, &header_count);
-    if (!headers) return;
+    if (array == NULL || count == 0 || count > (size_t)(LO_TRAMPOLINES - g_trampoline_count) || headers == NULL) return;
     ElfW(Addr) base = map->l_addr;
-    // The loader reads DT_INIT_ARRAY as an offset from the base.
-    lo_init_function *entries = (lo_init_function *)(base + array);
-    int protection = lo_protection(headers, header_count, base, (uintptr_t)entries, size);
-    if (protection < 0) return;
-    // Pages of 4 kB: where they are larger, the unaligned mprotect fails and the entries stay.
-    long page = 4096;
-    uintptr_t first = (uintptr_t)entries & ~(uintptr_t)(page - 1);
-    uintptr_t last = ((uintptr_t)entries + size + (uintptr_t)page - 1) & ~(uintptr_t)(page - 1);
-    int writable = (protection & PROT_WRITE) != 0;
-    if (!writable && lo_mprotect((void *)first, last - first, PROT_READ | PROT_WRITE) != 0) return;
+    if (!lo_writable(headers, header_count, base, (uintptr_t)array, sizeof *array)) return;
+    int first = g_trampoline_count;
+    g_trampoline_count += (int)count;
+    g_first_slot[index] = first;
+    // The loader reads DT_INIT_ARRAY as an offset from the base, when it runs the initializers:
+    // the entries there are relocated by then.
+    g_original_array[index] = (const lo_init_function *)(base + array->d_un.d_ptr);
     for (size_t i = 0; i < count; i++) {
-        lo_init_function function = entries[i];
-        if (function == NULL || function == (lo_init_function)(intptr_t)-1) continue;
-        int slot = g_trampoline_count++;
-        g_original[slot] = function;
-        g_owner[slot] = index;
-        entries[i] = g_trampolines[slot];
+        g_owner[first + (int)i] = index;
+        g_entries[first + (int)i] = g_trampolines[first + (int)i];
     }
-    if (!writable) lo_mprotect((void *)first, last - first, protection);
+    array->d_un.d_ptr = (uintptr_t)&g_entries[first] - base;
 }
 
 // ---- the hand-over -------------------------------------------------------------------------
@@ -361,8 +387,6 @@ static void lo_write_file(void) {
 
 // ---- the audit interface ------------------------------------------------------------------
 
-static int lo_name_is(const char *name, const char *wanted) { return lo_same(name, wanted); }
-
 static int lo_ends_with(const char *text, const char *end) {
     size_t length = lo_strlen(text), end_length = lo_strlen(end);
     return length >= end_length && lo_same(text + length - end_length, end);
@@ -403,36 +427,34 @@ static const char *lo_getenv(const char *name) {
     return NULL;
 }
 
-unsigned int la_version(unsigned int version) {
-    uint64_t now = lo_now();
-    const char *out = lo_getenv("LIFTOFF_AGENT_OUT");
-    size_t length = out ? lo_strlen(out) : 0;
-    if (length > 0 && length < sizeof g_directory) {
-        for (size_t i = 0; i <= length; i++) g_directory[i] = out[i];
-        g_pid = (unsigned long long)lo_getpid();
-        g_image = lo_image(lo_getenv("LIFTOFF_AGENT_IMAGE"), g_pid);
-        g_start_ns = now;
-        g_active = 1;
-        uint64_t values[1] = {now};
-        lo_line('L', values, 1, NULL);
+// The vDSO's clock, found from the auxiliary vector: every stamp after this costs no system call.
+static void lo_find_vdso(void) {
+    const ElfW(Ehdr) *header = (const ElfW(Ehdr) *)lo_auxv(AT_SYSINFO_EHDR);
+    if (header == NULL || header->e_phentsize != sizeof(ElfW(Phdr))) return;
+    const ElfW(Phdr) *headers = (const ElfW(Phdr) *)((uintptr_t)header + header->e_phoff);
+    uintptr_t bias = (uintptr_t)header;
+    const void *dynamic = NULL;
+    for (int i = 0; i < header->e_phnum; i++) {
+        if (headers[i].p_type == PT_LOAD && headers[i].p_offset == 0) bias = (uintptr_t)header - headers[i].p_vaddr;
     }
-    return version < LAV_CURRENT ? version : LAV_CURRENT;
+    for (int i = 0; i < header->e_phnum; i++) {
+        if (headers[i].p_type == PT_DYNAMIC) dynamic = (const void *)(bias + headers[i].p_vaddr);
+    }
+    if (dynamic) lo_use_vdso(bias, dynamic);
 }
 
-char *la_objsearch(const char *name, uintptr_t *cookie, unsigned int flag) {
-    (void)cookie;
-    if (g_active && !g_relocated && flag == LA_SER_ORIG) g_search_ns = lo_now();
-    return (char *)name;
-}
+// The loader's first moment this library sees, and the objects reported before the loader
+// itself: the program (the library cannot tell yet whether it records).
+static uint64_t g_version_ns;
+static struct link_map *g_early_maps[4];
+static uint64_t g_early_ns[4];
+static int g_early_count, g_decided;
 
-unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_t *cookie) {
-    (void)cookie;
-    if (!g_active || g_relocated || lmid != LM_ID_BASE || g_object_count >= LO_MAX_OBJECTS) return 0;
-    if (map->l_name && lo_name_is(map->l_name, "linux-vdso.so.1")) lo_use_vdso(map->l_addr, map->l_ld);
+static void lo_object_opened(struct link_map *map, uint64_t now, int is_loader) {
+    if (g_object_count >= LO_MAX_OBJECTS) return;
     if (map->l_name && lo_ends_with(map->l_name, "/libLiftoffAgent.so")) {
         g_handover = (lo_handover *)lo_find_symbol(map, "lo_agent_loader_records");
     }
-    uint64_t now = lo_now();
     int index = g_object_count++;
     g_objects[index] = (lo_object){.map = map, .search_ns = g_search_ns, .mapped_ns = now};
     g_search_ns = 0;
@@ -452,6 +474,58 @@ unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_t *cookie) {
         relocations[0], relocations[1], relocations[2],
     };
     lo_line('O', values, 8, path ? path : "");
+    // The loader relocated itself long before: its pages are read-only already.
+    if (!is_loader) lo_wrap_initializers(index, headers, header_count);
+}
+
+// Once the loader reported itself: whether this process records (LIFTOFF_AGENT_OUT), and then
+// the records of the objects reported so far.
+static void lo_decide(const struct link_map *loader) {
+    g_decided = 1;
+    uintptr_t end = lo_find_symbol(loader, "__libc_stack_end");
+    if (end == 0 || *(long **)end == NULL) return;
+    g_stack_end = *(long **)end;
+    const char *out = lo_getenv("LIFTOFF_AGENT_OUT");
+    size_t length = out ? lo_strlen(out) : 0;
+    if (length == 0 || length >= sizeof g_directory) return;
+    for (size_t i = 0; i <= length; i++) g_directory[i] = out[i];
+    lo_find_vdso();
+    g_pid = (unsigned long long)lo_getpid();
+    g_image = lo_image(lo_getenv("LIFTOFF_AGENT_IMAGE"), g_pid);
+    g_start_ns = g_version_ns;
+    g_active = 1;
+    uint64_t values[1] = {g_version_ns};
+    lo_line('L', values, 1, NULL);
+}
+
+unsigned int la_version(unsigned int version) {
+    g_version_ns = lo_now();
+    return version < LAV_CURRENT ? version : LAV_CURRENT;
+}
+
+char *la_objsearch(const char *name, uintptr_t *cookie, unsigned int flag) {
+    (void)cookie;
+    if (g_active && !g_relocated && flag == LA_SER_ORIG) g_search_ns = lo_now();
+    return (char *)name;
+}
+
+unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_t *cookie) {
+    (void)cookie;
+    if (g_relocated || lmid != LM_ID_BASE) return 0;
+    uint64_t now = lo_now();
+    if (!g_decided) {
+        // The program comes first, then the loader, the one object that defines __libc_stack_end.
+        int is_loader = g_early_count > 0 && lo_find_symbol(map, "__libc_stack_end") != 0;
+        if (g_early_count < 4) {
+            g_early_maps[g_early_count] = map;
+            g_early_ns[g_early_count++] = now;
+        }
+        if (!is_loader && g_early_count < 4) return 0;
+        lo_decide(map);
+        for (int i = 0; g_active && i < g_early_count; i++) lo_object_opened(g_early_maps[i], g_early_ns[i], g_early_maps[i] == map);
+        return 0;
+    }
+    if (g_active) lo_object_opened(map, now, 0);
     return 0;
 }
 
@@ -462,7 +536,6 @@ void la_activity(uintptr_t *cookie, unsigned int flag) {
     g_relocated_ns = lo_now();
     uint64_t values[1] = {g_relocated_ns};
     lo_line('R', values, 1, NULL);
-    for (int i = 0; i < g_object_count; i++) lo_wrap_initializers(i);
 }
 
 void la_preinit(uintptr_t *cookie) {

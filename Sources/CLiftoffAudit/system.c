@@ -86,10 +86,6 @@ long lo_readlink(const char *path, char *buffer, size_t length) {
     return lo_syscall(SYS_readlinkat, AT_FDCWD, (long)path, (long)buffer, (long)length);
 }
 
-int lo_mprotect(void *address, size_t length, int protection) {
-    return (int)lo_syscall(SYS_mprotect, (long)address, (long)length, protection, 0);
-}
-
 int lo_getpid(void) { return (int)lo_syscall(SYS_getpid, 0, 0, 0, 0); }
 
 void lo_thread_counts(uint64_t *major_faults, uint64_t *blocks_read) {

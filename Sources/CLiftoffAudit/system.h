@@ -21,7 +21,6 @@ long lo_read(int fd, void *buffer, size_t length);
 long lo_write(int fd, const void *buffer, size_t length);
 void lo_close(int fd);
 long lo_readlink(const char *path, char *buffer, size_t length);
-int lo_mprotect(void *address, size_t length, int protection);
 int lo_getpid(void);
 // The calling thread's major page faults and blocks read (getrusage(RUSAGE_THREAD)).
 void lo_thread_counts(uint64_t *major_faults, uint64_t *blocks_read);

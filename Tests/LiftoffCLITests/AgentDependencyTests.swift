@@ -60,13 +60,18 @@ struct AgentDependencyTests {
         return (result.status, result.stderr, profile, log)
     }
 
-    @Test("the agent needs the C library alone: libunwind is loaded only when a stack runs through code without unwind tables, and then walks it")
+    @Test("the agent needs the C library alone and the audit library nothing: libunwind is loaded only when a stack runs through code without unwind tables, and then walks it")
     func libunwindOnDemand() throws {
         let agent = try BuiltTool.find().url.deletingLastPathComponent().appendingPathComponent("libLiftoffAgent.so").path
         let dynamic = try runToEnd("/usr/bin/readelf", ["-d", agent])
         let needed = dynamic.output.split(separator: "\n").filter { $0.contains("(NEEDED)") }
         #expect(
             needed.allSatisfy { $0.contains("[libc.so.6]") || $0.contains("[ld-linux") }, "the agent's dependencies: \(needed)")
+        // The audit library needs nothing at all: a library it needed would be searched for along
+        // the RUNPATH the build gives it, in every launch.
+        let audit = URL(fileURLWithPath: agent).deletingLastPathComponent().appendingPathComponent("libLiftoffAudit.so").path
+        let auditNeeded = try runToEnd("/usr/bin/readelf", ["-d", audit]).output.split(separator: "\n").filter { $0.contains("(NEEDED)") }
+        #expect(auditNeeded.isEmpty, "the audit library's dependencies: \(auditNeeded)")
 
         let program = try AgentPrograms.build(
             "generated-code", source: AgentPrograms.generatedCode, ext: "c", compiler: "/usr/bin/cc", ["-O1", "-g", "-fno-omit-frame-pointer"])
