@@ -41,6 +41,7 @@ int lo_agent_stand_down_to(const lo_sampler_source *program) {
     lo_sampler_stop();
     lo_agent_owns_sigprof = 0;
     lo_agent_hand_over(program);
+    lo_agent_write_loader_records();
     int kept = lo_agent_program_records();
     if (!kept) lo_agent_restore_stop_signals();
     lo_agent.pid = 0;

@@ -502,6 +502,33 @@ void lo_agent_hand_over(const lo_sampler_source *program) {
     atomic_store(&program_written, 0);
 }
 
+void lo_agent_write_loader_records(void) {
+    const char *text = lo_agent_loader_records.text;
+    size_t length = text ? (size_t)lo_agent_loader_records.length : 0;
+    if (length == 0 || lo_agent.directory[0] == 0) return;
+    char name[64];
+    size_t used = lo_agent_format_u64(name, (uint64_t)lo_agent.pid);
+    name[used++] = '-';
+    used += lo_agent_format_u64(name + used, lo_agent.image);
+    memcpy(name + used, ".loader", 8);
+    char path[sizeof lo_agent.directory + sizeof name + 1];
+    size_t directory = strlen(lo_agent.directory);
+    memcpy(path, lo_agent.directory, directory);
+    path[directory] = '/';
+    strcpy(path + directory + 1, name);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) return;
+    // Cut short (a full disk), the file still parses: liftoff skips a line that is not whole.
+    while (length > 0) {
+        ssize_t done = write(fd, text, length);
+        if (done < 0 && errno == EINTR) continue;
+        if (done <= 0) break;
+        text += done;
+        length -= (size_t)done;
+    }
+    close(fd);
+}
+
 int lo_agent_program_records(void) {
     return program_source != NULL && program_pid != 0 && (pid_t)syscall(SYS_getpid) == program_pid &&
            !atomic_load(&program_written);

@@ -90,6 +90,10 @@ void lo_agent_wait_for_writer(void);
 // Keeps the sampler of a program that records itself (the agent stood down for it), whose
 // recording the agent writes if the program ends by a signal before writing its own profile.
 void lo_agent_hand_over(const lo_sampler_source *program);
+/* For a program that records itself: the audit library's records of its loader, which no
+   recording of the agent's carries then, in DIRECTORY/PID-IMAGE.loader (as the audit library
+   writes them without the agent), where liftoff takes them into the program's own profile. */
+void lo_agent_write_loader_records(void);
 // Whether a program that records itself runs here and its recording was not written yet.
 int lo_agent_program_records(void);
 // In a signal handler: halts the program's own sampler and writes what it kept, once, unless the

@@ -126,6 +126,19 @@ struct AgentLaunch {
         return profile
     }
 
+    /// The loader's timeline of process `processID`'s last program, as the audit library or the
+    /// agent left it in a file of its own (a program that records itself has no recording of the
+    /// agent's to carry it); nil when there is none.
+    func loaderTimeline(ofProcess processID: Int32) -> Profile.Loader? {
+        let prefix = "\(processID)-"
+        let images = ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).compactMap { name -> Int? in
+            guard name.hasPrefix(prefix), name.hasSuffix(".loader") else { return nil }
+            return Int(name.dropFirst(prefix.count).dropLast(".loader".count))
+        }
+        guard let image = images.max() else { return nil }
+        return AgentRecording.loaderTimeline(in: folder, processID: Int(processID), image: image)
+    }
+
     /// Liftoff's audit library beside the agent, when it is there.
     var auditLibrary: String? {
         let path = URL(fileURLWithPath: library).deletingLastPathComponent().appendingPathComponent(Self.auditLibraryName).path

@@ -120,6 +120,10 @@ struct ProfileCommand: ParsableCommand {
         let recordedItself: Bool
         if let ownProfile = try? Profile.load(from: own) {
             profile = ownProfile
+            // The agent stood down for it, and left the loader's timeline beside the recordings.
+            if profile.phases.preMain != nil, profile.phases.preMain?.loader == nil {
+                profile.phases.preMain?.loader = launch.loaderTimeline(ofProcess: result.pid)
+            }
             recordedItself = true
         } else {
             recordedItself = false

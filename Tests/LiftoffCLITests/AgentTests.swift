@@ -289,6 +289,11 @@ struct AgentTests {
         let profile = try #require(run.profile)
         #expect(!profile.tasks.isEmpty, "the demo's own profile, with its launch tasks")
         #expect(profile.timeToFirstFrameNs != nil)
+        // The loader's timeline, which the agent left beside the recordings when it stood down, is
+        // in the program's own profile: the demo's executable first, the Swift runtime among them.
+        let loader = try #require(profile.phases.preMain?.loader, "the program's own profile has the loader's timeline")
+        #expect(loader.objects.first?.path == tool, "\(loader.objects.map(\.path))")
+        #expect(loader.objects.contains { $0.fileName == "libswiftCore.so" } && !loader.initializers.isEmpty)
         // Its own sampler ran alone and sampled the main thread, running or waiting, at every tick
         // from its first to the profile's end: as many ticks as that time holds, less 10 % and two
         // intervals for its last tick before the end. Its sampler starts after main, later on a
