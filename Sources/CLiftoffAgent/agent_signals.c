@@ -211,13 +211,20 @@ static void on_signal(int sig, siginfo_t *info, void *context) {
 }
 
 void lo_agent_install_exit_signals(void) {
+    // Before main, a signal's action is the default or, inherited through exec, ignored: the
+    // agent's is set and the previous one read in one call, and put back where it was ignored or
+    // asked for an alternate stack (another library's constructor may have set one).
+    struct sigaction usual = agent_action(&(struct sigaction){.sa_flags = 0});
     for (size_t i = 0; i < LO_AGENT_EXIT_SIGNAL_COUNT; i++) {
         int sig = lo_agent_exit_signals[i];
-        real_sigaction()(sig, NULL, &previous[i]);
+        if (real_sigaction()(sig, &usual, &previous[i]) != 0) continue;
         // A signal the program ignores stays ignored (nohup's SIGHUP, a shell's background job).
-        if (is_ignored(&previous[i])) continue;
-        struct sigaction action = agent_action(&previous[i]);
-        real_sigaction()(sig, &action, NULL);
+        if (is_ignored(&previous[i])) {
+            real_sigaction()(sig, &previous[i], NULL);
+        } else if (previous[i].sa_flags & SA_ONSTACK) {
+            struct sigaction action = agent_action(&previous[i]);
+            real_sigaction()(sig, &action, NULL);
+        }
     }
     atomic_store(&g_owns_stop_signals, 1);
 }

@@ -28,7 +28,7 @@ void lo_read_process_counters(lo_process_counters *out) {
     memset(out, 0, sizeof *out);
     out->time_ns = lo_monotonic_ns();
     char text[512];
-    if (lo_read_proc_file("/proc/self/schedstat", text, sizeof text) > 0) {
+    if (lo_read_proc_line("/proc/self/schedstat", text, sizeof text) > 0) {
         const char *at = text;
         out->cpu_ns = lo_parse_decimal(&at);
         // schedstat's CPU time lags for a thread that is running (it is brought up to date when
