@@ -40,7 +40,7 @@ static _Atomic uint64_t sites_dropped;
 
 // Each rule's policy, by its LO_BLOCKING_ number: off, or what a call that breaks it does.
 enum { LO_POLICY_OFF = 0, LO_POLICY_RECORD, LO_POLICY_LOG, LO_POLICY_TRAP };
-static int policies[LO_BLOCKING_SLEEP + 1];
+static int policies[LO_BLOCKING_LOCK_WAIT + 1];
 
 static void lock_sites(void) {
     while (atomic_flag_test_and_set_explicit(&sites_lock, memory_order_acquire)) {
@@ -62,7 +62,7 @@ static void record(int rule, const char *operation, uintptr_t caller);
 
 // The reporter blocking.c calls on the thread that made the call (never in a signal handler).
 static void report(int rule, const char *operation, uint64_t waited_ns, uintptr_t caller) {
-    if (!atomic_load(&armed) || rule < 1 || rule > LO_BLOCKING_SLEEP || policies[rule] == LO_POLICY_OFF) return;
+    if (!atomic_load(&armed) || rule < 1 || rule > LO_BLOCKING_LOCK_WAIT || policies[rule] == LO_POLICY_OFF) return;
     (void)waited_ns;
     record(rule, operation, caller);
     if (policies[rule] == LO_POLICY_LOG || policies[rule] == LO_POLICY_TRAP) {
@@ -127,10 +127,10 @@ static void record(int rule, const char *operation, uintptr_t caller) {
 
 // Reads LIFTOFF_AGENT_RULES into `policies`; 0 when it names no rule.
 static int read_policies(const char *value) {
-    static const char *const names[] = {"", "disk-read-on-main", "disk-write-on-main", "network-on-main", "sleep-on-main"};
+    static const char *const names[] = {"", "disk-read-on-main", "disk-write-on-main", "network-on-main", "sleep-on-main", "lock-wait-on-main"};
     static const char *const words[] = {"", "record", "log", "trap"};
     if (strcmp(value, "1") == 0) {
-        for (int rule = 1; rule <= LO_BLOCKING_SLEEP; rule++) policies[rule] = LO_POLICY_RECORD;
+        for (int rule = 1; rule <= LO_BLOCKING_LOCK_WAIT; rule++) policies[rule] = LO_POLICY_RECORD;
         return 1;
     }
     int any = 0;
@@ -140,7 +140,7 @@ static int read_policies(const char *value) {
         size_t length = end ? (size_t)(end - at) : strlen(at);
         const char *equals = memchr(at, '=', length);
         size_t name_length = equals ? (size_t)(equals - at) : length;
-        for (int rule = 1; rule <= LO_BLOCKING_SLEEP; rule++) {
+        for (int rule = 1; rule <= LO_BLOCKING_LOCK_WAIT; rule++) {
             if (strlen(names[rule]) != name_length || strncmp(at, names[rule], name_length) != 0) continue;
             int policy = LO_POLICY_RECORD;
             for (int word = LO_POLICY_RECORD; word <= LO_POLICY_TRAP && equals; word++) {
@@ -179,6 +179,7 @@ static const char *rule_name(int rule) {
     case LO_BLOCKING_DISK_READ: return "disk-read-on-main";
     case LO_BLOCKING_DISK_WRITE: return "disk-write-on-main";
     case LO_BLOCKING_NETWORK: return "network-on-main";
+    case LO_BLOCKING_LOCK_WAIT: return "lock-wait-on-main";
     default: return "sleep-on-main";
     }
 }

@@ -23,6 +23,11 @@
 // finite, non-zero timeout (an event loop's idle wait has none); a name lookup always (it may
 // ask a server).
 //
+// A pthread_mutex_lock in the UI context first tries the lock: one that is free costs a try more,
+// and a contended one is timed, and reported when the wait reached the threshold (10 ms unless
+// lo_blocking_set_lock_threshold says otherwise): NSLock, std::mutex and C code's mutexes. Swift's
+// own Mutex and Dispatch's semaphores wait on the kernel directly, where no call can be seen.
+//
 // While the reporter runs on a thread (it captures a stack, symbolizes, may read files) that
 // thread's calls are not checked.
 
@@ -314,6 +319,9 @@ LO_REAL(lo_recv_t, recv)
 LO_REAL(lo_recvfrom_t, recvfrom)
 LO_REAL(lo_recvmsg_t, recvmsg)
 LO_REAL(lo_getaddrinfo_t, getaddrinfo)
+typedef int (*lo_mutex_t)(pthread_mutex_t *);
+LO_REAL(lo_mutex_t, pthread_mutex_lock)
+LO_REAL(lo_mutex_t, pthread_mutex_trylock)
 LO_REAL(lo_nanosleep_t, nanosleep)
 LO_REAL(lo_clock_nanosleep_t, clock_nanosleep)
 LO_REAL(lo_usleep_t, usleep)
@@ -616,6 +624,35 @@ LO_INTERPOSE(int, epoll_wait, (int fd, struct epoll_event *events, int count, in
 LO_INTERPOSE(int, epoll_pwait, (int fd, struct epoll_event *events, int count, int timeout_ms, const sigset_t *mask),
              (fd, events, count, timeout_ms, mask), lo_check_wait("epoll_pwait", lo_milliseconds_ns(timeout_ms), LO_CALLER))
 
+static _Atomic uint64_t g_lock_threshold_ns = 10000000;
+
+void lo_blocking_set_lock_threshold(uint64_t ns) { atomic_store_explicit(&g_lock_threshold_ns, ns, memory_order_relaxed); }
+
+uint64_t lo_blocking_lock_threshold(void) { return atomic_load_explicit(&g_lock_threshold_ns, memory_order_relaxed); }
+
+// A lock taken in the UI context: tried first, and timed when another thread holds it. A
+// recursive mutex its thread holds, an error-checking one, a robust one whose owner died: the try
+// answers as the lock would, and that answer is returned.
+static int lo_checked_pthread_mutex_lock(pthread_mutex_t *mutex, void *caller) {
+    int tried = lo_real_pthread_mutex_trylock()(mutex);
+    if (tried != EBUSY) return tried;
+    uint64_t start = lo_monotonic_ns();
+    int result = lo_real_pthread_mutex_lock()(mutex);
+    uint64_t waited = lo_monotonic_ns() - start;
+    if (waited >= lo_blocking_lock_threshold() && lo_checking()) {
+        char operation[80];
+        snprintf(operation, sizeof operation, "pthread_mutex_lock waited %llu.%03llu ms", (unsigned long long)(waited / 1000000),
+                 (unsigned long long)(waited / 1000 % 1000));
+        lo_report(LO_BLOCKING_LOCK_WAIT, operation, waited, caller);
+    }
+    return result;
+}
+
+int pthread_mutex_lock(pthread_mutex_t *mutex) {
+    if (__builtin_expect(!lo_checking(), 1)) LO_MUSTTAIL return lo_real_pthread_mutex_lock()(mutex);
+    return lo_checked_pthread_mutex_lock(mutex, LO_CALLER);
+}
+
 // The C library's functions are looked up as the program loads, before any signal handler may
 // call one (dlsym is not safe there); a call made earlier, from another object's constructor,
 // looks its own up.
@@ -650,6 +687,8 @@ __attribute__((constructor)) static void lo_blocking_resolve(void) {
     lo_real_recvfrom();
     lo_real_recvmsg();
     lo_real_getaddrinfo();
+    lo_real_pthread_mutex_lock();
+    lo_real_pthread_mutex_trylock();
     lo_real_nanosleep();
     lo_real_clock_nanosleep();
     lo_real_usleep();

@@ -12,6 +12,16 @@ extension ThreadRules {
     public static let networkOnMain = Profile.RuleName.networkOnMain
     /// The UI context slept, or waited in poll, select or epoll with a finite timeout.
     public static let sleepOnMain = Profile.RuleName.sleepOnMain
+    /// The UI context waited for a `pthread_mutex_t` (an `NSLock`, a `std::mutex`, C code's) that
+    /// another thread held, for ``lockWaitThresholdNs`` or longer.
+    public static let lockWaitOnMain = Profile.RuleName.lockWaitOnMain
+
+    /// How long a wait for a contended mutex in the UI context may last before it breaks
+    /// ``lockWaitOnMain``, in nanoseconds: 10 ms unless set. A lock that is free costs one try more.
+    public static var lockWaitThresholdNs: UInt64 {
+        get { BlockingCalls.lockWaitThresholdNs }
+        set { BlockingCalls.lockWaitThresholdNs = newValue }
+    }
 
     /// The rules that catch blocking calls by themselves, with no tagging: a call to the C
     /// library's file, socket, name-lookup, sleep and wait functions made in the UI context (the main thread, or Dispatch's main queue, where
@@ -27,14 +37,17 @@ extension ThreadRules {
     /// - an IPv4 or IPv6 socket connected, read or written, and every `getaddrinfo`;
     /// - `nanosleep`, `clock_nanosleep`, `usleep` and `sleep`, and a `poll`, `ppoll`, `select`,
     ///   `pselect` or `epoll_wait` with a finite, non-zero timeout (an event loop's idle wait has
-    ///   none).
+    ///   none);
+    /// - a `pthread_mutex_lock` that waited ``lockWaitThresholdNs`` or longer for a mutex another
+    ///   thread held (Swift's `Mutex` and Dispatch's semaphores wait on the kernel directly, and are
+    ///   not seen).
     ///
     /// A call whose caller (the first frame outside the C library, Foundation, Dispatch and the
     /// Swift runtime) is Liftoff's or the test framework's is not reported, nor one under a
     /// ``Configuration/allow(prefix:)`` prefix. Each violation's stack starts at the caller of the
     /// C library's function.
     public static let blockingCallRules: [Profile.RuleName] = [
-        diskReadOnMain, diskWriteOnMain, networkOnMain, sleepOnMain,
+        diskReadOnMain, diskWriteOnMain, networkOnMain, sleepOnMain, lockWaitOnMain,
     ]
 
     /// Runs `body` with blocking calls checked (see ``blockingCallRules``), as a collection or a
@@ -82,6 +95,7 @@ extension ThreadRules {
         case .diskWrite: rule = diskWriteOnMain
         case .network: rule = networkOnMain
         case .sleep: rule = sleepOnMain
+        case .lockWait: rule = lockWaitOnMain
         }
         var stack = Sampler.captureCurrentStack()
         // From the caller of the C library's function on.

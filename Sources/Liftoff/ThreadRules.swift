@@ -142,8 +142,8 @@ final class LaunchTaskName: Sendable {
 ///   thread (the thread running the application's loop).
 /// - `no-blocking-on-main-during-launch`: `.blocking` and `.io` launch tasks, and code that calls
 ///   ``noteBlocking(_:)``, do not run on the main thread before the first frame.
-/// - `disk-read-on-main`, `disk-write-on-main`, `network-on-main` and `sleep-on-main`: the C
-///   library's blocking calls in UI context, caught by themselves while
+/// - `disk-read-on-main`, `disk-write-on-main`, `network-on-main`, `sleep-on-main` and
+///   `lock-wait-on-main`: the C library's blocking calls in UI context, caught by themselves while
 ///   a test collects violations or a launch runs (``blockingCallRules``).
 /// - Your own rules: ``report(rule:operation:)``.
 ///

@@ -63,7 +63,7 @@ struct AgentOptions: ParsableArguments {
 
     @Flag(
         name: .long,
-        help: "Check the thread rules on each program's main thread: its calls to the C library's file, socket, name-lookup, sleep and wait functions (disk-read-on-main, disk-write-on-main, network-on-main, sleep-on-main), each with its stack, in the profile.")
+        help: "Check the thread rules on each program's main thread: its calls to the C library's file, socket, name-lookup, sleep and wait functions and its waits for a contended mutex of 10 ms or more (disk-read-on-main, disk-write-on-main, network-on-main, sleep-on-main, lock-wait-on-main), each with its stack, in the profile.")
     var rules = false
 
     @Option(
@@ -74,7 +74,7 @@ struct AgentOptions: ParsableArguments {
     var ruleSpecs: [String] = []
 
     /// The blocking-call rules the agent checks by name, and the policies it knows.
-    static let agentRules = ["disk-read-on-main", "disk-write-on-main", "network-on-main", "sleep-on-main"]
+    static let agentRules = ["disk-read-on-main", "disk-write-on-main", "network-on-main", "sleep-on-main", "lock-wait-on-main"]
     static let agentPolicies = ["record", "log", "trap"]
 
     func validate() throws {

@@ -130,5 +130,7 @@ extension Profile {
         public static let networkOnMain: RuleName = "network-on-main"
         /// The main thread (or main queue) slept, or waited in poll, select or epoll with a timeout.
         public static let sleepOnMain: RuleName = "sleep-on-main"
+        /// The main thread (or main queue) waited for a mutex another thread held, for the threshold or longer.
+        public static let lockWaitOnMain: RuleName = "lock-wait-on-main"
     }
 }

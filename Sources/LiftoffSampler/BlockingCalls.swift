@@ -14,6 +14,8 @@ package enum BlockingCalls {
         case network = 3
         /// Slept, or waited in poll, select or epoll with a finite timeout.
         case sleep = 4
+        /// Waited for a mutex another thread held, for the threshold or longer.
+        case lockWait = 5
     }
 
     /// The C form of a reporter: kind, operation text, time waited (sleeps and timed waits) and
@@ -35,6 +37,13 @@ package enum BlockingCalls {
         lo_blocking_exempt_begin()
         defer { lo_blocking_exempt_end() }
         return try body()
+    }
+
+    /// How long a wait for a contended mutex in the UI context lasts before it is reported, in
+    /// nanoseconds (10 ms unless set).
+    package static var lockWaitThresholdNs: UInt64 {
+        get { lo_blocking_lock_threshold() }
+        set { lo_blocking_set_lock_threshold(newValue) }
     }
 
     /// Whether calls are being checked now.

@@ -12,6 +12,7 @@ enum RulesPrograms {
             "blockingmain",
             source: """
                 #include <pthread.h>
+                #include <sched.h>
                 #include <stdio.h>
                 #include <stdlib.h>
                 #include <unistd.h>
@@ -27,12 +28,30 @@ enum RulesPrograms {
                 }
                 __attribute__((noinline)) void wait_for_network(void) { usleep(20000); }
                 static void *worker(void *path) { load_settings(path); return NULL; }
+                static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
+                static volatile int holding;
+                static void *holder(void *unused) {
+                    pthread_mutex_lock(&state_lock);
+                    holding = 1;
+                    usleep(40000);
+                    pthread_mutex_unlock(&state_lock);
+                    return unused;
+                }
+                __attribute__((noinline)) void read_shared_state(void) {
+                    pthread_mutex_lock(&state_lock);
+                    pthread_mutex_unlock(&state_lock);
+                }
                 int main(int argc, char **argv) {
                     pthread_t thread;
                     pthread_create(&thread, NULL, worker, argv[1]);
                     pthread_join(thread, NULL);
                     long total = load_settings(argv[1]);
                     wait_for_network();
+                    read_shared_state();
+                    pthread_create(&thread, NULL, holder, NULL);
+                    while (!holding) sched_yield();
+                    read_shared_state();
+                    pthread_join(thread, NULL);
                     printf("%ld\\n", total);
                     return total > 0 ? 0 : 1;
                 }
@@ -75,6 +94,12 @@ struct AgentRulesTests {
         let sleep = try #require(profile.violations.first { $0.rule == .sleepOnMain }, "\(profile.violations.map(\.message))")
         #expect(sleep.message.hasPrefix("usleep for 20.000 ms"), "\(sleep.message)")
         #expect(names(profile, sleep).last == "wait_for_network", "\(names(profile, sleep))")
+        // The wait for the mutex the holder thread kept 40 ms, not the free lock before it.
+        let locks = profile.violations.filter { $0.rule == .lockWaitOnMain }
+        #expect(locks.count == 1 && locks.first?.count == 1, "\(profile.violations.map(\.message))")
+        let lock = try #require(locks.first)
+        #expect(lock.message.hasPrefix("pthread_mutex_lock waited "), "\(lock.message)")
+        #expect(names(profile, lock).last == "read_shared_state", "\(names(profile, lock))")
         // The agent writes its recording on the main thread at exit: no finding of its own.
         #expect(!profile.violations.contains { $0.rule == .diskWriteOnMain }, "\(profile.violations.map(\.message))")
         // The insight, the summary, the Markdown and the HTML report say it, each at the program's function.

@@ -86,6 +86,14 @@ enum BlockingFixtures {
 
     /// Looks `name` up with getaddrinfo.
     @inline(never)
+    /// Takes `lock` and gives it back, as an app's synchronous code would: the line of the take.
+    static func takeAndRelease(_ lock: NSLock) -> Int {
+        let line = #line + 1
+        lock.lock()
+        lock.unlock()
+        return line
+    }
+
     static func lookUp(_ name: String) -> Bool {
         var result: UnsafeMutablePointer<addrinfo>?
         defer { if let result { freeaddrinfo(result) } }
@@ -124,6 +132,31 @@ struct BlockingCallRulesTests {
         #expect(lineHere(sleep) == sleepLine, "\(sleep.report())")
         // The read's call site is SettingsStore.load, in this file.
         #expect(lineHere(read) != nil, "\(read.report())")
+    }
+
+    @Test("on the main actor, waiting for an NSLock another thread holds is lock-wait-on-main at its line; the lock free is not")
+    @MainActor
+    func contendedLockOnMainActor() async throws {
+        let lock = NSLock()
+        let held = DispatchSemaphore(value: 0)
+        var waitLine = 0
+        let violations = await collectThreadViolations {
+            _ = BlockingFixtures.takeAndRelease(lock)
+            let holder = Thread {
+                lock.lock()
+                held.signal()
+                usleep(40_000)
+                lock.unlock()
+            }
+            holder.start()
+            held.wait()
+            waitLine = BlockingFixtures.takeAndRelease(lock)
+        }
+        let waits = violations.filter { $0.rule == ThreadRules.lockWaitOnMain }
+        #expect(waits.count == 1 && waits.first?.count == 1, "the held lock's wait alone: \(violations.map(\.message))")
+        let wait = try #require(waits.first)
+        #expect(wait.operation.hasPrefix("pthread_mutex_lock waited "), "\(wait.operation)")
+        #expect(lineHere(wait) == waitLine, "\(wait.report())")
     }
 
     @Test("the .threadRules trait fails a main-actor test that reads a file, at the loader's line")

@@ -357,7 +357,12 @@ enum {
     LO_BLOCKING_DISK_WRITE = 2, ///< an open for writing, write, fsync of a regular file
     LO_BLOCKING_NETWORK = 3,    ///< a call on an IPv4 or IPv6 socket, a name lookup
     LO_BLOCKING_SLEEP = 4,      ///< a sleep, or a poll, select or epoll wait with a finite timeout
+    LO_BLOCKING_LOCK_WAIT = 5,  ///< a wait for a contended pthread mutex that reached the threshold
 };
+/// How long a wait for a contended mutex in the UI context may last before it is reported
+/// (LO_BLOCKING_LOCK_WAIT), in nanoseconds: 10 ms unless set.
+void lo_blocking_set_lock_threshold(uint64_t ns);
+uint64_t lo_blocking_lock_threshold(void);
 
 /// Called on the thread that made a blocking call in the UI context while armed: the rule, what
 /// was called on what ("reading /etc/hosts"), how long it waits in nanoseconds (sleeps and timed
