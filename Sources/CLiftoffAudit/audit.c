@@ -86,18 +86,6 @@ static uint64_t lo_auxv(uint64_t type) {
 
 // ---- the record buffer -------------------------------------------------------------------
 
-static void lo_put(const char *text, size_t length) {
-    if (g_truncated) return;
-    if (length > sizeof g_buffer - g_length - 4) {
-        g_truncated = 1;
-        memcpy(g_buffer + g_length, "T\n", 2);
-        g_length += 2;
-        return;
-    }
-    memcpy(g_buffer + g_length, text, length);
-    g_length += length;
-}
-
 // The agent's recording.c has the same formatter: the audit library links nothing, not even the
 // agent, so it keeps its own copy.
 static size_t lo_format_u64(char *out, uint64_t value) {
@@ -111,23 +99,35 @@ static size_t lo_format_u64(char *out, uint64_t value) {
     return count;
 }
 
-// One line: a kind letter, then numbers, then (when not NULL) a path, tab-separated.
+// The longest line: a kind letter, ten numbers and a path, each after a tab, and the line's end.
+#define LO_LINE_MAX (2 + 10 * 21 + 4096 + 2)
+
+// One line: a kind letter, then numbers, then (when not NULL) a path, tab-separated, written in
+// place at the buffer's end. When it might not fit, the buffer ends with "T" instead.
 static void lo_line(char kind, const uint64_t *values, int count, const char *path) {
-    char line[4096 + 32 * 10];
+    if (g_truncated) return;
+    if (sizeof g_buffer - g_length < LO_LINE_MAX + 4) {
+        g_truncated = 1;
+        g_buffer[g_length++] = 'T';
+        g_buffer[g_length++] = '\n';
+        return;
+    }
+    char *line = g_buffer + g_length;
     size_t length = 0;
     line[length++] = kind;
-    for (int i = 0; i < count; i++) {
+    for (int i = 0; i < count && i < 10; i++) {
         line[length++] = '\t';
         length += lo_format_u64(line + length, values[i]);
     }
     if (path) {
         line[length++] = '\t';
-        for (const char *at = path; *at && length < sizeof line - 2; at++) {
+        size_t start = length;
+        for (const char *at = path; *at && length - start < 4096; at++) {
             line[length++] = (*at == '\t' || *at == '\n' || *at == '\r') ? '?' : *at;
         }
     }
     line[length++] = '\n';
-    lo_put(line, length);
+    g_length += length;
 }
 
 // ---- objects ------------------------------------------------------------------------------

@@ -108,6 +108,11 @@ size_t lo_strlen(const char *text) {
 __attribute__((visibility("hidden"))) void *memcpy(void *to, const void *from, size_t length) {
     unsigned char *out = to;
     const unsigned char *in = from;
+    for (; length >= sizeof(uint64_t); length -= sizeof(uint64_t), out += sizeof(uint64_t), in += sizeof(uint64_t)) {
+        uint64_t word;
+        __builtin_memcpy(&word, in, sizeof word);
+        __builtin_memcpy(out, &word, sizeof word);
+    }
     while (length--) *out++ = *in++;
     return to;
 }
