@@ -632,8 +632,9 @@ uint64_t lo_blocking_lock_threshold(void) { return atomic_load_explicit(&g_lock_
 
 // A lock taken in the UI context: tried first, and timed when another thread holds it. A
 // recursive mutex its thread holds, an error-checking one, a robust one whose owner died: the try
-// answers as the lock would, and that answer is returned.
-static int lo_checked_pthread_mutex_lock(pthread_mutex_t *mutex, void *caller) {
+// answers as the lock would, and that answer is returned. Jumped to (musttail), so that the
+// address it returns to is the program's caller's.
+static int lo_checked_pthread_mutex_lock(pthread_mutex_t *mutex) {
     int tried = lo_real_pthread_mutex_trylock()(mutex);
     if (tried != EBUSY) return tried;
     uint64_t start = lo_monotonic_ns();
@@ -643,14 +644,13 @@ static int lo_checked_pthread_mutex_lock(pthread_mutex_t *mutex, void *caller) {
         char operation[80];
         snprintf(operation, sizeof operation, "pthread_mutex_lock waited %llu.%03llu ms", (unsigned long long)(waited / 1000000),
                  (unsigned long long)(waited / 1000 % 1000));
-        lo_report(LO_BLOCKING_LOCK_WAIT, operation, waited, caller);
+        lo_report(LO_BLOCKING_LOCK_WAIT, operation, waited, LO_CALLER);
     }
     return result;
 }
 
 int pthread_mutex_lock(pthread_mutex_t *mutex) {
-    if (__builtin_expect(!lo_checking(), 1)) LO_MUSTTAIL return lo_real_pthread_mutex_lock()(mutex);
-    return lo_checked_pthread_mutex_lock(mutex, LO_CALLER);
+    LO_MUSTTAIL return (lo_checking() ? lo_checked_pthread_mutex_lock : lo_real_pthread_mutex_lock())(mutex);
 }
 
 // The C library's functions are looked up as the program loads, before any signal handler may
