@@ -168,6 +168,52 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
+    // The same for a mutex (lock-wait-on-main): 100,000 locks and unlocks of a free mutex through
+    // Liftoff's `pthread_mutex_lock`, armed (on the UI thread it tries the lock first), against
+    // the C library's own.
+    typealias LockFunction = @convention(c) (UnsafeMutablePointer<pthread_mutex_t>?) -> Int32
+    let bareLock = unsafeBitCast(dlsym(UnsafeMutableRawPointer(bitPattern: -1), "pthread_mutex_lock")!, to: LockFunction.self)  // RTLD_NEXT
+    func freeLocks(_ mutex: UnsafeMutablePointer<pthread_mutex_t>, bare: Bool) -> UInt64 {
+        let start = DispatchTime.now().uptimeNanoseconds
+        if bare {
+            for _ in 0..<100_000 {
+                _ = bareLock(mutex)
+                pthread_mutex_unlock(mutex)
+            }
+        } else {
+            for _ in 0..<100_000 {
+                pthread_mutex_lock(mutex)
+                pthread_mutex_unlock(mutex)
+            }
+        }
+        return DispatchTime.now().uptimeNanoseconds - start
+    }
+    for (place, onUIThread, _) in places.prefix(2) {
+        Benchmark("paired: lock checks \(place), 100000 locks of a free mutex, checked vs bare", configuration: blockingPairs) {
+            benchmark in
+            let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+            pthread_mutex_init(mutex, nil)
+            defer {
+                pthread_mutex_destroy(mutex)
+                mutex.deallocate()
+            }
+            lo_blocking_set_ui_thread(onUIThread ? Int32(CurrentThread.id) : 1)
+            defer { lo_blocking_set_ui_thread(0) }
+            for (round, _) in benchmark.scaledIterations.enumerated() {
+                let (plainNs, checkedNs) = inAlternatingOrder(
+                    round: round, baseline: { freeLocks(mutex, bare: true) },
+                    treatment: {
+                        lo_blocking_arm(1)
+                        defer { lo_blocking_arm(-1) }
+                        return freeLocks(mutex, bare: false)
+                    })
+                benchmark.measurement(ratioMetric, Int(checkedNs * 1_000_000 / max(plainNs, 1)))
+                benchmark.measurement(rawMetric, Int(plainNs))
+                benchmark.measurement(checkedMetric, Int(checkedNs))
+            }
+        }
+    }
+
     let checks = Benchmark.Configuration(
         metrics: [.wallClock], timeUnits: .nanoseconds, warmupIterations: 10, scalingFactor: .mega, maxDuration: .seconds(5))
 
