@@ -74,6 +74,10 @@ public final class LaunchRecorder: Sendable {
     private let state = Mutex(State())
     /// Whether the launch has ended, read without the lock by each span a server starts later.
     private let ended = Atomic(false)
+    /// Whether this launch checks blocking calls: not while `liftoff record --count` counts its
+    /// instructions, where a check that fires (a stack captured and symbolized) would be counted
+    /// as the program's work, as often as the threads' timing makes it fire.
+    private let checksBlockingCalls = ProcessInfo.processInfo.environment[ProfileRecorder.countedVariable] != "1"
     /// Spans not recorded because the launch had ended, counted without the lock.
     private let droppedAfterLaunch = Atomic(0)
     /// Held while a profile is built, so two threads finishing at once (the main thread and a
@@ -90,11 +94,11 @@ public final class LaunchRecorder: Sendable {
         self.launchEnd = launchEnd
         self.journal = SpanJournal.open()
         // Blocking calls in the UI context are checked until the launch ends.
-        ThreadRules.armBlockingCalls()
+        if checksBlockingCalls { ThreadRules.armBlockingCalls() }
     }
 
     deinit {
-        if !ended.load(ordering: .acquiring) { BlockingCalls.disarm() }
+        if checksBlockingCalls, !ended.load(ordering: .acquiring) { BlockingCalls.disarm() }
     }
 
     /// Starts recording: the sampler runs and the calling thread (normally the main thread) is
@@ -124,7 +128,7 @@ public final class LaunchRecorder: Sendable {
         }
         guard first else { return }
         ended.store(true, ordering: .releasing)
-        BlockingCalls.disarm()
+        if checksBlockingCalls { BlockingCalls.disarm() }
         recorder.stopSampling()
         prepareProfile()
     }

@@ -46,7 +46,8 @@ public final class ProfileRecorder: Sendable {
 
     /// The environment variable `liftoff record --count` sets to `1` while it counts a launch's
     /// instructions under valgrind: the recorder then records spans, marks and the ready point
-    /// but starts no sampler, whose timer signals would make the count differ from run to run.
+    /// but starts no sampler, whose timer signals would make the count differ from run to run,
+    /// and a `LaunchRecorder` checks no blocking call.
     public static let countedVariable = "LIFTOFF_COUNTED"
 
     /// Starts sampling and registers the calling thread (as `main` when it is the main thread).
