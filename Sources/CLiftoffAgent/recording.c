@@ -52,17 +52,24 @@ size_t lo_agent_format_u64(char *out, uint64_t value) {
 }
 
 // Sets lo_agent.path and .temporary for the current image: DIRECTORY/PID-IMAGE.rec(.tmp).
-int lo_agent_set_paths(void) {
+// DIRECTORY/PID-IMAGE`suffix` in `out` (PATH_MAX bytes), with room for ".tmp" after it; 0 when
+// it does not fit.
+static int program_file_path(char out[PATH_MAX], const char *suffix) {
     char name[64];
     size_t length = lo_agent_format_u64(name, (uint64_t)lo_agent.pid);
     name[length++] = '-';
     length += lo_agent_format_u64(name + length, lo_agent.image);
-    memcpy(name + length, ".rec", 5);
+    strcpy(name + length, suffix);
     size_t directory = strlen(lo_agent.directory);
-    if (directory + 1 + strlen(name) + 5 >= sizeof lo_agent.path) return 0;
-    memcpy(lo_agent.path, lo_agent.directory, directory);
-    lo_agent.path[directory] = '/';
-    strcpy(lo_agent.path + directory + 1, name);
+    if (directory + 1 + strlen(name) + 5 >= PATH_MAX) return 0;
+    memcpy(out, lo_agent.directory, directory);
+    out[directory] = '/';
+    strcpy(out + directory + 1, name);
+    return 1;
+}
+
+int lo_agent_set_paths(void) {
+    if (!program_file_path(lo_agent.path, ".rec")) return 0;
     strcpy(lo_agent.temporary, lo_agent.path);
     strcat(lo_agent.temporary, ".tmp");
     return 1;
@@ -77,19 +84,20 @@ typedef struct writer {
     char buffer[65536];
 } writer;
 
-static void flush(writer *w) {
-    const char *at = w->buffer;
-    size_t length = w->used;
-    while (length > 0 && !w->failed) {
-        ssize_t done = write(w->fd, at, length);
+// Writes `length` bytes at `at` whole: 0 when a write failed (a full disk, a closed file).
+static int write_all(int fd, const char *at, size_t length) {
+    while (length > 0) {
+        ssize_t done = write(fd, at, length);
         if (done < 0 && errno == EINTR) continue;
-        if (done <= 0) {
-            w->failed = 1;
-            break;
-        }
+        if (done <= 0) return 0;
         at += done;
         length -= (size_t)done;
     }
+    return 1;
+}
+
+static void flush(writer *w) {
+    if (!w->failed && !write_all(w->fd, w->buffer, w->used)) w->failed = 1;
     w->used = 0;
 }
 
@@ -505,27 +513,12 @@ void lo_agent_hand_over(const lo_sampler_source *program) {
 void lo_agent_write_loader_records(void) {
     const char *text = lo_agent_loader_records.text;
     size_t length = text ? (size_t)lo_agent_loader_records.length : 0;
-    if (length == 0 || lo_agent.directory[0] == 0) return;
-    char name[64];
-    size_t used = lo_agent_format_u64(name, (uint64_t)lo_agent.pid);
-    name[used++] = '-';
-    used += lo_agent_format_u64(name + used, lo_agent.image);
-    memcpy(name + used, ".loader", 8);
-    char path[sizeof lo_agent.directory + sizeof name + 1];
-    size_t directory = strlen(lo_agent.directory);
-    memcpy(path, lo_agent.directory, directory);
-    path[directory] = '/';
-    strcpy(path + directory + 1, name);
+    char path[PATH_MAX];
+    if (length == 0 || lo_agent.directory[0] == 0 || !program_file_path(path, ".loader")) return;
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0) return;
     // Cut short (a full disk), the file still parses: liftoff skips a line that is not whole.
-    while (length > 0) {
-        ssize_t done = write(fd, text, length);
-        if (done < 0 && errno == EINTR) continue;
-        if (done <= 0) break;
-        text += done;
-        length -= (size_t)done;
-    }
+    write_all(fd, text, length);
     close(fd);
 }
 
