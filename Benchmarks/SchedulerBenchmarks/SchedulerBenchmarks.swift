@@ -124,6 +124,21 @@ let benchmarks: @Sendable () -> Void = {
         metrics: [ratioMetric, rawMetric, checkedMetric],
         units: [ratioMetric: .count, rawMetric: .count, checkedMetric: .count], warmupIterations: 2,
         maxDuration: .seconds(30), maxIterations: 60)
+    // Each round: the bare calls and the same calls with the checks armed, in alternating order.
+    func checkedRounds(_ benchmark: Benchmark, bare: () -> UInt64, checked: () -> UInt64) {
+        for (round, _) in benchmark.scaledIterations.enumerated() {
+            let (plainNs, checkedNs) = inAlternatingOrder(
+                round: round, baseline: bare,
+                treatment: {
+                    lo_blocking_arm(1)
+                    defer { lo_blocking_arm(-1) }
+                    return checked()
+                })
+            benchmark.measurement(ratioMetric, Int(checkedNs * 1_000_000 / max(plainNs, 1)))
+            benchmark.measurement(rawMetric, Int(plainNs))
+            benchmark.measurement(checkedMetric, Int(checkedNs))
+        }
+    }
     typealias WriteFunction = @convention(c) (Int32, UnsafeRawPointer?, Int) -> Int
     let bareWrite = unsafeBitCast(dlsym(UnsafeMutableRawPointer(bitPattern: -1), "write")!, to: WriteFunction.self)  // RTLD_NEXT
     func devNullWrites(_ fd: Int32, bare: Bool) -> UInt64 {
@@ -153,18 +168,7 @@ let benchmarks: @Sendable () -> Void = {
                 lo_blocking_set_ui_thread(0)
                 lo_blocking_set_main_queue_on_workers(wasOnWorkers)
             }
-            for (round, _) in benchmark.scaledIterations.enumerated() {
-                let (plainNs, checkedNs) = inAlternatingOrder(
-                    round: round, baseline: { devNullWrites(fd, bare: true) },
-                    treatment: {
-                        lo_blocking_arm(1)
-                        defer { lo_blocking_arm(-1) }
-                        return devNullWrites(fd, bare: false)
-                    })
-                benchmark.measurement(ratioMetric, Int(checkedNs * 1_000_000 / max(plainNs, 1)))
-                benchmark.measurement(rawMetric, Int(plainNs))
-                benchmark.measurement(checkedMetric, Int(checkedNs))
-            }
+            checkedRounds(benchmark, bare: { devNullWrites(fd, bare: true) }, checked: { devNullWrites(fd, bare: false) })
         }
     }
 
@@ -199,18 +203,7 @@ let benchmarks: @Sendable () -> Void = {
             }
             lo_blocking_set_ui_thread(onUIThread ? Int32(CurrentThread.id) : 1)
             defer { lo_blocking_set_ui_thread(0) }
-            for (round, _) in benchmark.scaledIterations.enumerated() {
-                let (plainNs, checkedNs) = inAlternatingOrder(
-                    round: round, baseline: { freeLocks(mutex, bare: true) },
-                    treatment: {
-                        lo_blocking_arm(1)
-                        defer { lo_blocking_arm(-1) }
-                        return freeLocks(mutex, bare: false)
-                    })
-                benchmark.measurement(ratioMetric, Int(checkedNs * 1_000_000 / max(plainNs, 1)))
-                benchmark.measurement(rawMetric, Int(plainNs))
-                benchmark.measurement(checkedMetric, Int(checkedNs))
-            }
+            checkedRounds(benchmark, bare: { freeLocks(mutex, bare: true) }, checked: { freeLocks(mutex, bare: false) })
         }
     }
 
