@@ -23,27 +23,20 @@
 // finite, non-zero timeout (an event loop's idle wait has none); a name lookup always (it may
 // ask a server).
 //
-// A pthread_mutex_lock in the UI context first tries the lock: one that is free costs a try more,
-// and a contended one is timed, and reported when the wait reached the threshold (10 ms unless
-// lo_blocking_set_lock_threshold says otherwise): NSLock, std::mutex and C code's mutexes. Swift's
-// own Mutex and Dispatch's semaphores wait on the kernel directly, where no call can be seen.
+// Sleeps, timed waits and mutexes are waits.c's; this file holds the checks' state and the file,
+// socket and name-lookup functions.
 //
 // While the reporter runs on a thread (it captures a stack, symbolizes, may read files) that
-// thread's calls are not checked.
 
-#include "lo_internal.h"
+#include "blocking.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
-#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -55,83 +48,65 @@
 
 enum { LO_FD_UNKNOWN = 0, LO_FD_FILE = 1, LO_FD_NETWORK = 2, LO_FD_QUIET = 3 };
 
-static _Atomic pid_t g_ui_tid;
+_Atomic pid_t lo_g_ui_tid;
 
 // libdispatch's current queue and its main queue, looked up when the checks are first armed
 // (Dispatch is loaded by then in a program that has it).
-typedef void *(*lo_current_queue_t)(void);
-static _Atomic(lo_current_queue_t) g_current_queue;
-static void *_Atomic g_main_queue;
+_Atomic(lo_current_queue_t) lo_g_current_queue;
+void *_Atomic lo_g_main_queue;
 static pthread_once_t g_dispatch_once = PTHREAD_ONCE_INIT;
 
 static void lo_find_dispatch(void) {
-    atomic_store(&g_main_queue, dlsym(RTLD_DEFAULT, "_dispatch_main_q"));
-    atomic_store(&g_current_queue, (lo_current_queue_t)dlsym(RTLD_DEFAULT, "dispatch_get_current_queue"));
+    atomic_store(&lo_g_main_queue, dlsym(RTLD_DEFAULT, "_dispatch_main_q"));
+    atomic_store(&lo_g_current_queue, (lo_current_queue_t)dlsym(RTLD_DEFAULT, "dispatch_get_current_queue"));
 }
 
 // Dispatch's main queue runs on the main thread unless the program called dispatch_main (as
 // Swift's async `main` does): then a worker thread drains it, and only then is another thread
 // asked which queue it runs (a call into libdispatch on every checked call).
-static _Atomic int g_main_queue_on_workers;
+_Atomic int lo_g_main_queue_on_workers;
 
 typedef void (*lo_dispatch_main_t)(void);
 
 // Weak, as the task recorder's wrappers: a static Swift runtime's own dispatch_main wins.
 __attribute__((weak, noreturn)) void dispatch_main(void) {
-    atomic_store(&g_main_queue_on_workers, 1);
+    atomic_store(&lo_g_main_queue_on_workers, 1);
     lo_dispatch_main_t next = (lo_dispatch_main_t)dlsym(RTLD_NEXT, "dispatch_main");
     if (next != NULL) next();
     abort();
 }
 
-// Whether the calling thread runs where UI work does: the rules' main thread, or Dispatch's main queue.
-static inline int lo_in_ui_context(void) {
-    pid_t ui = atomic_load_explicit(&g_ui_tid, memory_order_relaxed);
-    if (lo_tid() == (ui != 0 ? ui : lo_g_main_tid)) return 1;
-    if (!atomic_load_explicit(&g_main_queue_on_workers, memory_order_relaxed)) return 0;
-    lo_current_queue_t current = atomic_load_explicit(&g_current_queue, memory_order_relaxed);
-    void *main_queue = atomic_load_explicit(&g_main_queue, memory_order_relaxed);
-    return current != NULL && main_queue != NULL && current() == main_queue;
-}
-
-static _Atomic int g_armed;
+_Atomic int lo_g_blocking_armed;
 static _Atomic(lo_blocking_reporter) g_reporter;
 static _Atomic uint8_t g_fd_kind[LO_FD_KINDS];
-static __thread int t_reporting __attribute__((tls_model("initial-exec")));
-static __thread int t_exempt __attribute__((tls_model("initial-exec")));
+__thread int lo_t_blocking_reporting __attribute__((tls_model("initial-exec")));
+__thread int lo_t_blocking_exempt __attribute__((tls_model("initial-exec")));
 
-void lo_blocking_exempt_begin(void) { t_exempt++; }
+void lo_blocking_exempt_begin(void) { lo_t_blocking_exempt++; }
 void lo_blocking_exempt_end(void) {
-    if (t_exempt > 0) t_exempt--;
+    if (lo_t_blocking_exempt > 0) lo_t_blocking_exempt--;
 }
 
 void lo_blocking_arm(int delta) {
     if (delta > 0) pthread_once(&g_dispatch_once, lo_find_dispatch);
-    atomic_fetch_add_explicit(&g_armed, delta, memory_order_relaxed);
+    atomic_fetch_add_explicit(&lo_g_blocking_armed, delta, memory_order_relaxed);
 }
-int lo_blocking_armed(void) { return atomic_load_explicit(&g_armed, memory_order_relaxed) > 0; }
+int lo_blocking_armed(void) { return atomic_load_explicit(&lo_g_blocking_armed, memory_order_relaxed) > 0; }
 void lo_blocking_set_reporter(lo_blocking_reporter reporter) { atomic_store(&g_reporter, reporter); }
-void lo_blocking_set_ui_thread(pid_t tid) { atomic_store_explicit(&g_ui_tid, tid, memory_order_relaxed); }
-int lo_blocking_main_queue_on_workers(void) { return atomic_load(&g_main_queue_on_workers); }
+void lo_blocking_set_ui_thread(pid_t tid) { atomic_store_explicit(&lo_g_ui_tid, tid, memory_order_relaxed); }
+int lo_blocking_main_queue_on_workers(void) { return atomic_load(&lo_g_main_queue_on_workers); }
 void lo_blocking_set_main_queue_on_workers(int on) {
     pthread_once(&g_dispatch_once, lo_find_dispatch);
-    atomic_store(&g_main_queue_on_workers, on != 0);
+    atomic_store(&lo_g_main_queue_on_workers, on != 0);
 }
 
-// Whether a call made now is checked: armed, in the UI context, and not the reporter's own. Off
-// the UI context a call stops at the thread's id (and, after dispatch_main, libdispatch's answer).
-static inline int lo_checking(void) {
-    if (__builtin_expect(atomic_load_explicit(&g_armed, memory_order_relaxed) <= 0, 1)) return 0;
-    return lo_in_ui_context() && !t_reporting && !t_exempt;
-}
-
-static void lo_report(int rule, const char *operation, uint64_t waited_ns, void *caller) {
+void lo_report(int rule, const char *operation, uint64_t waited_ns, void *caller) {
     lo_blocking_reporter reporter = atomic_load(&g_reporter);
     if (reporter == NULL) return;
     int saved = errno;
-    t_reporting = 1;
+    lo_t_blocking_reporting = 1;
     reporter(rule, operation, waited_ns, (uintptr_t)caller);
-    t_reporting = 0;
+    lo_t_blocking_reporting = 0;
     errno = saved;
 }
 
@@ -222,28 +197,7 @@ static void lo_check_open(int directory, const char *path, int writes, void *cal
 
 static int lo_open_writes(int flags) { return (flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC)) != 0; }
 
-static void lo_check_sleep(const char *function, uint64_t ns, void *caller) {
-    if (ns == 0) return;
-    char operation[64];
-    snprintf(operation, sizeof operation, "%s for %llu.%03llu ms", function, (unsigned long long)(ns / 1000000),
-             (unsigned long long)(ns / 1000 % 1000));
-    lo_report(LO_BLOCKING_SLEEP, operation, ns, caller);
-}
-
 // ---- the C library's functions --------------------------------------------------------------
-
-// The C library's function that `name` stands for, found once.
-#define LO_REAL(type, name)                                                                      \
-    static _Atomic(type) real_##name;                                                            \
-    static type lo_real_##name(void) {                                                           \
-        type function = atomic_load_explicit(&real_##name, memory_order_relaxed);                \
-        if (function == NULL) {                                                                  \
-            function = (type)dlsym(RTLD_NEXT, #name);                                            \
-            if (function == NULL) LO_FAIL(#name " not found in the C library");                   \
-            atomic_store_explicit(&real_##name, function, memory_order_relaxed);                 \
-        }                                                                                        \
-        return function;                                                                         \
-    }
 
 typedef int (*lo_open_t)(const char *, int, ...);
 typedef int (*lo_openat_t)(int, const char *, int, ...);
@@ -272,17 +226,6 @@ typedef ssize_t (*lo_recv_t)(int, void *, size_t, int);
 typedef ssize_t (*lo_recvfrom_t)(int, void *, size_t, int, struct sockaddr *, socklen_t *);
 typedef ssize_t (*lo_recvmsg_t)(int, struct msghdr *, int);
 typedef int (*lo_getaddrinfo_t)(const char *, const char *, const struct addrinfo *, struct addrinfo **);
-typedef int (*lo_nanosleep_t)(const struct timespec *, struct timespec *);
-typedef int (*lo_clock_nanosleep_t)(clockid_t, int, const struct timespec *, struct timespec *);
-typedef int (*lo_usleep_t)(useconds_t);
-typedef unsigned (*lo_sleep_t)(unsigned);
-typedef int (*lo_poll_t)(struct pollfd *, nfds_t, int);
-typedef int (*lo_ppoll_t)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *);
-typedef int (*lo_select_t)(int, fd_set *, fd_set *, fd_set *, struct timeval *);
-typedef int (*lo_pselect_t)(int, fd_set *, fd_set *, fd_set *, const struct timespec *, const sigset_t *);
-typedef int (*lo_epoll_wait_t)(int, struct epoll_event *, int, int);
-typedef int (*lo_epoll_pwait_t)(int, struct epoll_event *, int, int, const sigset_t *);
-
 LO_REAL(lo_open_t, open)
 LO_REAL(lo_open_t, open64)
 LO_REAL(lo_openat_t, openat)
@@ -319,35 +262,6 @@ LO_REAL(lo_recv_t, recv)
 LO_REAL(lo_recvfrom_t, recvfrom)
 LO_REAL(lo_recvmsg_t, recvmsg)
 LO_REAL(lo_getaddrinfo_t, getaddrinfo)
-typedef int (*lo_mutex_t)(pthread_mutex_t *);
-LO_REAL(lo_mutex_t, pthread_mutex_lock)
-LO_REAL(lo_mutex_t, pthread_mutex_trylock)
-LO_REAL(lo_nanosleep_t, nanosleep)
-LO_REAL(lo_clock_nanosleep_t, clock_nanosleep)
-LO_REAL(lo_usleep_t, usleep)
-LO_REAL(lo_sleep_t, sleep)
-LO_REAL(lo_poll_t, poll)
-LO_REAL(lo_ppoll_t, ppoll)
-LO_REAL(lo_select_t, select)
-LO_REAL(lo_pselect_t, pselect)
-LO_REAL(lo_epoll_wait_t, epoll_wait)
-LO_REAL(lo_epoll_pwait_t, epoll_pwait)
-
-// Each function that needs nothing after the C library's call jumps to it (musttail: even
-// unoptimized, no frame of Liftoff's stays on the stack while the call blocks, so samples and
-// reports show the program's caller right below the C library), or, when checking, to its
-// checked form, which checks and jumps on: there the address the call returns to is still the
-// program's caller's.
-#define LO_CALLER __builtin_return_address(0)
-#define LO_MUSTTAIL __attribute__((musttail))
-
-#define LO_INTERPOSE(type, name, parameters, arguments, check)                                   \
-    static type lo_checked_##name parameters {                                                   \
-        check;                                                                                   \
-        LO_MUSTTAIL return lo_real_##name() arguments;                                           \
-    }                                                                                            \
-    type name parameters { LO_MUSTTAIL return (lo_checking() ? lo_checked_##name : lo_real_##name()) arguments; }
-
 // open's mode is there only with O_CREAT or O_TMPFILE.
 #define LO_MODE(flags, mode)                                                                     \
     mode_t mode = 0;                                                                             \
@@ -569,90 +483,6 @@ LO_INTERPOSE(int, getaddrinfo,
              (const char *node, const char *service, const struct addrinfo *hints, struct addrinfo **result),
              (node, service, hints, result), lo_check_lookup(node, service, LO_CALLER))
 
-static uint64_t lo_timespec_ns(const struct timespec *time) {
-    if (time == NULL || time->tv_sec < 0 || time->tv_nsec < 0) return 0;
-    if ((uint64_t)time->tv_sec > UINT64_MAX / 1000000000ull - 1) return UINT64_MAX;
-    return (uint64_t)time->tv_sec * 1000000000ull + (uint64_t)time->tv_nsec;
-}
-
-// How long a clock_nanosleep waits: to an absolute time, from now.
-static uint64_t lo_clock_sleep_ns(clockid_t clock, int flags, const struct timespec *duration) {
-    uint64_t ns = lo_timespec_ns(duration);
-    if (!(flags & TIMER_ABSTIME)) return ns;
-    struct timespec now;
-    uint64_t at = clock_gettime(clock, &now) == 0 ? lo_timespec_ns(&now) : ns;
-    return ns > at ? ns - at : 0;
-}
-
-// A wait with a finite, non-zero timeout; `ns` UINT64_MAX for none.
-static void lo_check_wait(const char *function, uint64_t ns, void *caller) {
-    if (ns == 0 || ns == UINT64_MAX) return;
-    lo_check_sleep(function, ns, caller);
-}
-
-static uint64_t lo_milliseconds_ns(int milliseconds) {
-    return milliseconds < 0 ? UINT64_MAX : (uint64_t)milliseconds * 1000000ull;
-}
-
-static uint64_t lo_timeval_ns(const struct timeval *timeout) {
-    if (timeout == NULL) return UINT64_MAX;
-    if (timeout->tv_sec < 0 || timeout->tv_usec < 0) return 0;
-    if ((uint64_t)timeout->tv_sec > UINT64_MAX / 1000000000ull - 1) return UINT64_MAX - 1;
-    return (uint64_t)timeout->tv_sec * 1000000000ull + (uint64_t)timeout->tv_usec * 1000ull;
-}
-
-LO_INTERPOSE(int, nanosleep, (const struct timespec *duration, struct timespec *remaining), (duration, remaining),
-             lo_check_sleep("nanosleep", lo_timespec_ns(duration), LO_CALLER))
-LO_INTERPOSE(int, clock_nanosleep, (clockid_t clock, int flags, const struct timespec *duration, struct timespec *remaining),
-             (clock, flags, duration, remaining),
-             lo_check_sleep("clock_nanosleep", lo_clock_sleep_ns(clock, flags, duration), LO_CALLER))
-LO_INTERPOSE(int, usleep, (useconds_t microseconds), (microseconds),
-             lo_check_sleep("usleep", (uint64_t)microseconds * 1000ull, LO_CALLER))
-LO_INTERPOSE(unsigned, sleep, (unsigned seconds), (seconds), lo_check_sleep("sleep", (uint64_t)seconds * 1000000000ull, LO_CALLER))
-LO_INTERPOSE(int, poll, (struct pollfd *fds, nfds_t count, int timeout_ms), (fds, count, timeout_ms),
-             lo_check_wait("poll", lo_milliseconds_ns(timeout_ms), LO_CALLER))
-LO_INTERPOSE(int, ppoll, (struct pollfd *fds, nfds_t count, const struct timespec *timeout, const sigset_t *mask),
-             (fds, count, timeout, mask), lo_check_wait("ppoll", timeout ? lo_timespec_ns(timeout) : UINT64_MAX, LO_CALLER))
-LO_INTERPOSE(int, select, (int count, fd_set *reads, fd_set *writes, fd_set *errors, struct timeval *timeout),
-             (count, reads, writes, errors, timeout), lo_check_wait("select", lo_timeval_ns(timeout), LO_CALLER))
-LO_INTERPOSE(int, pselect,
-             (int count, fd_set *reads, fd_set *writes, fd_set *errors, const struct timespec *timeout, const sigset_t *mask),
-             (count, reads, writes, errors, timeout, mask),
-             lo_check_wait("pselect", timeout ? lo_timespec_ns(timeout) : UINT64_MAX, LO_CALLER))
-LO_INTERPOSE(int, epoll_wait, (int fd, struct epoll_event *events, int count, int timeout_ms), (fd, events, count, timeout_ms),
-             lo_check_wait("epoll_wait", lo_milliseconds_ns(timeout_ms), LO_CALLER))
-LO_INTERPOSE(int, epoll_pwait, (int fd, struct epoll_event *events, int count, int timeout_ms, const sigset_t *mask),
-             (fd, events, count, timeout_ms, mask), lo_check_wait("epoll_pwait", lo_milliseconds_ns(timeout_ms), LO_CALLER))
-
-static _Atomic uint64_t g_lock_threshold_ns = 10000000;
-
-void lo_blocking_set_lock_threshold(uint64_t ns) { atomic_store_explicit(&g_lock_threshold_ns, ns, memory_order_relaxed); }
-
-uint64_t lo_blocking_lock_threshold(void) { return atomic_load_explicit(&g_lock_threshold_ns, memory_order_relaxed); }
-
-// A lock taken in the UI context: tried first, and timed when another thread holds it. A
-// recursive mutex its thread holds, an error-checking one, a robust one whose owner died: the try
-// answers as the lock would, and that answer is returned. Jumped to (musttail), so that the
-// address it returns to is the program's caller's.
-static int lo_checked_pthread_mutex_lock(pthread_mutex_t *mutex) {
-    int tried = lo_real_pthread_mutex_trylock()(mutex);
-    if (tried != EBUSY) return tried;
-    uint64_t start = lo_monotonic_ns();
-    int result = lo_real_pthread_mutex_lock()(mutex);
-    uint64_t waited = lo_monotonic_ns() - start;
-    if (waited >= lo_blocking_lock_threshold() && lo_checking()) {
-        char operation[80];
-        snprintf(operation, sizeof operation, "pthread_mutex_lock waited %llu.%03llu ms", (unsigned long long)(waited / 1000000),
-                 (unsigned long long)(waited / 1000 % 1000));
-        lo_report(LO_BLOCKING_LOCK_WAIT, operation, waited, LO_CALLER);
-    }
-    return result;
-}
-
-int pthread_mutex_lock(pthread_mutex_t *mutex) {
-    LO_MUSTTAIL return (lo_checking() ? lo_checked_pthread_mutex_lock : lo_real_pthread_mutex_lock())(mutex);
-}
-
 // The C library's functions are looked up as the program loads, before any signal handler may
 // call one (dlsym is not safe there); a call made earlier, from another object's constructor,
 // looks its own up.
@@ -687,16 +517,4 @@ __attribute__((constructor)) static void lo_blocking_resolve(void) {
     lo_real_recvfrom();
     lo_real_recvmsg();
     lo_real_getaddrinfo();
-    lo_real_pthread_mutex_lock();
-    lo_real_pthread_mutex_trylock();
-    lo_real_nanosleep();
-    lo_real_clock_nanosleep();
-    lo_real_usleep();
-    lo_real_sleep();
-    lo_real_poll();
-    lo_real_ppoll();
-    lo_real_select();
-    lo_real_pselect();
-    lo_real_epoll_wait();
-    lo_real_epoll_pwait();
 }

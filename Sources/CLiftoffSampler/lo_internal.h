@@ -16,7 +16,9 @@
 // sampler.c   start, stop and the sampler thread's loop
 // capture.c   the top: stack captures outside samples, and starting over after fork
 // tasks.c     Swift tasks: who created each, when its jobs were enqueued and ran
-// blocking.c  the C library's blocking calls, caught where they are made (thread rules)
+// blocking.c  the C library's blocking calls, caught where they are made (thread rules): the
+//             checks' state (blocking.h), files, sockets and name lookups
+// waits.c     the same for sleeps, timed waits and contended mutexes
 
 #ifndef LO_INTERNAL_H
 #define LO_INTERNAL_H

@@ -284,11 +284,14 @@ extension Profile {
 
         /// Whether this is a frame of Liftoff itself (its Swift modules or its C sampler), which
         /// reports fold away from the top of a violation's or hang's stack. The C library's
-        /// functions Liftoff stands in for (`open`, `fopen`: `blocking.c`) are told by their file.
+        /// functions Liftoff stands in for (`open`, `fopen`: `blocking.c`; `nanosleep`, `pthread_mutex_lock`: `waits.c`)
+        /// are told by their file.
         public var isLiftoff: Bool { Frame.isLiftoff(name) || file.map(Frame.isLiftoffSource) == true }
 
         /// Whether a source file is one of Liftoff's stand-ins for the C library's functions.
-        public static func isLiftoffSource(_ file: String) -> Bool { file.hasSuffix("CLiftoffSampler/blocking.c") }
+        public static func isLiftoffSource(_ file: String) -> Bool {
+            file.hasSuffix("CLiftoffSampler/blocking.c") || file.hasSuffix("CLiftoffSampler/waits.c")
+        }
 
         /// Whether a full function name belongs to Liftoff's own code (``FrameClassifier/liftoff``).
         public static func isLiftoff(_ name: String) -> Bool { FrameClassifier.liftoff.owns(name) }

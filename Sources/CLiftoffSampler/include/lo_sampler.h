@@ -351,7 +351,7 @@ const char *lo_current_queue_label(void);
 // whatever thread drains it.
 int lo_on_main_queue(void);
 
-/// The rules a blocking call in the UI context breaks (see blocking.c).
+/// The rules a blocking call in the UI context breaks (see blocking.c and waits.c).
 enum {
     LO_BLOCKING_DISK_READ = 1,  ///< open, fopen or read of a regular file
     LO_BLOCKING_DISK_WRITE = 2, ///< an open for writing, write, fsync of a regular file
