@@ -115,7 +115,7 @@ uint64_t lo_blocking_lock_threshold(void) { return atomic_load_explicit(&g_lock_
 
 // A lock taken in the UI context: tried first, and timed when another thread holds it. A
 // recursive mutex its thread holds, an error-checking one, a robust one whose owner died: the try
-// answers as the lock would, and that answer is returned.
+// (or the lock) answers as the lock would, that answer is returned, and nothing is reported.
 // Jumped to (musttail), so that the address it returns to is the program's caller's.
 static int lo_checked_pthread_mutex_lock(pthread_mutex_t *mutex) {
     int tried = lo_real_pthread_mutex_trylock()(mutex);
@@ -123,13 +123,16 @@ static int lo_checked_pthread_mutex_lock(pthread_mutex_t *mutex) {
     uint64_t start = lo_monotonic_ns();
     int result = lo_real_pthread_mutex_lock()(mutex);
     uint64_t waited = lo_monotonic_ns() - start;
-    if (waited >= lo_blocking_lock_threshold() && lo_checking()) {
-        char operation[80];
-        snprintf(operation, sizeof operation, "pthread_mutex_lock waited %llu.%03llu ms", (unsigned long long)(waited / 1000000),
-                 (unsigned long long)(waited / 1000 % 1000));
-        lo_report(LO_BLOCKING_LOCK_WAIT, operation, waited, LO_CALLER);
-    }
-    return result;
+    if (result != 0 || waited < lo_blocking_lock_threshold() || !lo_checking()) return result;
+    // Reported with the mutex given back, then taken again: the reporter runs Liftoff's code (a
+    // stack captured and symbolized), which must not run inside the caller's critical section,
+    // where a recursive mutex would let it into the very code the caller is in the middle of.
+    pthread_mutex_unlock(mutex);
+    char operation[80];
+    snprintf(operation, sizeof operation, "pthread_mutex_lock waited %llu.%03llu ms", (unsigned long long)(waited / 1000000),
+             (unsigned long long)(waited / 1000 % 1000));
+    lo_report(LO_BLOCKING_LOCK_WAIT, operation, waited, LO_CALLER);
+    return lo_real_pthread_mutex_lock()(mutex);
 }
 
 int pthread_mutex_lock(pthread_mutex_t *mutex) {
