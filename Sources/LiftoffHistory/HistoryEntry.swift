@@ -18,20 +18,27 @@ public struct HistoryEntry: Codable, Sendable, Equatable {
         public var liftoff: String
         /// `warm`, `cold` or `cold-system`: whether the program's files were in the page cache.
         public var cache: String
+        /// The Swift compiler that built the program (`6.3.1`), as its debug information names it;
+        /// `unknown` when the program's file does not say (a C program, a stripped binary). Absent in
+        /// entries written before Liftoff read it.
+        public var swift: String?
 
         /// Creates an environment.
-        public init(cpu: String, cores: Int, os: String, liftoff: String, cache: String) {
+        public init(cpu: String, cores: Int, os: String, liftoff: String, cache: String, swift: String? = nil) {
             self.cpu = cpu
             self.cores = cores
             self.os = os
             self.liftoff = liftoff
             self.cache = cache
+            self.swift = swift
         }
 
-        /// A short, stable key: 12 hexadecimal digits of a hash of every field.
+        /// A short, stable key: 12 hexadecimal digits of a hash of every field (an entry without a
+        /// Swift version keeps the key it had before the field existed).
         public var key: String {
             var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-            for byte in "\(cpu)\u{1}\(cores)\u{1}\(os)\u{1}\(liftoff)\u{1}\(cache)".utf8 {
+            let swiftPart = swift.map { "\u{1}\($0)" } ?? ""
+            for byte in "\(cpu)\u{1}\(cores)\u{1}\(os)\u{1}\(liftoff)\u{1}\(cache)\(swiftPart)".utf8 {
                 hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
             }
             let hex = String(hash, radix: 16)
@@ -39,7 +46,10 @@ public struct HistoryEntry: Codable, Sendable, Equatable {
         }
 
         /// One line for people: `Intel Xeon …, 2 cores, Linux 6.1, warm cache`.
-        public var description: String { "\(cpu), \(cores) cores, \(os), \(cache) cache" }
+        public var description: String {
+            let compiler = swift.map { $0 == SwiftVersion.unknown ? "" : ", Swift \($0)" } ?? ""
+            return "\(cpu), \(cores) cores, \(os)\(compiler), \(cache) cache"
+        }
     }
 
     /// One function's median CPU time.
@@ -129,7 +139,8 @@ public struct HistoryEntry: Codable, Sendable, Equatable {
             functions: functions)
     }
 
-    /// The environment of this machine and the runs' first profile.
+    /// The environment of this machine and the runs' first profile; the Swift version is read from
+    /// the program the first profile names (its path as launched, or a name found through `PATH`).
     public static func environment(of runs: RunSet, cache: String) -> Environment {
         let host = runs.profiles.first?.metadata.host
         let cores = host.map(\.cpuCount).flatMap { $0 > 0 ? $0 : nil } ?? ProcessInfo.processInfo.activeProcessorCount
@@ -140,7 +151,10 @@ public struct HistoryEntry: Codable, Sendable, Equatable {
             }
             os = "\(read("ostype")) \(read("osrelease"))"
         }
-        return Environment(cpu: cpuModel(), cores: cores, os: os, liftoff: LiftoffVersion.current, cache: cache)
+        let program = runs.profiles.first?.metadata.commandLine.first ?? ""
+        return Environment(
+            cpu: cpuModel(), cores: cores, os: os, liftoff: LiftoffVersion.current, cache: cache,
+            swift: SwiftVersion.ofProgram(program))
     }
 
     /// The first `model name` of /proc/cpuinfo, or `unknown CPU`.
