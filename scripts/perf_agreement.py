@@ -5,8 +5,8 @@ distance: half the sum of the absolute differences of the shares; 0 is identical
 
 usage: [LAUNCHES=3] perf_agreement.py LIFTOFF_BINARY OUT.md|OUT.json [DEMO ARGS...]
 Writes a Markdown table, or with a .json name {"launches": [ROW...], "pooled": ROW}, each ROW
-{"liftoff", "perf", "distance", "noise"}: the main thread's sample counts, their distance, and the
-distance sampling alone gives.
+{"liftoff", "liftoffRows", "perf", "distance", "noise"}: the main thread's ticks (Liftoff's as its
+rows' weights, and its rows), their distance, and the distance sampling alone gives.
 Exit status 0; 2 when perf is unavailable or recorded nothing.
 """
 import collections
@@ -72,11 +72,15 @@ def perf_leaves(data, window):
 
 
 def liftoff_leaves(profile):
-    """{tid: Counter(leaf function)} of Liftoff's running samples. perf names the function whose
+    """{tid: (Counter(leaf function), [row weights])} of Liftoff's running samples, each counted by
+    the ticks it stands for: a late sampler's answer covers the ticks it missed while the thread ran
+    (as much CPU time as perf's samples of it), so it weighs that many. perf names the function whose
     symbol holds the address, so functions inlined into it are looked through to it."""
     leaves = collections.defaultdict(collections.Counter)
+    weights = collections.defaultdict(list)
     samples, stacks, frames = profile["samples"], profile["stacks"], profile["frames"]
-    for thread, stack, state in zip(samples["thread"], samples["stack"], samples["state"]):
+    row_weights = samples.get("weight") or [1] * len(samples["stack"])
+    for thread, stack, state, weight in zip(samples["thread"], samples["stack"], samples["state"], row_weights):
         if state == 0:
             while frames[stacks["frame"][stack]].get("inlined") and stacks["parent"][stack] >= 0:
                 stack = stacks["parent"][stack]
@@ -84,20 +88,29 @@ def liftoff_leaves(profile):
             # Swift frames by their short name (perf's are simplified the same way); C++ frames,
             # whose short names Liftoff shortens itself, by the full name perf demangles too.
             name = frame["name"] if "::" in frame["name"] else (frame.get("short") or frame["name"])
-            leaves[thread][key(name)] += 1
-    return leaves
+            leaves[thread][key(name)] += weight
+            weights[thread].append(weight)
+    return {thread: (leaves[thread], weights[thread]) for thread in leaves}
 
 
-def noise(a, b, rounds=300, seed=1):
-    """The mean distance between two samples of these sizes drawn from one distribution (both
-    tools' samples pooled): what sampling alone gives, the floor under any real disagreement."""
+def noise(a, b, a_weights, rounds=300, seed=1):
+    """The mean distance between two samples drawn from one distribution (both tools' samples
+    pooled), each the shape the tools took: perf's as single ticks, Liftoff's as its rows, each row
+    one draw standing for its ticks. What sampling alone gives, the floor under any real
+    disagreement; rows of many ticks (a sampler that fell behind on a busy machine) raise it."""
     import random
     rng = random.Random(seed)
     pooled = a + b
     names, weights = list(pooled), list(pooled.values())
-    total_a, total_b = sum(a.values()), sum(b.values())
-    return sum(distance(collections.Counter(rng.choices(names, weights, k=total_a)),
-                        collections.Counter(rng.choices(names, weights, k=total_b))) for _ in range(rounds)) / rounds
+    total_b = sum(b.values())
+
+    def draw_a():
+        drawn = collections.Counter()
+        for name, weight in zip(rng.choices(names, weights, k=len(a_weights)), a_weights):
+            drawn[name] += weight
+        return drawn
+    return sum(distance(draw_a(), collections.Counter(rng.choices(names, weights, k=total_b)))
+               for _ in range(rounds)) / rounds
 
 
 def distance(a, b):
@@ -123,12 +136,12 @@ def record(binary, extra):
         main_thread = next((thread["id"] for thread in profile["threads"] if thread.get("isMain")), None)
         origin, phases = profile["timeOriginNs"], profile["phases"]
         theirs = perf_leaves(data, (origin + phases["mainEntryNs"], origin + phases["endNs"]))
-        ours = liftoff_leaves(profile)
+        ours, ours_weights = liftoff_leaves(profile).get(main_thread, (collections.Counter(), []))
     names = demangle(list(theirs.get(main_thread, {})))
     perf = collections.Counter()
     for name, count in theirs.get(main_thread, {}).items():
         perf[key(names.get(name.removesuffix("@plt"), name))] += count
-    return ours.get(main_thread, collections.Counter()), perf
+    return ours, ours_weights, perf
 
 
 def main():
@@ -140,20 +153,21 @@ def main():
         print("perf_agreement: perf is not installed.", file=sys.stderr)
         return 2
     rows = []
-    pooled_ours, pooled_perf = collections.Counter(), collections.Counter()
+    pooled_ours, pooled_weights, pooled_perf = collections.Counter(), [], collections.Counter()
     for _ in range(max(launches, 1)):
         result = record(binary, extra)
-        if result is None or not result[0] or not result[1]:
+        if result is None or not result[0] or not result[2]:
             print("perf_agreement: perf or the demo recorded nothing.", file=sys.stderr)
             return 2
-        ours, perf = result
+        ours, weights, perf = result
         pooled_ours += ours
+        pooled_weights += weights
         pooled_perf += perf
-        rows.append((sum(ours.values()), sum(perf.values()), distance(ours, perf), noise(ours, perf)))
-    pooled = (sum(pooled_ours.values()), sum(pooled_perf.values()), distance(pooled_ours, pooled_perf),
-              noise(pooled_ours, pooled_perf))
+        rows.append((sum(ours.values()), len(weights), sum(perf.values()), distance(ours, perf), noise(ours, perf, weights)))
+    pooled = (sum(pooled_ours.values()), len(pooled_weights), sum(pooled_perf.values()), distance(pooled_ours, pooled_perf),
+              noise(pooled_ours, pooled_perf, pooled_weights))
     if out_path.endswith(".json"):
-        fields = ("liftoff", "perf", "distance", "noise")
+        fields = ("liftoff", "liftoffRows", "perf", "distance", "noise")
         with open(out_path, "w") as handle:
             json.dump({"launches": [dict(zip(fields, row)) for row in rows], "pooled": dict(zip(fields, pooled))}, handle)
         return 0
@@ -162,16 +176,16 @@ def main():
              + " ".join(extra or ["no extra arguments"]) + "), each recorded by `perf record -e cpu-clock -F 999 -k "
              "CLOCK_MONOTONIC` while Liftoff samples it at 999 Hz. perf's samples count from `main` to the end of "
              "Liftoff's recording (after it, the process writes its reports). On the main thread, the distributions of "
-             "the leaf function (perf's user-space leaf; Liftoff's running samples; both spelled as short names without "
+             "the leaf function (perf's user-space leaf; Liftoff's running samples, each weighing the ticks it stands for; both spelled as short names without "
              "parameters; functions inlined into the leaf are looked through, as perf's symbols do) are compared by "
              "total-variation distance (0 identical, 1 disjoint). Sampling noise is the mean distance between two samples "
-             "of the same sizes drawn from one distribution (the two tools' samples pooled): the floor under any real "
-             "disagreement. Written by `scripts/perf_agreement.py`.", "",
-             "| launch | Liftoff running samples | perf samples | distance | sampling noise |", "|---|---:|---:|---:|---:|"]
-    for index, (a, b, d, n) in enumerate(rows, 1):
-        lines.append(f"| {index} | {a} | {b} | {d:.3f} | {n:.3f} |")
-    a, b, d, n = pooled
-    lines.append(f"| all {len(rows)} pooled | {a} | {b} | **{d:.3f}** | {n:.3f} |")
+             "of the same shapes drawn from one distribution (the two tools' samples pooled; Liftoff's as its rows, each one "
+             "draw weighing its ticks): the floor under any real disagreement. Written by `scripts/perf_agreement.py`.", "",
+             "| launch | Liftoff running ticks (rows) | perf samples | distance | sampling noise |", "|---|---:|---:|---:|---:|"]
+    for index, (a, r, b, d, n) in enumerate(rows, 1):
+        lines.append(f"| {index} | {a} ({r}) | {b} | {d:.3f} | {n:.3f} |")
+    a, r, b, d, n = pooled
+    lines.append(f"| all {len(rows)} pooled | {a} ({r}) | {b} | **{d:.3f}** | {n:.3f} |")
     lines.append("")
     with open(out_path, "w") as handle:
         handle.write("\n".join(lines))

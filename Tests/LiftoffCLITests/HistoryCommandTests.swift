@@ -31,6 +31,7 @@ struct HistoryCommandTests {
         #expect((entry.metrics["time to ready"] ?? 0) > 0 && entry.metrics["pre-main"] != nil, "\(entry.metrics.keys.sorted())")
         #expect(entry.functions.first?.name == "parse_all", "\(entry.functions.prefix(3))")
         #expect(entry.environment.cores > 0 && !entry.environment.cpu.isEmpty)
+        #expect(entry.environment.swift == "unknown", "a C program names no Swift compiler")
     }
 
     @Test("history add of a record --baseline folder adds its head runs; added again without --time, the entry keeps its time and bytes")
