@@ -17,6 +17,18 @@ extension FunctionComparison {
         return " — " + name + (row.line.map { ":\($0)" } ?? "")
     }
 
+    /// `, with what it called 40.2 → 61.0 ms`: a CPU row's inclusive medians, where both sides have them.
+    static func inclusiveText(_ row: Row) -> String {
+        guard row.kind == .cpu, let base = row.baseTotalMs, let head = row.headTotalMs, base.isFinite, head.isFinite else { return "" }
+        return ", with what it called \(msText(base)) → \(msText(head)) ms"
+    }
+
+    /// The Markdown cell of a row's inclusive medians: `40.2 → 61.0 ms`, or `–`.
+    static func inclusiveCell(_ row: Row) -> String {
+        guard row.kind == .cpu, let base = row.baseTotalMs, let head = row.headTotalMs, base.isFinite, head.isFinite else { return "–" }
+        return "\(msText(base)) → \(msText(head)) ms"
+    }
+
     static func signed(_ value: Double) -> String {
         guard value.isFinite else { return "–" }
         return (value >= 0 ? "+" : "") + fmt(value, digits: 1, fixed: true)
@@ -47,7 +59,9 @@ extension FunctionComparison {
         }
         var lines = ["\(title) (false-discovery rate \(fdr) %, \(rows.count) functions compared):"]
         for row in changed.prefix(limit) {
-            lines.append("  \(row.verdict.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0)) \(Self.sentence(row))\(Self.placeText(row))")
+            lines.append(
+                "  \(row.verdict.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0)) \(Self.sentence(row))\(Self.inclusiveText(row))"
+                    + Self.placeText(row))
         }
         if changed.count > limit { lines.append("  … and \(changed.count - limit) more (--format json lists every function).") }
         return lines
@@ -62,15 +76,15 @@ extension FunctionComparison {
             return lines + ["None at a false-discovery rate of \(fdr) % (\(rows.count) functions compared).", ""]
         }
         lines += [
-            "| Function | Kind | Base median | Head median | Change per run | Interval | q | Verdict |",
-            "|---|---|---:|---:|---:|---:|---:|---|",
+            "| Function | Kind | Base median | Head median | Change per run | Interval | q | Verdict | With what it called |",
+            "|---|---|---:|---:|---:|---:|---:|---|---:|",
         ]
         for row in changed.prefix(limit) {
             let verdict = row.verdict == .regressed || row.verdict == .added ? "**\(row.verdict.rawValue)**" : row.verdict.rawValue
             lines.append(
                 "| \(MarkdownRenderer.cell(row.name + Self.placeText(row))) | \(row.kind == .cpu ? "CPU" : "waiting") | \(Self.msText(row.baseMedianMs)) ms | "
                     + "\(Self.msText(row.headMedianMs)) ms | \(Self.signed(row.changeMs)) ms | \(Self.msText(row.lowerMs)) to "
-                    + "\(Self.msText(row.upperMs)) | \(Self.qText(row.qValue)) | \(verdict) |")
+                    + "\(Self.msText(row.upperMs)) | \(Self.qText(row.qValue)) | \(verdict) | \(Self.inclusiveCell(row)) |")
         }
         if changed.count > limit { lines.append("") ; lines.append("… and \(changed.count - limit) more.") }
         lines.append("")

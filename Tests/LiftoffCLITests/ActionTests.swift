@@ -94,6 +94,9 @@ struct ActionTests {
         #expect(summary.contains("Liftoff launch comparison: regressed"), "\(summary)")
         #expect(summary.contains("| extra\\_work — app.c:"), "the summary names the function and where it is: \(summary)")
         #expect(summary.contains("Most of it: extra\\_work (CPU) +"), "the headline says how much and how sure")
+        // Its row ends with its time with what it called, base → head.
+        let row = try #require(summary.split(separator: "\n").first { $0.hasPrefix("| extra\\_work") }, "\(summary)")
+        #expect(row.range(of: #"\| [0-9.]+ → [0-9.]+ ms \|$"#, options: .regularExpression) != nil, "\(row)")
         // The annotation's title is escaped as a workflow command's property, and it points at the function's line.
         #expect(output.contains("::error title=Liftoff%3A extra_work added,file=app.c,line="), "an annotation names it: \(output)")
         #expect(output.contains("::extra_work (CPU) +"), "\(output)")
@@ -117,5 +120,42 @@ struct ActionTests {
         #expect(summary.contains("Liftoff launch comparison: regressed"), "\(summary)")
         #expect(summary.contains("Instructions to ready +"), "the headline is the counts': \(summary)")
         #expect(summary.contains("extra\\_work"), "and names the function that grew: \(summary)")
+        #expect(output.contains("::error title=Liftoff%3A extra_work grew (instructions),file=app.c::extra_work: +"), "\(output)")
+    }
+
+    @Test("annotations escape a C++ name's :: and , in their titles, keep it whole in the message, and point counted functions that grew at their file")
+    func annotationsOfCppNames() throws {
+        let comparison = temporaryFolder().appendingPathComponent("comparison.json")
+        try Data(#"""
+            {"verdict": "regressed", "headline": "Launch 5% slower\nsecond line", "functions": [
+             {"name": "std::map<int, int>::find(int const&)", "kind": "cpu", "verdict": "regressed", "changeMs": 2.5,
+              "lowerMs": 2.0, "upperMs": 3.0, "qValue": 0.001, "file": "src/map.cc", "line": 12}],
+             "instructions": {"verdict": "regressed", "functions": [
+              {"name": "ns::Parser::parse(char const*, int)", "object": "the program", "file": "src/parse.cc",
+               "base": 1000, "head": 250000, "change": 249000, "inclusiveChange": 300000},
+              {"name": "shrunk", "object": "the program", "base": 1000, "head": 10, "change": -990, "inclusiveChange": -990}]}}
+            """#.utf8).write(to: comparison)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", repositoryRoot.appendingPathComponent("scripts/action/annotate.py").path, comparison.path]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(text)")
+        let lines = text.split(separator: "\n").map(String.init)
+        #expect(lines.first == "::error title=Liftoff%3A launch regressed::Launch 5%25 slower%0Asecond line", "\(lines)")
+        #expect(
+            lines.contains(
+                "::error title=Liftoff%3A std%3A%3Amap<int%2C int>%3A%3Afind(int const&) regressed,file=src/map.cc,line=12"
+                    + "::std::map<int, int>::find(int const&) (CPU) +2.5 ms per run (2.0 to 3.0), q = 0.001"), "\(lines)")
+        #expect(
+            lines.contains {
+                $0.hasPrefix("::error title=Liftoff%3A ns%3A%3AParser%3A%3Aparse(char const*%2C int) grew (instructions),file=src/parse.cc::")
+                    && $0.contains("+249000 instructions per launch of its own")
+            }, "\(lines)")
+        #expect(!text.contains("shrunk"), "a function whose count fell is not annotated")
+        #expect(lines.count == 3)
     }
 }

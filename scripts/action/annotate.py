@@ -1,5 +1,6 @@
-"""Turns `liftoff compare --format json` into GitHub annotations: the verdict, and each function
-that regressed or was added (an error when the launch regressed, a warning otherwise).
+"""Turns `liftoff compare --format json` into GitHub annotations: the verdict, each function
+that regressed or was added (an error when the launch regressed, a warning otherwise), and, for
+counted launches, each function whose own instructions grew most.
 
     python3 annotate.py comparison.json
 """
@@ -50,6 +51,16 @@ def main():
         title = escape_property("Liftoff: %s %s" % (function["name"], function["verdict"]))
         print("::%s title=%s%s::%s" % (
             "error" if verdict == "regressed" else "warning", title, location(function), escape(message)))
+    counts = comparison.get("instructions")
+    if counts:
+        grew = [f for f in counts.get("functions", []) if f.get("change", 0) > 0]
+        grew.sort(key=lambda f: -f["change"])
+        level = "error" if counts.get("verdict") == "regressed" else "warning"
+        for function in grew[:10]:
+            message = "%s: %+.0f instructions per launch of its own (%.0f to %.0f), %+.0f with what it calls" % (
+                function["name"], function["change"], function["base"], function["head"], function.get("inclusiveChange", 0))
+            title = escape_property("Liftoff: %s grew (instructions)" % function["name"])
+            print("::%s title=%s%s::%s" % (level, title, location(function), escape(message)))
 
 
 if __name__ == "__main__":
