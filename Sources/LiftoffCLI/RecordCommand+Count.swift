@@ -43,6 +43,12 @@ extension RecordCommand {
                 progress.note("counted \(index)/\(countRuns)\(side.label): \(shown)")
             }
         }
+        for side in sides where side.manifest.counted?.contains(where: \.strippedCopy) == true {
+            // Said even with --quiet: the counts stand, but their functions have no file or line.
+            FileHandle.standardError.write(
+                Data(("valgrind cannot read the debug information of \(side.command[0]) (DWARF 5), so a copy without it was "
+                    + "counted: the same instructions, functions named from its symbol table, without file or line.\n").utf8))
+        }
     }
 
     /// `20.3 M`.

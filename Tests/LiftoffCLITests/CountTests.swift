@@ -111,12 +111,16 @@ struct CountTests {
         #expect(text.contains("Counts vary by"), "\(text)")
     }
 
-    @Test("valgrind cannot read DWARF 5: a copy without debug sections is counted, and removed after")
+    @Test("valgrind cannot read DWARF 5: a copy without debug sections is counted, said, and removed after")
     func dwarf5() throws {
         let program = try AgentPrograms.build(
             "counted-dwarf5", source: "print(\"ready\")\n", ext: "swift", compiler: try InsightPrograms.swiftc(), ["-g", "-dwarf-version=5"])
         let folder = temporaryFolder()
-        try #require(try record(folder, base: [program], head: [program], extra: ["--count-runs", "1"]).status == 0)
+        let recorded = try record(folder, base: [program], head: [program], extra: ["--count-runs", "1"])
+        try #require(recorded.status == 0, "\(recorded.stderr)")
+        #expect(
+            recorded.stderr.contains("valgrind cannot read the debug information of \(program) (DWARF 5), so a copy without it was counted"),
+            "said even with --quiet: \(recorded.stderr)")
         let manifest = try JSONDecoder().decode(
             RecordManifest.self, from: Data(contentsOf: folder.appendingPathComponent("head/record.json")))
         let counted = try #require(manifest.counted?.first)
