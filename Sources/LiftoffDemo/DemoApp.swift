@@ -102,7 +102,10 @@ public final class DemoAppDelegate: ApplicationDelegate, @unchecked Sendable {
             FileHandle.standardError.write(Data("demo: \(error)\n".utf8))
             return false
         }
-        let scheduler = LaunchScheduler(plan: launchPlan, recorder: recorder)
+        // A dozen tasks of milliseconds each: their threads' CPU clocks, read around each task,
+        // cost nothing here, and give each task its CPU time even when a busy machine left the
+        // sampler no tick inside it.
+        let scheduler = LaunchScheduler(plan: launchPlan, options: .init(measuresCPU: true), recorder: recorder)
         self.scheduler = scheduler
         scheduler.start(in: application)
         return true

@@ -189,7 +189,8 @@ struct CLIEndToEndTests {
         for sample in 0..<profile.samples.count where names(sample).contains(where: { $0.contains("DemoWorkload.decodeCatalog") }) {
             #expect(profile.samples.thread[sample] == parse.threadID, "a parse sample on another thread")
         }
-        // The parse task's running samples on its thread, against the CPU and time it took.
+        // The parse task's running samples on its thread, against the CPU (its thread's CPU clock,
+        // read by the scheduler around it) and time it took.
         let parseStart = try #require(parse.startNs), parseEnd = try #require(parse.endNs)
         let parseWork = SampledWork(cpuNs: try #require(parse.cpuNs), wallNs: parseEnd - parseStart, stretches: 1)
         // Each tick of a row counts at its own time (a late answer's row may begin before the task).
