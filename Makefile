@@ -130,8 +130,11 @@ build-tests: deps
 	$(SWIFT) build --product LiftoffAudit
 	$(SWIFT) build --product LiftoffCount
 
+# A test process that crashes prints every thread's stack, unwound through the C library's frames
+# (which keep no frame pointer) by their unwind tables.
+TEST_BACKTRACE := SWIFT_BACKTRACE=enable=yes,unwind=precise,limit=128
 test: test-deps build-tests
-	$(SWIFT) test --skip-build
+	$(TEST_BACKTRACE) $(SWIFT) test --skip-build
 	$(MAKE) examples
 
 # The unit tests with both cores kept busy by `stress`: timing-sensitive tests must still pass.
@@ -143,7 +146,7 @@ test-under-load: test-deps build-tests
 	@setsid stress --cpu 2 --quiet & load=$$!; status=0; \
 	for run in $$(seq 1 $(TEST_RUNS)); do \
 		start=$$(date +%s); \
-		$(SWIFT) test --skip-build; status=$$?; \
+		$(TEST_BACKTRACE) $(SWIFT) test --skip-build; status=$$?; \
 		echo "== under load, run $$run of $(TEST_RUNS): exit $$status after $$(( $$(date +%s) - start )) s"; \
 		[ $$status -eq 0 ] || break; \
 	done; \
