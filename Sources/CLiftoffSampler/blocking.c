@@ -326,12 +326,13 @@ static ssize_t lo_checked_read(int fd, void *buffer, size_t count) {
     lo_check_fd("read", fd, 0, LO_CALLER);
     LO_MUSTTAIL return lo_real_read()(fd, buffer, count);
 }
+LO_DECIDE(ssize_t, read, (int fd, void *buffer, size_t count), (fd, buffer, count))
 ssize_t read(int fd, void *buffer, size_t count) {
     if (lo_is_unwind_pipe(fd)) {
         errno = EAGAIN; // libunwind's stand-in pipe is always empty
         return -1;
     }
-    LO_MUSTTAIL return (lo_checking() ? lo_checked_read : lo_real_read())(fd, buffer, count);
+    LO_DISPATCH(read, (fd, buffer, count));
 }
 // Standard output and error, handed to the output hook when one watches them (the agent: which
 // thread wrote a --ready line). Told before the call, with the bytes the call is given.
@@ -349,6 +350,7 @@ static ssize_t lo_checked_write(int fd, const void *buffer, size_t count) {
     lo_check_fd("write", fd, 1, LO_CALLER);
     LO_MUSTTAIL return lo_real_write()(fd, buffer, count);
 }
+LO_DECIDE(ssize_t, write, (int fd, const void *buffer, size_t count), (fd, buffer, count))
 ssize_t write(int fd, const void *buffer, size_t count) {
     if (lo_is_unwind_pipe(fd)) {
         if (count == 0) return 0;
@@ -357,7 +359,7 @@ ssize_t write(int fd, const void *buffer, size_t count) {
         return -1;
     }
     lo_note_output(fd, buffer, count);
-    LO_MUSTTAIL return (lo_checking() ? lo_checked_write : lo_real_write())(fd, buffer, count);
+    LO_DISPATCH(write, (fd, buffer, count));
 }
 LO_INTERPOSE(ssize_t, pread, (int fd, void *buffer, size_t count, off_t offset), (fd, buffer, count, offset),
              lo_check_fd("pread", fd, 0, LO_CALLER))
@@ -373,6 +375,7 @@ static ssize_t lo_checked_writev(int fd, const struct iovec *vector, int count) 
     lo_check_fd("writev", fd, 1, LO_CALLER);
     LO_MUSTTAIL return lo_real_writev()(fd, vector, count);
 }
+LO_DECIDE(ssize_t, writev, (int fd, const struct iovec *vector, int count), (fd, vector, count))
 ssize_t writev(int fd, const struct iovec *vector, int count) {
     if (__builtin_expect((unsigned)fd - 1u < 2u, 0) && atomic_load_explicit(&lo_output_watch, memory_order_relaxed) != NULL) {
         // The start of what the vector holds, as one piece.
@@ -385,7 +388,7 @@ ssize_t writev(int fd, const struct iovec *vector, int count) {
         }
         lo_note_output(fd, joined, used);
     }
-    LO_MUSTTAIL return (lo_checking() ? lo_checked_writev : lo_real_writev())(fd, vector, count);
+    LO_DISPATCH(writev, (fd, vector, count));
 }
 LO_INTERPOSE(int, fsync, (int fd), (fd), lo_check_fd("fsync", fd, 1, LO_CALLER))
 LO_INTERPOSE(int, fdatasync, (int fd), (fd), lo_check_fd("fdatasync", fd, 1, LO_CALLER))

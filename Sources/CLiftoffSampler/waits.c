@@ -135,9 +135,8 @@ static int lo_checked_pthread_mutex_lock(pthread_mutex_t *mutex) {
     return lo_real_pthread_mutex_lock()(mutex);
 }
 
-int pthread_mutex_lock(pthread_mutex_t *mutex) {
-    LO_MUSTTAIL return (lo_checking() ? lo_checked_pthread_mutex_lock : lo_real_pthread_mutex_lock())(mutex);
-}
+LO_DECIDE(int, pthread_mutex_lock, (pthread_mutex_t *mutex), (mutex))
+int pthread_mutex_lock(pthread_mutex_t *mutex) { LO_DISPATCH(pthread_mutex_lock, (mutex)); }
 
 // The C library's functions are looked up as the program loads, before any signal handler may
 // call one (dlsym is not safe there); a call made earlier, from another object's constructor,
