@@ -13,6 +13,11 @@ public struct Hang: Sendable, Equatable {
     public var running: String
     /// Stacks of the main thread sampled while it hung, leaf first.
     public var stacks: [[UInt]]
+    /// How many stacks the watcher asked for while it hung (one each sampling interval, once the
+    /// hang was noticed): `stacks.count` of them were answered.
+    public var captures: Int = 0
+    /// How long the watcher sampled: from noticing the hang to its end.
+    public var sampledNs: UInt64 = 0
 }
 
 /// Notices when a run loop has been away from waiting for work for the threshold (250 ms by
@@ -29,6 +34,8 @@ public struct Hang: Sendable, Equatable {
 public final class HangWatcher: Sendable {
     /// Default threshold: 250 ms.
     public static let defaultThresholdNs: UInt64 = 250_000_000
+    /// How long one stack capture may wait for the hung thread's answer.
+    public static let captureTimeoutMs = 50
 
     private let runLoop: MainRunLoop
     private let thresholdNs: UInt64
@@ -79,13 +86,19 @@ public final class HangWatcher: Sendable {
             // A hang: sample the loop thread until this iteration ends.
             let work = runLoop.currentWork
             var stacks: [[UInt]] = []
+            var captures = 0
+            let noticedNs = MonotonicClock.nowNs
             while runLoop.busySinceNs == since, running.load(ordering: .acquiring) {
-                if let stack = Sampler.captureStack(ofThread: runLoop.threadID, timeoutMilliseconds: 50), !stack.isEmpty {
+                captures += 1
+                if let stack = Sampler.captureStack(ofThread: runLoop.threadID, timeoutMilliseconds: Self.captureTimeoutMs), !stack.isEmpty {
                     stacks.append(stack)
                 }
                 pause(sampleIntervalNs)
             }
-            let hang = Hang(startNs: since, durationNs: NanosecondDuration.between(since, MonotonicClock.nowNs).nanoseconds, running: work, stacks: stacks)
+            let now = MonotonicClock.nowNs
+            let hang = Hang(
+                startNs: since, durationNs: NanosecondDuration.between(since, now).nanoseconds, running: work, stacks: stacks,
+                captures: captures, sampledNs: NanosecondDuration.between(noticedNs, now).nanoseconds)
             recorded.withLock { $0.append(hang) }
         }
     }

@@ -59,7 +59,20 @@ extension RuntimeTests {
             let hang = try #require(hangs.first)
             #expect(hang.running == "long work")
             #expect(hang.durationNs >= 550_000_000 && hang.durationNs < 5_000_000_000)
-            #expect(hang.stacks.count >= 20, "sampled at a high rate while it lasted: \(hang.stacks.count) stacks")
+            // Sampled at its rate while it lasted: each capture takes at most the sampling interval and
+            // the capture's timeout (what this run's watcher could do however busy the machine), and a
+            // thread that spins answers its captures.
+            let interval: UInt64 = 5_000_000
+            let longestCapture = interval + UInt64(HangWatcher.captureTimeoutMs) * 1_000_000
+            // Noticed within four of its 25 ms polls after the threshold (250 ms).
+            #expect(
+                hang.sampledNs + HangWatcher.defaultThresholdNs + 100_000_000 >= hang.durationNs,
+                "\(hang.sampledNs) ns sampled of \(hang.durationNs)")
+            #expect(
+                UInt64(hang.captures) >= hang.sampledNs / longestCapture,
+                "\(hang.captures) captures in \(hang.sampledNs) ns, at most \(longestCapture) ns each")
+            #expect(
+                hang.stacks.count * 10 >= hang.captures * 9, "a spinning thread answers: \(hang.stacks.count) of \(hang.captures) captures")
             let symbolizer = ELFSymbolizer()
             let withBlocker = hang.stacks.filter { stack in
                 stack.contains { symbolizer.symbolize($0 &- 1).name.contains("blockRunLoop") }
