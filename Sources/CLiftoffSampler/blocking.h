@@ -22,11 +22,16 @@ extern _Atomic int lo_g_blocking_armed LO_BLOCKING_SHARED;
 extern __thread int lo_t_blocking_reporting __attribute__((tls_model("initial-exec"))) LO_BLOCKING_SHARED;
 extern __thread int lo_t_blocking_exempt __attribute__((tls_model("initial-exec"))) LO_BLOCKING_SHARED;
 
+// The UI thread: the one the rules name, else the main thread.
+static inline __attribute__((always_inline)) pid_t lo_ui_tid(void) {
+    pid_t ui = atomic_load_explicit(&lo_g_ui_tid, memory_order_relaxed);
+    return ui != 0 ? ui : lo_g_main_tid;
+}
+
 // Whether the calling thread runs where UI work does: the rules' main thread, or Dispatch's main queue.
 // Inlined into every wrapper: a call off the UI thread while the checks are armed costs a few loads.
 static inline __attribute__((always_inline)) int lo_in_ui_context(void) {
-    pid_t ui = atomic_load_explicit(&lo_g_ui_tid, memory_order_relaxed);
-    if (lo_tid() == (ui != 0 ? ui : lo_g_main_tid)) return 1;
+    if (lo_tid() == lo_ui_tid()) return 1;
     if (!atomic_load_explicit(&lo_g_main_queue_on_workers, memory_order_relaxed)) return 0;
     lo_current_queue_t current = atomic_load_explicit(&lo_g_current_queue, memory_order_relaxed);
     void *main_queue = atomic_load_explicit(&lo_g_main_queue, memory_order_relaxed);
@@ -67,9 +72,7 @@ LO_BLOCKING_SHARED void lo_report(int rule, const char *operation, uint64_t wait
 static inline __attribute__((always_inline)) int lo_surely_unchecked(void) {
     if (atomic_load_explicit(&lo_g_blocking_armed, memory_order_relaxed) <= 0) return 1;
     pid_t tid = lo_t_tid;
-    pid_t ui = atomic_load_explicit(&lo_g_ui_tid, memory_order_relaxed);
-    if (ui == 0) ui = lo_g_main_tid;
-    return tid != 0 && tid != ui && !atomic_load_explicit(&lo_g_main_queue_on_workers, memory_order_relaxed);
+    return tid != 0 && tid != lo_ui_tid() && !atomic_load_explicit(&lo_g_main_queue_on_workers, memory_order_relaxed);
 }
 
 // Each function that needs nothing after the C library's call jumps to it (musttail: even

@@ -155,7 +155,7 @@ struct AgentLaunch {
 enum Injectability {
     /// - Throws: `CLIError` with one sentence when `program` cannot take the agent.
     static func check(_ program: String, depth: Int = 0) throws {
-        guard let path = resolve(program) else { return }  // the runner says it cannot start
+        guard let path = ExecutableSearch.find(program) else { return }  // the runner says it cannot start
         var info = stat()
         guard stat(path, &info) == 0 else { return }
         if info.st_mode & S_ISUID != 0 || info.st_mode & S_ISGID != 0 {
@@ -185,17 +185,6 @@ enum Injectability {
             }
         }
     }
-
-    /// The file `program` runs: itself when it has a slash, else the first match on PATH.
-    static func resolve(_ program: String) -> String? {
-        if program.contains("/") { return program }
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
-        for directory in path.split(separator: ":") {
-            let candidate = "\(directory)/\(program)"
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-        }
-        return nil
-    }
 }
 
 extension Injectability {
@@ -204,7 +193,7 @@ extension Injectability {
     /// (or a file that cannot be read) does not show it: the agent goes in, and stands down in
     /// a program that turns out to link Liftoff.
     static func linksLiftoff(_ program: String) -> Bool {
-        guard let path = resolve(program) else { return false }
+        guard let path = ExecutableSearch.find(program) else { return false }
         return ELFFile.linksLiftoff(path: path)
     }
 }

@@ -231,7 +231,7 @@ extension PageCache {
     static func filesToEvict(_ command: [String], firstRun: AgentLaunch?) -> [String] {
         var files = firstRun?.mappedFiles() ?? []
         if files.isEmpty { files = linkedFiles(of: command[0]) }
-        if let executable = Injectability.resolve(command[0]), !files.contains(executable) { files.insert(executable, at: 0) }
+        if let executable = ExecutableSearch.find(command[0]), !files.contains(executable) { files.insert(executable, at: 0) }
         let own = Set((firstRun?.ownLibraries ?? []).map { URL(fileURLWithPath: $0).resolvingSymlinksInPath().path })
         return files.filter { !own.contains(URL(fileURLWithPath: $0).resolvingSymlinksInPath().path) }
     }
@@ -241,7 +241,7 @@ extension PageCache {
     /// objects and runs none of their code); the executable alone when it is statically linked
     /// or cannot be read. Libraries it opens later with `dlopen` are not among them.
     static func linkedFiles(of program: String) -> [String] {
-        guard let executable = Injectability.resolve(program) else { return [] }
+        guard let executable = ExecutableSearch.find(program) else { return [] }
         guard let interpreter = interpreter(of: executable), FileManager.default.isExecutableFile(atPath: interpreter) else {
             return [executable]
         }

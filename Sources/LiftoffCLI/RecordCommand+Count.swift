@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Glibc
 import LiftoffComparison
+import LiftoffProfile
 import LiftoffSampler
 
 /// What `liftoff record --count` counts.
@@ -17,10 +18,7 @@ extension RecordCommand {
 
     /// `valgrind` on the PATH.
     static func valgrind() throws -> String {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        for directory in path.split(separator: ":") where FileManager.default.isExecutableFile(atPath: "\(directory)/valgrind") {
-            return "\(directory)/valgrind"
-        }
+        if let valgrind = ExecutableSearch.find("valgrind") { return valgrind }
         throw CLIError("--count instructions runs each launch under valgrind's callgrind, and valgrind is not on the PATH (apt-get install valgrind).")
     }
 
@@ -150,12 +148,7 @@ extension RecordCommand {
     /// A copy of `program` (a path, or a name on the PATH) without debug sections, beside it;
     /// nil when objcopy fails or the folder is not writable.
     static func strippedCopy(of program: String) -> String? {
-        var path = program
-        if !program.contains("/") {
-            let directories = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":")
-            guard let found = directories.first(where: { FileManager.default.isExecutableFile(atPath: "\($0)/\(program)") }) else { return nil }
-            path = "\(found)/\(program)"
-        }
+        guard let path = ExecutableSearch.find(program) else { return nil }
         let copy = path + ".liftoff-nodebug"
         let objcopy = Process()
         objcopy.executableURL = URL(fileURLWithPath: "/usr/bin/env")

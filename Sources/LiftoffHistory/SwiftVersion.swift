@@ -1,4 +1,5 @@
 import Foundation
+import LiftoffProfile
 
 /// The Swift compiler that built a program, read from the program's file: the compiler names itself
 /// (`Swift version 6.3.1 (swift-6.3.1-RELEASE)`) as the producer of its debug information, the first
@@ -9,7 +10,7 @@ enum SwiftVersion {
     /// 64-bit little-endian ELF file, or carries no debug strings naming a Swift compiler (a C program,
     /// a stripped binary).
     static func ofProgram(_ command: String, searchPath: String? = ProcessInfo.processInfo.environment["PATH"]) -> String {
-        guard let path = resolve(command, searchPath: searchPath), let handle = FileHandle(forReadingAtPath: path) else {
+        guard let path = ExecutableSearch.find(command, path: searchPath), let handle = FileHandle(forReadingAtPath: path) else {
             return unknown
         }
         defer { try? handle.close() }
@@ -19,20 +20,9 @@ enum SwiftVersion {
     /// What an entry says when the program does not name its compiler.
     static let unknown = "unknown"
 
-    /// The most bytes of `.debug_str` searched: the producer is its first string in binaries linked by
-    /// lld and gold, and near the start in others.
-    static let searchLimit = 4 << 20
-
-    /// A command as the launcher ran it: a path as given, a bare name through `PATH`.
-    static func resolve(_ command: String, searchPath: String?) -> String? {
-        guard !command.isEmpty else { return nil }
-        if command.contains("/") { return command }
-        for directory in (searchPath ?? "/usr/bin:/bin").split(separator: ":") {
-            let candidate = "\(directory)/\(command)"
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-        }
-        return nil
-    }
+    /// The most bytes of `.debug_str` searched: the producer is its first string (the first
+    /// compilation unit's), so a megabyte leaves room for objects linked ahead of it.
+    static let searchLimit = 1 << 20
 
     /// The version named in the file's `.debug_str`, or nil.
     static func version(in handle: FileHandle) throws -> String? {
